@@ -1,0 +1,221 @@
+//! Client configuration: the profile and every timeout, each a setting with its documented
+//! default.
+
+use std::time::Duration;
+
+/// Which seed client's behaviour the reference client follows where the seeds differ.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Profile {
+    /// The reference client's own default: yoagent's behaviour, Kova's token provider, and
+    /// what the spec asks that neither seed does.
+    #[default]
+    Strict,
+    /// yoagent 0.26's MCP client.
+    Yoagent,
+    /// kova-sdk's MCP client.
+    Kova,
+}
+
+impl Profile {
+    /// Every profile, in report order.
+    pub const ALL: [Profile; 3] = [Profile::Strict, Profile::Yoagent, Profile::Kova];
+
+    /// The profile's name as scenarios and the CLI spell it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Profile::Strict => "strict",
+            Profile::Yoagent => "yoagent",
+            Profile::Kova => "kova",
+        }
+    }
+
+    /// Parses a profile name.
+    pub fn from_name(name: &str) -> Option<Profile> {
+        Profile::ALL.into_iter().find(|p| p.name() == name)
+    }
+
+    /// The protocol version offered in `initialize` over stdio.
+    pub fn stdio_protocol_version(self) -> &'static str {
+        match self {
+            Profile::Strict => crate::LATEST_PROTOCOL_VERSION,
+            Profile::Yoagent | Profile::Kova => "2024-11-05",
+        }
+    }
+
+    /// Whether server messages are read all the time (strict, kova) or only while a call is
+    /// in progress (yoagent).
+    pub fn reads_only_during_calls(self) -> bool {
+        self == Profile::Yoagent
+    }
+
+    /// Whether a timed-out request is followed by `notifications/cancelled`.
+    pub fn sends_cancelled(self) -> bool {
+        self == Profile::Strict
+    }
+
+    /// Whether `tools/list` follows `nextCursor`.
+    pub fn paginates(self) -> bool {
+        self == Profile::Strict
+    }
+
+    /// The profile's timeouts.
+    pub fn timeouts(self) -> Timeouts {
+        match self {
+            Profile::Strict | Profile::Yoagent => Timeouts::YOAGENT,
+            Profile::Kova => Timeouts::KOVA,
+        }
+    }
+}
+
+/// Every time bound of the client. Scenarios set them in milliseconds; unit tests pin the
+/// documented defaults.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Timeouts {
+    /// Bound on the whole handshake (`initialize` and `notifications/initialized`).
+    /// yoagent: 60 s; kova: the request timeout (30 s).
+    pub handshake: Option<Duration>,
+    /// Bound on one tool call over stdio, counted from when it is sent. yoagent: 5 min;
+    /// kova: 30 s. `None` is unbounded.
+    pub call: Option<Duration>,
+    /// Bound on `tools/list` and other non-call requests over stdio. yoagent: the call
+    /// bound; kova: 30 s.
+    pub list: Option<Duration>,
+    /// HTTP idle read timeout, reset on every read. yoagent: 120 s.
+    pub idle_read: Duration,
+    /// The pause before `connect()` retries a transient failure (kova: 500 ms).
+    pub connect_retry_delay: Duration,
+    /// How long, once a server's exit is seen, the client waits for the rest of its stderr
+    /// before the exit text settles (at most 500 ms by the rules).
+    pub exit_settle: Duration,
+}
+
+impl Timeouts {
+    /// yoagent's (and strict's) documented bounds.
+    pub const YOAGENT: Timeouts = Timeouts {
+        handshake: Some(Duration::from_secs(60)),
+        call: Some(Duration::from_secs(5 * 60)),
+        list: Some(Duration::from_secs(5 * 60)),
+        idle_read: Duration::from_secs(120),
+        connect_retry_delay: Duration::from_millis(500),
+        exit_settle: Duration::from_millis(200),
+    };
+
+    /// kova's documented bounds: 30 s per request, every request.
+    pub const KOVA: Timeouts = Timeouts {
+        handshake: Some(Duration::from_secs(30)),
+        call: Some(Duration::from_secs(30)),
+        list: Some(Duration::from_secs(30)),
+        idle_read: Duration::from_secs(30),
+        connect_retry_delay: Duration::from_millis(500),
+        exit_settle: Duration::from_millis(200),
+    };
+}
+
+/// Faults a test can switch on to prove a scenario catches a broken client, and faults the
+/// wire cannot cause. For conformance tests only: a real caller leaves this empty.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TestHooks {
+    /// Client rule switches turned off (the client then breaks that rule).
+    pub broken: Vec<Breakage>,
+    /// Make waiting on the child fail, as for a child that cannot be waited on.
+    pub unwaitable_child: bool,
+}
+
+/// A rule the reference client can be told to break, for proving scenarios fail.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Breakage {
+    /// Do not answer a server `ping`.
+    NoPingAnswer,
+    /// Do not decline server requests (leave them unanswered).
+    NoDecline,
+    /// Treat a non-JSON stdout line as a fatal protocol error.
+    BannerFatal,
+    /// Accept a response carrying any id as the answer to the current request.
+    AnyIdAccepted,
+    /// Kill only the command on close/drop, not its process group.
+    NoGroupKill,
+    /// Start the call timeout when the call is queued rather than when it is sent.
+    TimeoutIncludesQueue,
+    /// Keep the first KB of stderr instead of the last.
+    StderrHeadKept,
+    /// Do not count `notifications/tools/list_changed`.
+    NoListChangedCount,
+}
+
+/// How the client is configured.
+#[derive(Clone, Debug, Default)]
+pub struct ClientConfig {
+    /// The profile.
+    pub profile: Profile,
+    /// The bounds; start from `profile.timeouts()`.
+    pub timeouts: Option<Timeouts>,
+    /// The client name and version sent in `clientInfo`.
+    pub client_name: Option<String>,
+    /// Test-only faults.
+    pub hooks: TestHooks,
+}
+
+impl ClientConfig {
+    /// A configuration for `profile` with its default bounds.
+    pub fn new(profile: Profile) -> Self {
+        ClientConfig { profile, ..Default::default() }
+    }
+
+    /// The bounds in force.
+    pub fn timeouts(&self) -> Timeouts {
+        self.timeouts.unwrap_or_else(|| self.profile.timeouts())
+    }
+}
+
+/// A stdio server to launch.
+#[derive(Clone, Debug, Default)]
+pub struct StdioServer {
+    /// The command, as given (it appears so in error text).
+    pub command: String,
+    /// Its arguments.
+    pub args: Vec<String>,
+    /// Extra environment variables, added on top of the inherited environment.
+    pub env: Vec<(String, String)>,
+    /// Run the server in a process group of its own (Unix): `close()` and drop kill the
+    /// whole group, and a SIGINT to the host's group does not reach it.
+    pub own_process_group: bool,
+    /// The working directory, if not the host's.
+    pub cwd: Option<std::path::PathBuf>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn yoagent_bounds_are_the_documented_defaults() {
+        let t = Timeouts::YOAGENT;
+        assert_eq!(t.handshake, Some(Duration::from_secs(60)));
+        assert_eq!(t.call, Some(Duration::from_secs(5 * 60)));
+        assert_eq!(t.idle_read, Duration::from_secs(120));
+        assert_eq!(t.connect_retry_delay, Duration::from_millis(500));
+        assert!(t.exit_settle <= Duration::from_millis(500));
+        assert_eq!(Profile::Yoagent.timeouts(), t);
+        assert_eq!(Profile::Strict.timeouts(), t);
+    }
+
+    #[test]
+    fn kova_bounds_every_request_at_30_seconds() {
+        let t = Timeouts::KOVA;
+        let thirty = Some(Duration::from_secs(30));
+        assert_eq!((t.handshake, t.call, t.list), (thirty, thirty, thirty));
+        assert_eq!(t.connect_retry_delay, Duration::from_millis(500));
+        assert_eq!(Profile::Kova.timeouts(), t);
+    }
+
+    #[test]
+    fn profiles_offer_their_documented_versions() {
+        assert_eq!(Profile::Yoagent.stdio_protocol_version(), "2024-11-05");
+        assert_eq!(Profile::Kova.stdio_protocol_version(), "2024-11-05");
+        assert_eq!(Profile::Strict.stdio_protocol_version(), "2025-11-25");
+        assert!(crate::SUPPORTED_PROTOCOL_VERSIONS.contains(&crate::LATEST_PROTOCOL_VERSION));
+        for p in Profile::ALL {
+            assert_eq!(Profile::from_name(p.name()), Some(p));
+        }
+    }
+}

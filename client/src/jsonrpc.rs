@@ -1,0 +1,282 @@
+//! JSON-RPC 2.0 messages as MCP uses them: the outgoing request, notification and response,
+//! the error object with its [`ErrorCode`], and [`classify`], which sorts one incoming line.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// The only JSON-RPC version MCP speaks.
+pub const JSONRPC_VERSION: &str = "2.0";
+
+/// A JSON-RPC error code, kept as the peer sent it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct ErrorCode(pub i32);
+
+impl ErrorCode {
+    /// Invalid JSON was received.
+    pub const PARSE_ERROR: ErrorCode = ErrorCode(-32700);
+    /// The JSON sent is not a valid request object.
+    pub const INVALID_REQUEST: ErrorCode = ErrorCode(-32600);
+    /// The method does not exist or is not available.
+    pub const METHOD_NOT_FOUND: ErrorCode = ErrorCode(-32601);
+    /// Invalid method parameters.
+    pub const INVALID_PARAMS: ErrorCode = ErrorCode(-32602);
+    /// Internal JSON-RPC error.
+    pub const INTERNAL_ERROR: ErrorCode = ErrorCode(-32603);
+}
+
+impl std::fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+/// A request: a method call that expects a response with the same id.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Request {
+    /// Always `"2.0"`.
+    pub jsonrpc: String,
+    /// The id the response must carry.
+    pub id: Value,
+    /// The method.
+    pub method: String,
+    /// The parameters, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub params: Option<Value>,
+}
+
+impl Request {
+    /// A request for `method` with `id`.
+    pub fn new(id: Value, method: impl Into<String>, params: Option<Value>) -> Self {
+        Request { jsonrpc: JSONRPC_VERSION.into(), id, method: method.into(), params }
+    }
+}
+
+/// A notification: a message without an id, never answered.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Notification {
+    /// Always `"2.0"`.
+    pub jsonrpc: String,
+    /// The method.
+    pub method: String,
+    /// The parameters, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub params: Option<Value>,
+}
+
+impl Notification {
+    /// A notification of `method`.
+    pub fn new(method: impl Into<String>, params: Option<Value>) -> Self {
+        Notification { jsonrpc: JSONRPC_VERSION.into(), method: method.into(), params }
+    }
+}
+
+/// The error object of an error response.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ErrorObject {
+    /// The code.
+    pub code: ErrorCode,
+    /// The message, as sent.
+    pub message: String,
+    /// Extra data, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<Value>,
+}
+
+/// A response: the result or the error of the request with the same id.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Response {
+    /// Always `"2.0"`.
+    pub jsonrpc: String,
+    /// The id of the request answered.
+    pub id: Value,
+    /// The result, on success.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<Value>,
+    /// The error, on failure.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<ErrorObject>,
+}
+
+impl Response {
+    /// A success response.
+    pub fn ok(id: Value, result: Value) -> Self {
+        Response { jsonrpc: JSONRPC_VERSION.into(), id, result: Some(result), error: None }
+    }
+
+    /// An error response.
+    pub fn err(id: Value, code: ErrorCode, message: impl Into<String>) -> Self {
+        let error = ErrorObject { code, message: message.into(), data: None };
+        Response { jsonrpc: JSONRPC_VERSION.into(), id, result: None, error: Some(error) }
+    }
+}
+
+/// What one incoming line is.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Incoming {
+    /// A response to one of our requests: its result or its error.
+    Response {
+        /// The id it carries.
+        id: Value,
+        /// The result, or the error object.
+        outcome: Result<Value, ErrorObject>,
+    },
+    /// A request from the server (`ping`, `sampling/createMessage`, …).
+    Request {
+        /// Its id, to answer with.
+        id: Value,
+        /// The method.
+        method: String,
+        /// The parameters, if any.
+        params: Option<Value>,
+    },
+    /// A notification from the server.
+    Notification {
+        /// The method.
+        method: String,
+        /// The parameters, if any.
+        params: Option<Value>,
+    },
+    /// The line is not JSON at all (a banner, a debug print).
+    NotJson(String),
+    /// JSON, but not a JSON-RPC 2.0 message; the reason says why.
+    Invalid(String),
+}
+
+/// Sorts one line (without its newline) into a response, a server request, a notification,
+/// not JSON, or invalid.
+pub fn classify(line: &[u8]) -> Incoming {
+    let value: Value = match serde_json::from_slice(line) {
+        Ok(value) => value,
+        Err(e) => return Incoming::NotJson(e.to_string()),
+    };
+    let Value::Object(mut object) = value else {
+        let what = if value.is_array() { "a batch (JSON array)" } else { "not a JSON object" };
+        return Incoming::Invalid(what.into());
+    };
+    match object.get("jsonrpc") {
+        Some(Value::String(v)) if v == JSONRPC_VERSION => {}
+        Some(other) => return Incoming::Invalid(format!("jsonrpc is {other}, not \"2.0\"")),
+        None => return Incoming::Invalid("no jsonrpc member".into()),
+    }
+    let id = object.remove("id");
+    let params = object.remove("params");
+    if let Some(method) = object.remove("method") {
+        let Value::String(method) = method else {
+            return Incoming::Invalid("method is not a string".into());
+        };
+        return match id {
+            None => Incoming::Notification { method, params },
+            Some(Value::Null) => Incoming::Invalid(format!("request '{method}' with a null id")),
+            Some(id) => Incoming::Request { id, method, params },
+        };
+    }
+    let Some(id) = id else {
+        return Incoming::Invalid("neither a method nor an id".into());
+    };
+    match (object.remove("result"), object.remove("error")) {
+        (Some(_), Some(_)) => Incoming::Invalid("a response with both result and error".into()),
+        (Some(result), None) => Incoming::Response { id, outcome: Ok(result) },
+        (None, Some(error)) => match serde_json::from_value::<ErrorObject>(error) {
+            Ok(error) => Incoming::Response { id, outcome: Err(error) },
+            Err(e) => Incoming::Invalid(format!("malformed error object: {e}")),
+        },
+        (None, None) => Incoming::Invalid("a response with neither result nor error".into()),
+    }
+}
+
+/// Whether a response id answers a request id. Numbers compare by value (`1` and `1.0`).
+pub fn ids_match(sent: &Value, received: &Value) -> bool {
+    match (sent, received) {
+        (Value::Number(a), Value::Number(b)) => a == b || a.as_f64() == b.as_f64(),
+        _ => sent == received,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn error_codes_are_the_spec_values() {
+        assert_eq!(ErrorCode::PARSE_ERROR.0, -32700);
+        assert_eq!(ErrorCode::INVALID_REQUEST.0, -32600);
+        assert_eq!(ErrorCode::METHOD_NOT_FOUND.0, -32601);
+        assert_eq!(ErrorCode::INVALID_PARAMS.0, -32602);
+        assert_eq!(ErrorCode::INTERNAL_ERROR.0, -32603);
+        assert_eq!(ErrorCode::METHOD_NOT_FOUND.to_string(), "-32601");
+    }
+
+    #[test]
+    fn a_result_is_a_response() {
+        let got = classify(br#"{"jsonrpc":"2.0","id":3,"result":{"tools":[]}}"#);
+        assert_eq!(got, Incoming::Response { id: json!(3), outcome: Ok(json!({"tools": []})) });
+    }
+
+    #[test]
+    fn an_error_is_a_response_keeping_code_and_message() {
+        let got = classify(br#"{"jsonrpc":"2.0","id":"a","error":{"code":-32602,"message":"bad"}}"#);
+        let error = ErrorObject { code: ErrorCode::INVALID_PARAMS, message: "bad".into(), data: None };
+        assert_eq!(got, Incoming::Response { id: json!("a"), outcome: Err(error) });
+    }
+
+    #[test]
+    fn a_method_with_an_id_is_a_server_request() {
+        let got = classify(br#"{"jsonrpc":"2.0","id":7,"method":"ping"}"#);
+        assert_eq!(got, Incoming::Request { id: json!(7), method: "ping".into(), params: None });
+    }
+
+    #[test]
+    fn a_method_without_an_id_is_a_notification() {
+        let got = classify(br#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}"#);
+        let want = Incoming::Notification { method: "notifications/tools/list_changed".into(), params: None };
+        assert_eq!(got, want);
+    }
+
+    #[test]
+    fn a_banner_is_not_json() {
+        assert!(matches!(classify(b"Server listening on stdio"), Incoming::NotJson(_)));
+        assert!(matches!(classify(b"\xff\xfe"), Incoming::NotJson(_)));
+    }
+
+    #[test]
+    fn json_that_is_not_json_rpc_is_invalid() {
+        for line in [
+            &br#"[{"jsonrpc":"2.0","id":1,"result":{}}]"#[..],
+            br#"42"#,
+            br#"{"id":1,"result":{}}"#,
+            br#"{"jsonrpc":"1.0","id":1,"result":{}}"#,
+            br#"{"jsonrpc":"2.0","id":1}"#,
+            br#"{"jsonrpc":"2.0","id":1,"result":1,"error":{"code":1,"message":""}}"#,
+            br#"{"jsonrpc":"2.0","id":1,"error":{"message":"no code"}}"#,
+            br#"{"jsonrpc":"2.0","method":5}"#,
+            br#"{"jsonrpc":"2.0"}"#,
+        ] {
+            assert!(matches!(classify(line), Incoming::Invalid(_)), "{}", String::from_utf8_lossy(line));
+        }
+    }
+
+    #[test]
+    fn outgoing_messages_are_one_line_without_absent_members() {
+        let request = Request::new(json!(1), "tools/list", None);
+        assert_eq!(serde_json::to_string(&request).unwrap(), r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#);
+        let note = Notification::new("notifications/initialized", None);
+        assert_eq!(serde_json::to_string(&note).unwrap(), r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+        let answer = Response::ok(json!(9), json!({}));
+        assert_eq!(serde_json::to_string(&answer).unwrap(), r#"{"jsonrpc":"2.0","id":9,"result":{}}"#);
+        let decline = Response::err(json!(4), ErrorCode::METHOD_NOT_FOUND, "Method not found");
+        let text = serde_json::to_string(&decline).unwrap();
+        assert_eq!(text, r#"{"jsonrpc":"2.0","id":4,"error":{"code":-32601,"message":"Method not found"}}"#);
+        let multi = Request::new(json!(2), "tools/call", Some(json!({"text": "a\nb"})));
+        assert!(!serde_json::to_string(&multi).unwrap().contains('\n'));
+    }
+
+    #[test]
+    fn ids_match_by_value() {
+        assert!(ids_match(&json!(1), &json!(1)));
+        assert!(ids_match(&json!(1), &json!(1.0)));
+        assert!(!ids_match(&json!(1), &json!("1")));
+        assert!(!ids_match(&json!(1), &json!(2)));
+    }
+}

@@ -1,0 +1,531 @@
+//! The stdio transport: a spawned server, spoken to over its stdin and stdout.
+//!
+//! One background task reads stdout ([`reader`]), one drains stderr ([`stderr`]). Calls are
+//! serialized through a FIFO mutex; each waits for the response carrying its own id. What is
+//! known about the server's end lives in [`exit::ExitState`] behind a `std` mutex, so
+//! `exited()` answers at once and never waits behind a call.
+
+mod exit;
+mod process_group;
+mod reader;
+mod spawn;
+mod stderr;
+
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+use serde_json::Value;
+use tokio::io::AsyncWriteExt;
+use tokio::process::{Child, ChildStdin};
+use tokio::sync::{oneshot, watch};
+use tokio::task::JoinHandle;
+
+use crate::jsonrpc::{ids_match, ErrorObject, Notification, Request};
+use crate::{Breakage, ClientConfig, McpError, Profile, StdioServer, TestHooks, Timeouts};
+use exit::{ExitReason, ExitState, Facts};
+use stderr::{StderrTail, TAIL_BYTES};
+
+/// How often the child is polled while waiting for it to exit.
+const WAIT_POLL: Duration = Duration::from_millis(5);
+
+/// How often a call in flight looks whether the command exited.
+const EXIT_POLL: Duration = Duration::from_millis(50);
+
+/// How long `close()` waits to reap a killed server.
+const REAP_BOUND: Duration = Duration::from_secs(2);
+
+/// Locks a `std` mutex, whether or not a panicking thread poisoned it.
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Formats a bound for error text: `100ms`, `60s`, `1.5s`.
+pub(crate) fn fmt_duration(d: Duration) -> String {
+    let ms = d.as_millis();
+    if ms == 0 {
+        format!("{d:?}")
+    } else if ms < 1000 || ms % 100 != 0 {
+        format!("{ms}ms")
+    } else if ms % 1000 == 0 {
+        format!("{}s", ms / 1000)
+    } else {
+        format!("{}s", ms as f64 / 1000.0)
+    }
+}
+
+/// The error of a call that ran out of time.
+fn timed_out(method: &str, bound: Duration) -> McpError {
+    McpError::Timeout(format!(
+        "MCP call '{method}' timed out after {}; the server may still carry it out",
+        fmt_duration(bound)
+    ))
+}
+
+/// What the reader hands the waiting call.
+enum Delivery {
+    /// The response carrying its id: the result or the error object.
+    Response(Result<Value, ErrorObject>),
+    /// The call failed (the server is gone, or a fatal line with `BannerFatal`).
+    Failed(McpError),
+}
+
+/// The call waiting for its response.
+struct Pending {
+    id: Value,
+    tx: oneshot::Sender<Delivery>,
+}
+
+/// The state of the connection, kept under one lock so a call and the reader agree.
+#[derive(Default)]
+struct Conn {
+    /// The call in flight.
+    pending: Option<Pending>,
+    /// Set once the connection is gone: the error text every later call gets.
+    dead: Option<String>,
+    /// `BannerFatal`: a non-JSON line seen while no call was in flight fails the next one.
+    poison: Option<String>,
+}
+
+/// What the transport and its background tasks share.
+pub(crate) struct Shared {
+    /// The command, as given.
+    pub(crate) command: String,
+    pub(crate) profile: Profile,
+    hooks: TestHooks,
+    timeouts: Timeouts,
+    own_group: bool,
+    pid: Option<u32>,
+    stdin: tokio::sync::Mutex<Option<ChildStdin>>,
+    /// The child, used only for `try_wait` and `kill` (never held across an await).
+    child: Mutex<Option<Child>>,
+    conn: Mutex<Conn>,
+    /// Whether a call is waiting for its response (gates the yoagent reader).
+    pub(crate) awaiting: watch::Sender<bool>,
+    list_changed: AtomicU64,
+    last_not_json: Mutex<Option<String>>,
+    stderr_tail: Arc<Mutex<StderrTail>>,
+    stderr_done: watch::Sender<bool>,
+    exit: Mutex<ExitState>,
+    group_killed: AtomicBool,
+}
+
+impl Shared {
+    /// Whether the test hooks break `rule`.
+    pub(crate) fn broken(&self, rule: Breakage) -> bool {
+        self.hooks.broken.contains(&rule)
+    }
+
+    fn group_kill(&self) -> bool {
+        self.own_group && !self.broken(Breakage::NoGroupKill)
+    }
+
+    /// Kills the server: its whole group with its own process group, else the command.
+    fn kill(&self) {
+        if let Some(pid) = self.pid {
+            if self.group_kill() && !self.group_killed.swap(true, Ordering::SeqCst) {
+                process_group::kill_group(pid);
+            }
+        }
+        if let Some(child) = lock(&self.child).as_mut() {
+            if let Ok(None) = child.try_wait() {
+                let _ = child.start_kill();
+            }
+        }
+    }
+
+    /// A command that exited on its own takes its group with it (what it backgrounded).
+    fn on_exit_seen(&self) {
+        if let Some(pid) = self.pid {
+            if self.group_kill() && !self.group_killed.swap(true, Ordering::SeqCst) {
+                process_group::kill_group(pid);
+            }
+        }
+    }
+
+    /// Polls the child once. `Ok(None)` while it runs.
+    fn try_wait(&self) -> Result<Option<std::process::ExitStatus>, std::io::Error> {
+        if self.hooks.unwaitable_child {
+            return Err(std::io::Error::from_raw_os_error(libc::ECHILD));
+        }
+        match lock(&self.child).as_mut() {
+            Some(child) => child.try_wait(),
+            None => Err(std::io::Error::other("the child was already reaped")),
+        }
+    }
+
+    /// Looks at the child once and records its end if it has gone.
+    fn poll_exit(&self) {
+        if lock(&self.exit).is_known() {
+            return;
+        }
+        let reason = match self.try_wait() {
+            Ok(None) => return,
+            Ok(Some(status)) => ExitReason::Exited(status),
+            Err(e) => ExitReason::Unwaitable(e.to_string()),
+        };
+        let launcher_exit = matches!(reason, ExitReason::Exited(_));
+        let recorded = lock(&self.exit).record(reason);
+        if recorded && launcher_exit {
+            self.on_exit_seen();
+        }
+    }
+
+    fn stderr_text(&self) -> String {
+        lock(&self.stderr_tail).text()
+    }
+
+    /// The exit text now, if the end is known; settles it once stderr ended or the settle
+    /// time passed.
+    fn exit_text(&self, force_settle: bool) -> Option<String> {
+        let stderr = self.stderr_text();
+        let last_stdout = lock(&self.last_not_json).clone();
+        let facts = Facts { command: &self.command, stderr: &stderr, last_stdout: last_stdout.as_deref() };
+        let mut exit = lock(&self.exit);
+        let settle = force_settle
+            || *self.stderr_done.borrow()
+            || exit.seen_at().is_some_and(|at| at.elapsed() >= self.timeouts.exit_settle);
+        exit.text(&facts, settle)
+    }
+
+    /// `exited()`: never blocks.
+    pub(crate) fn exited(&self) -> Option<String> {
+        if let Some(text) = lock(&self.exit).settled() {
+            return Some(text.to_string());
+        }
+        self.poll_exit();
+        self.exit_text(false)
+    }
+
+    /// Once something says the server is going (its output closed, a write failed): finds
+    /// out why, kills what is left, waits for the rest of stderr, and returns the settled
+    /// text.
+    async fn settle_exit(&self, otherwise: ExitReason) -> String {
+        let deadline = Instant::now() + self.timeouts.exit_settle;
+        loop {
+            self.poll_exit();
+            if lock(&self.exit).is_known() {
+                // A server that cannot be waited on, yet closed its pipes, is of no more use.
+                if matches!(lock(&self.exit).reason(), Some(ExitReason::Unwaitable(_))) {
+                    self.kill();
+                }
+                break;
+            }
+            if Instant::now() >= deadline {
+                // Output closed (or input refused) while the process lives on.
+                if lock(&self.exit).record(otherwise) {
+                    self.kill();
+                }
+                break;
+            }
+            tokio::time::sleep(WAIT_POLL).await;
+        }
+        let seen_at = lock(&self.exit).seen_at().unwrap_or_else(Instant::now);
+        let mut done = self.stderr_done.subscribe();
+        let _ = tokio::time::timeout_at((seen_at + self.timeouts.exit_settle).into(), done.wait_for(|d| *d)).await;
+        self.exit_text(true).unwrap_or_else(|| format!("MCP server '{}' is gone", self.command))
+    }
+
+    /// Marks the connection gone with `text` and fails the call in flight.
+    fn mark_dead(&self, text: String) -> String {
+        let mut conn = lock(&self.conn);
+        let text = conn.dead.get_or_insert(text).clone();
+        if let Some(pending) = conn.pending.take() {
+            self.awaiting.send_replace(false);
+            let _ = pending.tx.send(Delivery::Failed(McpError::Transport(text.clone())));
+        }
+        text
+    }
+
+    /// Waits for the call's delivery, looking at the child meanwhile: a launcher that exits
+    /// during a call has its group killed at once, which closes the output the call reads.
+    async fn wait_for(&self, mut rx: oneshot::Receiver<Delivery>) -> Result<Delivery, oneshot::error::RecvError> {
+        let mut tick = tokio::time::interval(EXIT_POLL);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tokio::select! {
+                delivery = &mut rx => return delivery,
+                _ = tick.tick() => self.poll_exit(),
+            }
+        }
+    }
+
+    /// The reader saw the end of stdout.
+    pub(crate) async fn output_closed(&self) {
+        let text = self.settle_exit(ExitReason::OutputClosed).await;
+        self.mark_dead(format!("Connection closed: {text}"));
+    }
+
+    /// A write failed: the server no longer reads its input (or has gone).
+    async fn write_failed(&self, cause: std::io::Error) -> McpError {
+        if let Some(text) = lock(&self.conn).dead.clone() {
+            return McpError::Transport(text);
+        }
+        tracing::debug!(target: "mcp_refclient", server = %self.command, "write failed: {cause}");
+        let text = self.settle_exit(ExitReason::NoLongerReads(format!("write failed: {cause}"))).await;
+        McpError::Transport(self.mark_dead(format!("Connection closed: {text}")))
+    }
+
+    /// Writes one message as one line and flushes it.
+    async fn write_message<T: Serialize>(&self, message: &T) -> Result<(), std::io::Error> {
+        let mut line = serde_json::to_vec(message).map_err(std::io::Error::other)?;
+        line.push(b'\n');
+        let mut stdin = self.stdin.lock().await;
+        let Some(stdin) = stdin.as_mut() else {
+            return Err(std::io::Error::new(std::io::ErrorKind::BrokenPipe, "stdin is closed"));
+        };
+        stdin.write_all(&line).await?;
+        stdin.flush().await
+    }
+
+    /// The reader answers a server request; a failed write is left to the reader's EOF.
+    pub(crate) async fn answer<T: Serialize>(&self, message: &T) {
+        if let Err(e) = self.write_message(message).await {
+            tracing::debug!(target: "mcp_refclient", server = %self.command, "answering the server failed: {e}");
+        }
+    }
+
+    /// The reader got a response: hands it to the call with that id, or drops it.
+    pub(crate) fn deliver(&self, id: Value, outcome: Result<Value, ErrorObject>) {
+        let any_id = self.broken(Breakage::AnyIdAccepted);
+        let mut conn = lock(&self.conn);
+        let matches = conn.pending.as_ref().is_some_and(|p| any_id || ids_match(&p.id, &id));
+        if !matches {
+            tracing::debug!(target: "mcp_refclient", server = %self.command, "dropped a response for id {id}: no call waits for it");
+            return;
+        }
+        if let Some(pending) = conn.pending.take() {
+            self.awaiting.send_replace(false);
+            let _ = pending.tx.send(Delivery::Response(outcome));
+        }
+    }
+
+    /// The reader skipped a line that is not JSON (already cut to a readable length).
+    pub(crate) fn not_json(&self, text: String) {
+        *lock(&self.last_not_json) = Some(text.clone());
+        if !self.broken(Breakage::BannerFatal) {
+            return;
+        }
+        let message = format!("the server wrote a line that is not JSON: {text}");
+        let mut conn = lock(&self.conn);
+        match conn.pending.take() {
+            Some(pending) => {
+                self.awaiting.send_replace(false);
+                let _ = pending.tx.send(Delivery::Failed(McpError::Protocol(message)));
+            }
+            None => conn.poison = Some(message),
+        }
+    }
+
+    /// The reader read `notifications/tools/list_changed`.
+    pub(crate) fn count_list_changed(&self) {
+        self.list_changed.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+/// Clears the call's pending slot however the call ends (answered, timed out, cancelled).
+struct PendingGuard<'a> {
+    shared: &'a Shared,
+    id: Value,
+}
+
+impl Drop for PendingGuard<'_> {
+    fn drop(&mut self) {
+        let mut conn = lock(&self.shared.conn);
+        if conn.pending.as_ref().is_some_and(|p| p.id == self.id) {
+            conn.pending = None;
+        }
+        self.shared.awaiting.send_replace(false);
+    }
+}
+
+/// A running stdio server and the tasks reading it.
+pub(crate) struct StdioTransport {
+    shared: Arc<Shared>,
+    calls: tokio::sync::Mutex<()>,
+    next_id: AtomicI64,
+    tasks: Mutex<Vec<JoinHandle<()>>>,
+}
+
+impl StdioTransport {
+    /// Spawns the server and starts reading its stdout and stderr.
+    pub(crate) fn spawn(server: &StdioServer, config: &ClientConfig) -> Result<Self, McpError> {
+        let mut child = spawn::spawn(server)?;
+        let closed = |what: &str| McpError::Transport(format!("MCP server '{}': {what} is not piped", server.command));
+        let stdin = child.stdin.take().ok_or_else(|| closed("stdin"))?;
+        let stdout = child.stdout.take().ok_or_else(|| closed("stdout"))?;
+        let stderr = child.stderr.take().ok_or_else(|| closed("stderr"))?;
+        let keep_head = config.hooks.broken.contains(&Breakage::StderrHeadKept);
+        let shared = Arc::new(Shared {
+            command: server.command.clone(),
+            profile: config.profile,
+            hooks: config.hooks.clone(),
+            timeouts: config.timeouts(),
+            own_group: server.own_process_group && cfg!(unix),
+            pid: child.id(),
+            stdin: tokio::sync::Mutex::new(Some(stdin)),
+            child: Mutex::new(Some(child)),
+            conn: Mutex::new(Conn::default()),
+            awaiting: watch::channel(false).0,
+            list_changed: AtomicU64::new(0),
+            last_not_json: Mutex::new(None),
+            stderr_tail: Arc::new(Mutex::new(StderrTail::new(TAIL_BYTES, keep_head))),
+            stderr_done: watch::channel(false).0,
+            exit: Mutex::new(ExitState::default()),
+            group_killed: AtomicBool::new(false),
+        });
+        let stderr_task = tokio::spawn(stderr::drain(
+            stderr,
+            shared.command.clone(),
+            shared.stderr_tail.clone(),
+            shared.stderr_done.clone(),
+        ));
+        let reader_task = tokio::spawn(reader::run(shared.clone(), stdout));
+        Ok(StdioTransport {
+            shared,
+            calls: tokio::sync::Mutex::new(()),
+            next_id: AtomicI64::new(1),
+            tasks: Mutex::new(vec![reader_task, stderr_task]),
+        })
+    }
+
+    /// The command, as given.
+    pub(crate) fn command(&self) -> &str {
+        &self.shared.command
+    }
+
+    /// The server's process id.
+    pub(crate) fn pid(&self) -> Option<u32> {
+        self.shared.pid
+    }
+
+    /// How many `notifications/tools/list_changed` were read.
+    pub(crate) fn list_changes(&self) -> u64 {
+        self.shared.list_changed.load(Ordering::SeqCst)
+    }
+
+    /// `exited()`: none while running, never blocks.
+    pub(crate) fn exited(&self) -> Option<String> {
+        self.shared.exited()
+    }
+
+    /// Sends a request and waits for the response with its id, bounded by `bound` counted
+    /// from when the request is sent. Calls queue in order.
+    pub(crate) async fn request(
+        &self,
+        method: &str,
+        params: Option<Value>,
+        bound: Option<Duration>,
+    ) -> Result<Result<Value, ErrorObject>, McpError> {
+        let queued_at = Instant::now();
+        let shared = &*self.shared;
+        let queue_counts = shared.broken(Breakage::TimeoutIncludesQueue);
+        let _turn = match bound {
+            // The breakage: the bound runs while the call waits behind another.
+            Some(bound) if queue_counts => match tokio::time::timeout(bound, self.calls.lock()).await {
+                Ok(turn) => turn,
+                Err(_) => return Err(timed_out(method, bound)),
+            },
+            _ => self.calls.lock().await,
+        };
+        let id = Value::from(self.next_id.fetch_add(1, Ordering::SeqCst));
+        let (tx, rx) = oneshot::channel();
+        {
+            let mut conn = lock(&shared.conn);
+            if let Some(text) = &conn.dead {
+                return Err(McpError::Transport(text.clone()));
+            }
+            if let Some(message) = conn.poison.take() {
+                return Err(McpError::Protocol(message));
+            }
+            conn.pending = Some(Pending { id: id.clone(), tx });
+        }
+        let guard = PendingGuard { shared, id: id.clone() };
+        if let Err(e) = shared.write_message(&Request::new(id.clone(), method, params)).await {
+            drop(guard);
+            return Err(shared.write_failed(e).await);
+        }
+        let started = if queue_counts { queued_at } else { Instant::now() };
+        shared.awaiting.send_replace(true);
+        let delivery = match bound {
+            Some(bound) => tokio::time::timeout_at((started + bound).into(), shared.wait_for(rx)).await.ok(),
+            None => Some(shared.wait_for(rx).await),
+        };
+        drop(guard);
+        match delivery {
+            Some(Ok(Delivery::Response(outcome))) => Ok(outcome),
+            Some(Ok(Delivery::Failed(error))) => Err(error),
+            Some(Err(_)) => {
+                let text = lock(&shared.conn).dead.clone();
+                Err(McpError::Transport(
+                    text.unwrap_or_else(|| format!("Connection closed: MCP server '{}' is gone", shared.command)),
+                ))
+            }
+            None => {
+                let bound = bound.unwrap_or_default();
+                if shared.profile.sends_cancelled() {
+                    let reason = format!("timed out after {}", fmt_duration(bound));
+                    let params = serde_json::json!({ "requestId": id, "reason": reason });
+                    let note = Notification::new("notifications/cancelled", Some(params));
+                    if let Err(e) = shared.write_message(&note).await {
+                        tracing::debug!(target: "mcp_refclient", "sending notifications/cancelled failed: {e}");
+                    }
+                }
+                Err(timed_out(method, bound))
+            }
+        }
+    }
+
+    /// Sends a notification (no id, not awaited). A failed write is a transport error.
+    pub(crate) async fn notify(&self, method: &str, params: Option<Value>) -> Result<(), McpError> {
+        if let Some(text) = lock(&self.shared.conn).dead.clone() {
+            return Err(McpError::Transport(text));
+        }
+        match self.shared.write_message(&Notification::new(method, params)).await {
+            Ok(()) => Ok(()),
+            Err(e) => Err(self.shared.write_failed(e).await),
+        }
+    }
+
+    /// Stops the server (its group with its own process group) and reaps it; idempotent.
+    /// Does not wait behind a call in flight: that call fails as closed.
+    pub(crate) async fn close(&self) {
+        let shared = &*self.shared;
+        lock(&shared.exit).close(&shared.command);
+        shared.mark_dead(format!("Connection closed: MCP server '{}' was closed", shared.command));
+        shared.kill();
+        if let Ok(mut stdin) = shared.stdin.try_lock() {
+            stdin.take();
+        }
+        let child = lock(&shared.child).take();
+        if let Some(mut child) = child {
+            let _ = tokio::time::timeout(REAP_BOUND, child.wait()).await;
+        }
+        for task in lock(&self.tasks).drain(..) {
+            task.abort();
+        }
+    }
+}
+
+impl Drop for StdioTransport {
+    fn drop(&mut self) {
+        self.shared.kill();
+        for task in lock(&self.tasks).drain(..) {
+            task.abort();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bounds_read_as_written() {
+        assert_eq!(fmt_duration(Duration::from_millis(100)), "100ms");
+        assert_eq!(fmt_duration(Duration::from_secs(60)), "60s");
+        assert_eq!(fmt_duration(Duration::from_millis(1500)), "1.5s");
+        assert_eq!(fmt_duration(Duration::from_millis(1234)), "1234ms");
+    }
+}

@@ -1,0 +1,209 @@
+//! Loading a script file: a bare script (`transport`, `tools`, `steps`, `relaunch`) or a whole
+//! scenario file whose top-level `server` table is the script (its other keys are ignored).
+//! TOML by default, JSON when the name ends in `.json`.
+
+use std::collections::HashSet;
+use std::path::Path;
+
+use serde::Deserialize;
+
+use crate::error::LoadError;
+use crate::script::{Script, Step};
+
+/// A scenario file seen from the server's side: only `server` matters.
+#[derive(Deserialize)]
+struct ScenarioFile {
+    server: Script,
+}
+
+/// Reads and checks the script in `path`.
+pub fn load_script(path: &Path) -> Result<Script, LoadError> {
+    let text = std::fs::read_to_string(path).map_err(|source| LoadError::Read {
+        path: path.to_owned(),
+        source,
+    })?;
+    if path
+        .extension()
+        .is_some_and(|ext| ext.eq_ignore_ascii_case("json"))
+    {
+        parse_json(&text, path)
+    } else {
+        parse_toml(&text, path)
+    }
+}
+
+/// Parses and checks a TOML script; `origin` names it in errors.
+///
+/// ```
+/// let script = mcp_mock_servers::load::parse_toml(
+///     "steps = [{ handshake = {} }, { expect = { method = \"tools/list\" } }, { reply = {} }]",
+///     "example.toml".as_ref(),
+/// )
+/// .unwrap();
+/// assert_eq!(script.steps.len(), 3);
+/// ```
+pub fn parse_toml(text: &str, origin: &Path) -> Result<Script, LoadError> {
+    let syntax = |error: toml::de::Error| {
+        let (line, column) = error
+            .span()
+            .map_or((0, 0), |span| line_column(text, span.start));
+        LoadError::Syntax {
+            path: origin.to_owned(),
+            line,
+            column,
+            message: error.message().trim().to_owned(),
+        }
+    };
+    let table: toml::Table = toml::from_str(text).map_err(syntax)?;
+    let script = if is_scenario(table.contains_key("server"), table.contains_key("steps")) {
+        toml::from_str::<ScenarioFile>(text).map_err(syntax)?.server
+    } else {
+        toml::from_str::<Script>(text).map_err(syntax)?
+    };
+    validate(&script).map_err(|message| LoadError::Invalid {
+        path: origin.to_owned(),
+        message,
+    })?;
+    Ok(script)
+}
+
+/// Parses and checks a JSON script; `origin` names it in errors.
+pub fn parse_json(text: &str, origin: &Path) -> Result<Script, LoadError> {
+    let syntax = |error: serde_json::Error| {
+        let text = error.to_string();
+        let place = format!(" at line {} column {}", error.line(), error.column());
+        LoadError::Syntax {
+            path: origin.to_owned(),
+            line: error.line(),
+            column: error.column(),
+            message: text.strip_suffix(&place).unwrap_or(&text).to_owned(),
+        }
+    };
+    let value: serde_json::Value = serde_json::from_str(text).map_err(syntax)?;
+    let script = if is_scenario(value.get("server").is_some(), value.get("steps").is_some()) {
+        serde_json::from_str::<ScenarioFile>(text)
+            .map_err(syntax)?
+            .server
+    } else {
+        serde_json::from_str::<Script>(text).map_err(syntax)?
+    };
+    validate(&script).map_err(|message| LoadError::Invalid {
+        path: origin.to_owned(),
+        message,
+    })?;
+    Ok(script)
+}
+
+fn is_scenario(has_server: bool, has_steps: bool) -> bool {
+    has_server && !has_steps
+}
+
+/// Checks what serde cannot: an `expect` gives at most one of `method` and `response_to`; a
+/// `reply` gives at most one of `result` and `error`, and its `to` names an earlier `expect`
+/// of the same step list; `split_writes` is at least 1.
+pub fn validate(script: &Script) -> Result<(), String> {
+    check_steps("steps", &script.steps)?;
+    for (i, steps) in script.relaunch.iter().enumerate() {
+        check_steps(&format!("relaunch[{i}]"), steps)?;
+    }
+    Ok(())
+}
+
+fn check_steps(list: &str, steps: &[Step]) -> Result<(), String> {
+    let mut names = HashSet::new();
+    for (i, step) in steps.iter().enumerate() {
+        let place = format!("{list}[{i}]");
+        match step {
+            Step::Expect(e) => {
+                if e.method.is_some() && e.response_to.is_some() {
+                    return Err(format!(
+                        "{place}: expect gives both `method` and `response_to`"
+                    ));
+                }
+                if let Some(name) = &e.name {
+                    names.insert(name.as_str());
+                }
+            }
+            Step::Reply(r) => {
+                if r.result.is_some() && r.error.is_some() {
+                    return Err(format!("{place}: reply gives both `result` and `error`"));
+                }
+                if let Some(to) = &r.to {
+                    if !names.contains(to.as_str()) {
+                        return Err(format!(
+                            "{place}: reply to `{to}`, which no earlier expect names"
+                        ));
+                    }
+                }
+                if r.split_writes == Some(0) {
+                    return Err(format!("{place}: split_writes must be at least 1"));
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// The 1-based line and column (in characters) of a byte offset.
+fn line_column(text: &str, offset: usize) -> (usize, usize) {
+    let mut end = offset.min(text.len());
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let before = &text[..end];
+    let line = before.matches('\n').count() + 1;
+    let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    (line, column)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn origin() -> &'static Path {
+        Path::new("s.toml")
+    }
+
+    #[test]
+    fn a_scenario_file_gives_its_server_table() {
+        let text = "rules = [\"stdio.ping.answered\"]\n[server]\nsteps = [{ handshake = {} }]\n[client]\nanything = 1\n";
+        assert_eq!(parse_toml(text, origin()).unwrap().steps.len(), 1);
+    }
+
+    #[test]
+    fn an_unknown_step_names_its_line() {
+        let text = "steps = [\n  { handshake = {} },\n  { dance = {} },\n]\n";
+        let error = parse_toml(text, origin()).unwrap_err().to_string();
+        assert!(error.starts_with("s.toml:3:"), "{error}");
+        assert!(error.contains("dance"), "{error}");
+    }
+
+    #[test]
+    fn an_unknown_step_in_a_scenario_names_its_line() {
+        let text = "rules = []\n\n[server]\nsteps = [\n  { dance = {} },\n]\n";
+        let error = parse_toml(text, origin()).unwrap_err().to_string();
+        assert!(error.starts_with("s.toml:5:"), "{error}");
+    }
+
+    #[test]
+    fn a_reply_to_an_unknown_name_is_refused() {
+        let text = "steps = [{ reply = { to = \"nope\" } }]";
+        let error = parse_toml(text, origin()).unwrap_err().to_string();
+        assert_eq!(
+            error,
+            "s.toml: steps[0]: reply to `nope`, which no earlier expect names"
+        );
+    }
+
+    #[test]
+    fn json_scripts_load_too() {
+        let text = r#"{"steps": [{"expect": {"method": "ping"}}, {"reply": {}}]}"#;
+        assert_eq!(
+            parse_json(text, Path::new("s.json")).unwrap().steps.len(),
+            2
+        );
+        let error = parse_json("{\n\"steps\": [{\"nope\": {}}]}", Path::new("s.json")).unwrap_err();
+        assert!(error.to_string().starts_with("s.json:2:"), "{error}");
+    }
+}

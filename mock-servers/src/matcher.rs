@@ -1,0 +1,181 @@
+//! Matching a received message against an `expect` step.
+//!
+//! Free functions: [`matches()`] checks a whole [`Expect`]; [`contains`] is the subset rule it
+//! uses for `params` and `result` (objects compared key by key, recursively; arrays element
+//! by element with equal length; numbers by value, so `1` matches `1.0`).
+
+use serde_json::Value;
+
+use crate::script::Expect;
+
+/// Whether `message` (a received line, parsed) satisfies every field the matcher gives.
+///
+/// `method` must equal the message's `method`; `response_to` requires a response (no
+/// `method`, a `result` or an `error`) whose `id` equals it; `has_id` requires a non-null
+/// `id` to be present (or absent); `params` and `result` must be [`contains`]-subsets;
+/// `error_code` must equal `error.code`. A message that is not a JSON object matches nothing.
+pub fn matches(expect: &Expect, message: &Value) -> bool {
+    let Some(object) = message.as_object() else {
+        return false;
+    };
+    let id = object.get("id").filter(|id| !id.is_null());
+    if let Some(method) = &expect.method {
+        if object.get("method").and_then(Value::as_str) != Some(method.as_str()) {
+            return false;
+        }
+    }
+    if let Some(wanted) = &expect.response_to {
+        let is_response = !object.contains_key("method")
+            && (object.contains_key("result") || object.contains_key("error"));
+        if !is_response || !id.is_some_and(|id| same(id, wanted)) {
+            return false;
+        }
+    }
+    if let Some(has_id) = expect.has_id {
+        if id.is_some() != has_id {
+            return false;
+        }
+    }
+    if let Some(params) = &expect.params {
+        if !object
+            .get("params")
+            .is_some_and(|actual| contains(actual, params))
+        {
+            return false;
+        }
+    }
+    if let Some(result) = &expect.result {
+        if !object
+            .get("result")
+            .is_some_and(|actual| contains(actual, result))
+        {
+            return false;
+        }
+    }
+    if let Some(code) = expect.error_code {
+        let actual = object
+            .get("error")
+            .and_then(|e| e.get("code"))
+            .and_then(Value::as_i64);
+        if actual != Some(code) {
+            return false;
+        }
+    }
+    true
+}
+
+/// Whether `actual` contains `pattern`: every key of a pattern object is in the actual object
+/// with a containing value; arrays have the same length and contain element by element;
+/// anything else is equal (numbers by value).
+pub fn contains(actual: &Value, pattern: &Value) -> bool {
+    match (actual, pattern) {
+        (Value::Object(actual), Value::Object(pattern)) => pattern
+            .iter()
+            .all(|(key, want)| actual.get(key).is_some_and(|have| contains(have, want))),
+        (Value::Array(actual), Value::Array(pattern)) => {
+            actual.len() == pattern.len()
+                && actual
+                    .iter()
+                    .zip(pattern)
+                    .all(|(have, want)| contains(have, want))
+        }
+        _ => same(actual, pattern),
+    }
+}
+
+/// Equality with numbers compared by value (`1` equals `1.0`).
+fn same(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => {
+            x == y || matches!((x.as_f64(), y.as_f64()), (Some(x), Some(y)) if x == y)
+        }
+        _ => a == b,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn method(m: &str) -> Expect {
+        Expect {
+            method: Some(m.into()),
+            ..Expect::default()
+        }
+    }
+
+    #[test]
+    fn a_method_matches_requests_and_notifications_of_that_method() {
+        assert!(matches(
+            &method("ping"),
+            &json!({"jsonrpc": "2.0", "id": 1, "method": "ping"})
+        ));
+        assert!(!matches(
+            &method("ping"),
+            &json!({"jsonrpc": "2.0", "id": 1, "method": "pong"})
+        ));
+        assert!(!matches(&method("ping"), &json!("ping")));
+    }
+
+    #[test]
+    fn has_id_tells_requests_from_notifications() {
+        let request = Expect {
+            has_id: Some(true),
+            ..method("x")
+        };
+        assert!(matches(&request, &json!({"id": 0, "method": "x"})));
+        assert!(!matches(&request, &json!({"method": "x"})));
+        assert!(!matches(&request, &json!({"id": null, "method": "x"})));
+    }
+
+    #[test]
+    fn response_to_needs_a_response_with_that_id() {
+        let e = Expect {
+            response_to: Some(json!(7)),
+            ..Expect::default()
+        };
+        assert!(matches(&e, &json!({"id": 7, "result": {}})));
+        assert!(matches(
+            &e,
+            &json!({"id": 7, "error": {"code": -32601, "message": "no"}})
+        ));
+        assert!(!matches(&e, &json!({"id": 8, "result": {}})));
+        assert!(!matches(&e, &json!({"id": 7, "method": "ping"})));
+    }
+
+    #[test]
+    fn params_are_a_recursive_subset() {
+        let e = Expect {
+            params: Some(json!({"name": "echo", "arguments": {"n": 1}})),
+            ..method("tools/call")
+        };
+        let msg = json!({"id": 1, "method": "tools/call", "params": {"name": "echo", "arguments": {"n": 1.0, "m": 2}}});
+        assert!(matches(&e, &msg));
+        let other =
+            json!({"id": 1, "method": "tools/call", "params": {"name": "echo", "arguments": {}}});
+        assert!(!matches(&e, &other));
+    }
+
+    #[test]
+    fn arrays_must_have_the_same_length() {
+        assert!(contains(
+            &json!([1, {"a": 1, "b": 2}]),
+            &json!([1, {"a": 1}])
+        ));
+        assert!(!contains(&json!([1, 2]), &json!([1])));
+    }
+
+    #[test]
+    fn error_code_reads_the_error_object() {
+        let e = Expect {
+            error_code: Some(-32601),
+            ..Expect::default()
+        };
+        assert!(matches(
+            &e,
+            &json!({"id": 1, "error": {"code": -32601, "message": "x"}})
+        ));
+        assert!(!matches(&e, &json!({"id": 1, "result": {}})));
+    }
+}

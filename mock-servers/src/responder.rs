@@ -1,0 +1,186 @@
+//! Default replies and JSON-RPC message building.
+
+use serde_json::{json, Map, Value};
+
+use crate::script::{Handshake, RpcErrorBody, ToolDef};
+
+/// The name the mock gives in `serverInfo`.
+pub const SERVER_NAME: &str = "mcp-mock-stdio";
+
+/// The protocolVersion answered when the client offered none and the script names none.
+pub const FALLBACK_PROTOCOL_VERSION: &str = "2025-06-18";
+
+/// JSON-RPC "method not found".
+pub const METHOD_NOT_FOUND: i64 = -32601;
+
+/// The default answer to a request: `initialize` → the offered (or the handshake's) version,
+/// the handshake's capabilities or `{tools: {listChanged: true}}`, and `serverInfo`;
+/// `tools/list` → the script's tools; `tools/call` → a text content `called <name>`;
+/// `ping` → `{}`; anything else → error -32601.
+pub fn default_result(
+    request: &Value,
+    tools: &[ToolDef],
+    handshake: &Handshake,
+) -> Result<Value, RpcErrorBody> {
+    let method = request.get("method").and_then(Value::as_str).unwrap_or("");
+    let params = request.get("params");
+    match method {
+        "initialize" => {
+            let offered = params
+                .and_then(|p| p.get("protocolVersion"))
+                .and_then(Value::as_str);
+            let version = handshake
+                .version
+                .as_deref()
+                .or(offered)
+                .unwrap_or(FALLBACK_PROTOCOL_VERSION);
+            let capabilities = handshake
+                .capabilities
+                .clone()
+                .unwrap_or_else(|| json!({"tools": {"listChanged": true}}));
+            Ok(json!({
+                "protocolVersion": version,
+                "capabilities": capabilities,
+                "serverInfo": {"name": SERVER_NAME, "version": env!("CARGO_PKG_VERSION")},
+            }))
+        }
+        "tools/list" => Ok(json!({"tools": tools.iter().map(tool_json).collect::<Vec<_>>()})),
+        "tools/call" => {
+            let name = params
+                .and_then(|p| p.get("name"))
+                .and_then(Value::as_str)
+                .unwrap_or("");
+            Ok(
+                json!({"content": [{"type": "text", "text": format!("called {name}")}], "isError": false}),
+            )
+        }
+        "ping" => Ok(json!({})),
+        _ => Err(RpcErrorBody {
+            code: METHOD_NOT_FOUND,
+            message: format!("Method not found: {method}"),
+            data: None,
+        }),
+    }
+}
+
+fn tool_json(tool: &ToolDef) -> Value {
+    let mut object = Map::new();
+    object.insert("name".into(), json!(tool.name));
+    if let Some(description) = &tool.description {
+        object.insert("description".into(), json!(description));
+    }
+    object.insert("inputSchema".into(), tool.input_schema.clone());
+    Value::Object(object)
+}
+
+/// A response message: `{jsonrpc, id, result}` or `{jsonrpc, id, error}`.
+pub fn response(id: Value, outcome: Result<Value, RpcErrorBody>) -> Value {
+    match outcome {
+        Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
+        Err(error) => {
+            let mut body = json!({"code": error.code, "message": error.message});
+            if let Some(data) = error.data {
+                body["data"] = data;
+            }
+            json!({"jsonrpc": "2.0", "id": id, "error": body})
+        }
+    }
+}
+
+/// A notification message, or a request when `id` is given.
+pub fn message(id: Option<&Value>, method: &str, params: Option<&Value>) -> Value {
+    let mut object = Map::new();
+    object.insert("jsonrpc".into(), json!("2.0"));
+    if let Some(id) = id {
+        object.insert("id".into(), id.clone());
+    }
+    object.insert("method".into(), json!(method));
+    if let Some(params) = params {
+        object.insert("params".into(), params.clone());
+    }
+    Value::Object(object)
+}
+
+/// Expands `${env:NAME}` (the variable's value, empty when unset) and `${env?:NAME}`
+/// (`set` or `unset`) in every string of a scripted result, so a scenario can see the
+/// environment the client gave the server without the snapshot holding machine paths.
+pub fn expand_env(value: &Value) -> Value {
+    match value {
+        Value::String(text) => Value::String(expand_env_text(text)),
+        Value::Array(items) => Value::Array(items.iter().map(expand_env).collect()),
+        Value::Object(map) => Value::Object(map.iter().map(|(k, v)| (k.clone(), expand_env(v))).collect()),
+        other => other.clone(),
+    }
+}
+
+fn expand_env_text(text: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(start) = rest.find("${env") {
+        out.push_str(&rest[..start]);
+        let after = &rest[start..];
+        let Some(end) = after.find('}') else {
+            out.push_str(after);
+            return out;
+        };
+        let inner = &after[2..end];
+        match (inner.strip_prefix("env?:"), inner.strip_prefix("env:")) {
+            (Some(name), _) => out.push_str(if std::env::var_os(name).is_some() { "set" } else { "unset" }),
+            (None, Some(name)) => out.push_str(&std::env::var(name).unwrap_or_default()),
+            (None, None) => out.push_str(&after[..=end]),
+        }
+        rest = &after[end + 1..];
+    }
+    out.push_str(rest);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn initialize_answers_the_offered_version() {
+        let request =
+            json!({"id": 1, "method": "initialize", "params": {"protocolVersion": "2024-11-05"}});
+        let result = default_result(&request, &[], &Handshake::default()).unwrap();
+        assert_eq!(result["protocolVersion"], "2024-11-05");
+        assert_eq!(
+            result["capabilities"],
+            json!({"tools": {"listChanged": true}})
+        );
+        assert_eq!(result["serverInfo"]["name"], SERVER_NAME);
+    }
+
+    #[test]
+    fn the_handshake_version_wins_over_the_offer() {
+        let request =
+            json!({"id": 1, "method": "initialize", "params": {"protocolVersion": "2024-11-05"}});
+        let handshake = Handshake {
+            version: Some("1999-01-01".into()),
+            capabilities: None,
+        };
+        let result = default_result(&request, &[], &handshake).unwrap();
+        assert_eq!(result["protocolVersion"], "1999-01-01");
+    }
+
+    #[test]
+    fn unknown_methods_are_not_found() {
+        let request = json!({"id": 1, "method": "sampling/createMessage"});
+        let error = default_result(&request, &[], &Handshake::default()).unwrap_err();
+        assert_eq!(error.code, METHOD_NOT_FOUND);
+    }
+
+    #[test]
+    fn env_placeholders_expand_and_other_text_stays() {
+        let value = serde_json::json!({"t": ["${env?:PATH}/${env:MCP_MOCK_SURELY_UNSET}/${other}"]});
+        assert_eq!(expand_env(&value), serde_json::json!({"t": ["set//${other}"]}));
+    }
+
+    #[test]
+    fn tools_call_names_the_tool() {
+        let request = json!({"id": 1, "method": "tools/call", "params": {"name": "echo"}});
+        let result = default_result(&request, &[], &Handshake::default()).unwrap();
+        assert_eq!(result["content"][0]["text"], "called echo");
+    }
+}

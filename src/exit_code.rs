@@ -1,0 +1,12 @@
+//! The documented exit codes of `mcp-conformance`, in one place.
+
+/// Everything checked passed.
+pub const SUCCESS: u8 = 0;
+/// At least one scenario or check failed.
+pub const FAILURES: u8 = 1;
+/// The command line or an input file is wrong.
+pub const USAGE: u8 = 2;
+/// The harness itself failed (not the implementation under test).
+pub const HARNESS_FAULT: u8 = 3;
+/// The target could not be reached (validate).
+pub const UNREACHABLE: u8 = 4;

@@ -1,0 +1,182 @@
+//! The `mcp-conformance` command line: a thin layer over the library.
+
+use clap::{Parser, Subcommand};
+use mcp_conformance::{exit_code, report, rules, runner::MockLauncher, scenario, verdict};
+use mcp_refclient::Profile;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// Conformance suite and test harness for the Model Context Protocol.
+#[derive(Parser)]
+#[command(name = "mcp-conformance", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run the bundled scenarios against the reference client and print a report.
+    Run(RunArgs),
+    /// List the rules and the scenarios that cover them.
+    List(ListArgs),
+    /// Play a scripted stdio server on stdin/stdout (the same as `mcp-mock-stdio`).
+    #[command(hide = true, disable_help_flag = true)]
+    MockStdio {
+        /// Everything after `mock-stdio`.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<std::ffi::OsString>,
+    },
+}
+
+#[derive(clap::Args)]
+struct RunArgs {
+    /// Run only the scenarios whose name or rule ids start with this prefix.
+    prefix: Option<String>,
+    /// The profile: strict, yoagent, kova, or all.
+    #[arg(long, default_value = "strict")]
+    profile: String,
+    /// Write a JSON report to this file.
+    #[arg(long)]
+    json: Option<PathBuf>,
+    /// Write a JUnit XML report to this file.
+    #[arg(long)]
+    junit: Option<PathBuf>,
+    /// The scenario folder.
+    #[arg(long, default_value_os_t = default_scenarios())]
+    scenarios: PathBuf,
+}
+
+#[derive(clap::Args)]
+struct ListArgs {
+    /// The scenario folder.
+    #[arg(long, default_value_os_t = default_scenarios())]
+    scenarios: PathBuf,
+}
+
+/// `scenarios/` in the working directory, else the one this binary was built from.
+fn default_scenarios() -> PathBuf {
+    let local = PathBuf::from("scenarios");
+    if local.is_dir() {
+        return local;
+    }
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios")
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return ExitCode::from(if e.use_stderr() { exit_code::USAGE } else { exit_code::SUCCESS });
+        }
+    };
+    match cli.command {
+        Command::Run(args) => run(args),
+        Command::List(args) => list(args),
+        Command::MockStdio { args } => mcp_mock_servers::stdio_main(args),
+    }
+}
+
+fn parse_profiles(name: &str) -> Option<Vec<Profile>> {
+    if name == "all" {
+        return Some(Profile::ALL.to_vec());
+    }
+    Profile::from_name(name).map(|p| vec![p])
+}
+
+fn load(folder: &Path) -> Result<Vec<scenario::LoadedScenario>, ExitCode> {
+    scenario::load_all(folder).map_err(|e| {
+        eprintln!("error: {}", error_chain(&e));
+        ExitCode::from(exit_code::USAGE)
+    })
+}
+
+fn run(args: RunArgs) -> ExitCode {
+    let Some(profiles) = parse_profiles(&args.profile) else {
+        eprintln!("error: unknown profile `{}` (expected strict, yoagent, kova or all)", args.profile);
+        return ExitCode::from(exit_code::USAGE);
+    };
+    let scenarios = match load(&args.scenarios) {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
+    let selected: Vec<_> = scenarios
+        .into_iter()
+        .filter(|s| match &args.prefix {
+            None => true,
+            Some(prefix) => s.name.starts_with(prefix.as_str()) || s.scenario.rules.iter().any(|r| r.starts_with(prefix.as_str())),
+        })
+        .collect();
+    if selected.is_empty() {
+        eprintln!("error: no scenario matches `{}` in {}", args.prefix.unwrap_or_default(), args.scenarios.display());
+        return ExitCode::from(exit_code::USAGE);
+    }
+    let launcher = match MockLauncher::this_binary() {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("error: cannot find this program to launch the scripted servers: {e}");
+            return ExitCode::from(exit_code::HARNESS_FAULT);
+        }
+    };
+    let results = verdict::run_all(&selected, &profiles, &launcher);
+    print!("{}", report::table::render(&results));
+    for (path, text) in [(&args.json, report::json::render(&results)), (&args.junit, report::junit::render(&results))] {
+        if let Some(path) = path {
+            if let Err(e) = std::fs::write(path, text) {
+                eprintln!("error: cannot write {}: {e}", path.display());
+                return ExitCode::from(exit_code::HARNESS_FAULT);
+            }
+        }
+    }
+    let summary = report::Summary::of(&results);
+    ExitCode::from(if summary.harness_faults > 0 {
+        exit_code::HARNESS_FAULT
+    } else if summary.failed > 0 {
+        exit_code::FAILURES
+    } else {
+        exit_code::SUCCESS
+    })
+}
+
+fn list(args: ListArgs) -> ExitCode {
+    let scenarios = match load(&args.scenarios) {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
+    println!("rules:");
+    let mut uncovered = 0;
+    for rule in rules::all() {
+        let covering: Vec<&str> = scenarios
+            .iter()
+            .filter(|s| s.scenario.rules.contains(&rule.id))
+            .map(|s| s.name.as_str())
+            .collect();
+        if covering.is_empty() && rule.kind == rules::RuleKind::Client {
+            uncovered += 1;
+        }
+        let kind = match rule.kind {
+            rules::RuleKind::Client => "client",
+            rules::RuleKind::Server => "server",
+        };
+        println!("  {:<45} {:<6} {:<6} {} scenario(s)", rule.id, rule.level.name(), kind, covering.len());
+    }
+    println!("\nscenarios:");
+    for s in &scenarios {
+        let profiles: Vec<&str> = s.profiles().iter().map(|p| p.name()).collect();
+        println!("  {:<50} [{}] {}", s.name, profiles.join(","), s.scenario.rules.join(", "));
+    }
+    println!("\n{} rules, {} scenarios, {} client rules without a scenario", rules::all().len(), scenarios.len(), uncovered);
+    ExitCode::from(exit_code::SUCCESS)
+}
+
+fn error_chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}

@@ -1,0 +1,301 @@
+//! Checking a scenario's `[expect]` against an outcome.
+
+use super::outcome::Outcome;
+use crate::scenario::{Expectations, StepExpect};
+use mcp_mock_servers::describe_step;
+use mcp_mock_servers::script::{Script, Step};
+use mcp_mock_servers::wire_log::Record;
+use serde::Serialize;
+use serde_json::Value;
+
+/// One expectation that did not hold.
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct Failure {
+    /// What was checked (`step 2`, `received`, `logs`).
+    pub what: String,
+    /// What the scenario expected.
+    pub expected: String,
+    /// What happened.
+    pub actual: String,
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: expected {}, got {}", self.what, self.expected, self.actual)
+    }
+}
+
+/// Every expectation that did not hold (empty: the scenario passed).
+pub fn check(expect: &Expectations, script: &Script, outcome: &Outcome) -> Vec<Failure> {
+    let mut failures = Vec::new();
+    let mut fail = |what: &str, expected: String, actual: String| {
+        failures.push(Failure { what: what.into(), expected, actual: outcome.redact(&actual) })
+    };
+    for step in &expect.steps {
+        check_step(step, outcome, &mut fail);
+    }
+    let received = received_summary(&outcome.wire);
+    if let Some(sequence) = &expect.received {
+        if &received != sequence {
+            fail("received", format!("{sequence:?}"), format!("{received:?}"));
+        }
+    }
+    let messages: Vec<&Value> = outcome
+        .wire
+        .iter()
+        .filter_map(|r| match r {
+            Record::Received { message } => Some(message),
+            _ => None,
+        })
+        .collect();
+    for wanted in &expect.received_includes {
+        if !messages.iter().any(|m| contains_subset(m, wanted)) {
+            fail("received_includes", wanted.to_string(), format!("{received:?}"));
+        }
+    }
+    for (method, count) in &expect.counts {
+        let seen = received.iter().filter(|m| *m == method).count();
+        if seen != *count {
+            fail(&format!("count of `{method}`"), count.to_string(), seen.to_string());
+        }
+    }
+    for log in &expect.logs {
+        let found = outcome.logs.iter().any(|event| {
+            event.level == log.level
+                && log.target.as_ref().is_none_or(|t| &event.target == t)
+                && event.message.contains(&log.contains)
+        });
+        if !found {
+            let seen: Vec<String> = outcome
+                .logs
+                .iter()
+                .filter(|e| e.level == log.level)
+                .take(5)
+                .map(|e| format!("{} {}: {}", e.level, e.target, cut(&e.message, 160)))
+                .collect();
+            fail("logs", format!("a {} event containing {:?}", log.level, log.contains), format!("{seen:?}"));
+        }
+    }
+    for secret in &expect.never_contains {
+        if let Some(place) = find_secret(outcome, secret) {
+            fail("never_contains", format!("no trace of {secret:?}"), format!("found in {place}"));
+        }
+    }
+    if let Some(gone) = expect.processes_gone {
+        let alive: Vec<String> = outcome
+            .processes
+            .iter()
+            .filter(|p| p.alive_after_steps)
+            .map(|p| format!("{} {}", p.role, p.pid))
+            .collect();
+        if gone && !alive.is_empty() {
+            fail("processes", "every process gone".into(), format!("still alive: {}", alive.join(", ")));
+        }
+        if !gone && alive.is_empty() {
+            fail("processes", "some process still alive".into(), "all gone".into());
+        }
+        if outcome.processes.is_empty() {
+            fail("processes", "the server to report its processes".into(), "none reported".into());
+        }
+    }
+    if expect.script_completed {
+        if let Some(problem) = script_problem(&outcome.wire, script) {
+            fail("script", "the script played to its end".into(), problem);
+        }
+    }
+    if let Some(launches) = expect.launches {
+        if outcome.launches() != launches {
+            fail("launches", launches.to_string(), outcome.launches().to_string());
+        }
+    }
+    failures
+}
+
+fn check_step(expect: &StepExpect, outcome: &Outcome, fail: &mut impl FnMut(&str, String, String)) {
+    let what = format!("step {}", expect.step);
+    let Some(record) = outcome.steps.iter().find(|s| s.number == expect.step) else {
+        fail(&what, "the step to run".into(), "it did not run".into());
+        return;
+    };
+    let describe = |r: &Result<Value, super::ErrorRecord>| match r {
+        Ok(value) => format!("ok {}", cut(&value.to_string(), 300)),
+        Err(e) => format!("{} error: {}", e.kind, cut(&e.text, 300)),
+    };
+    if let Some(ok) = expect.ok {
+        if record.result.is_ok() != ok {
+            fail(&what, if ok { "success".into() } else { "an error".into() }, describe(&record.result));
+        }
+    }
+    if let Some(kind) = &expect.error {
+        match &record.result {
+            Err(e) if &e.kind == kind => {}
+            other => fail(&what, format!("a {kind} error"), describe(other)),
+        }
+    }
+    let text = match &record.result {
+        Ok(value) => value_text(value),
+        Err(e) => e.text.clone(),
+    };
+    let text = outcome.redact(&text);
+    for needle in &expect.contains {
+        if !text.contains(needle.as_str()) {
+            fail(&what, format!("text containing {needle:?}"), describe(&record.result));
+        }
+    }
+    for needle in &expect.lacks {
+        if text.contains(needle.as_str()) {
+            fail(&what, format!("text without {needle:?}"), describe(&record.result));
+        }
+    }
+    if let Some(wanted) = &expect.value {
+        match &record.result {
+            Ok(value) if contains_subset(value, wanted) => {}
+            other => fail(&what, format!("a value containing {wanted}"), describe(other)),
+        }
+    }
+    if let Some(ms) = expect.within_ms {
+        if record.elapsed.as_millis() > u128::from(ms) {
+            fail(&what, format!("done within {ms} ms"), format!("took {} ms", record.elapsed.as_millis()));
+        }
+    }
+    if let Some(ms) = expect.at_least_ms {
+        if record.elapsed.as_millis() < u128::from(ms) {
+            fail(&what, format!("taking at least {ms} ms"), format!("took {} ms", record.elapsed.as_millis()));
+        }
+    }
+    for (field, max) in &expect.value_at_most {
+        let value = record.result.as_ref().ok();
+        let actual = value
+            .and_then(|v| v.get("metrics").and_then(|m| m.get(field)).or_else(|| v.get(field)))
+            .and_then(Value::as_f64);
+        match actual {
+            Some(actual) if actual <= *max => {}
+            _ => fail(&what, format!("`{field}` at most {max}"), describe(&record.result)),
+        }
+    }
+}
+
+/// A value as text for `contains`: strings unquoted, anything else as JSON.
+fn value_text(value: &Value) -> String {
+    match value {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// What the server received, in order: methods, and `response:<id>` for answers.
+pub fn received_summary(wire: &[Record]) -> Vec<String> {
+    wire.iter()
+        .filter_map(|r| match r {
+            Record::Received { message } => Some(match message.get("method").and_then(Value::as_str) {
+                Some(method) => method.to_string(),
+                None => match message.get("id") {
+                    Some(id) => format!("response:{}", value_text(id)),
+                    None => format!("other:{}", cut(&message.to_string(), 60)),
+                },
+            }),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Why the script did not play to its end, if it did not: a mismatch, input closed early,
+/// or steps never reached (a server killed mid-script cannot say so itself).
+pub fn script_problem(wire: &[Record], script: &Script) -> Option<String> {
+    let reported = wire.iter().find_map(|r| match r {
+        Record::Mismatch { index, expected, received } => {
+            Some(format!("step {} expected {expected}, received {}", index + 1, cut(&received.to_string(), 300)))
+        }
+        Record::Unfinished { expected } => Some(format!("the client closed the server's input while it awaited {expected}")),
+        _ => None,
+    });
+    if reported.is_some() || !script.relaunch.is_empty() || script.steps.is_empty() {
+        return reported;
+    }
+    if wire.iter().any(|r| matches!(r, Record::Completed {})) {
+        return None;
+    }
+    let reached = wire.iter().filter_map(|r| match r {
+        Record::Step { index, .. } => Some(*index),
+        _ => None,
+    }).max();
+    let received = received_summary(wire);
+    // A server killed while it stalls cannot be blamed for not stalling to the end.
+    let Some(last) = script.steps.iter().rposition(|step| !optional_at_end(step)) else {
+        return None;
+    };
+    match reached {
+        None => Some(format!("the server never began its script; it received {received:?}")),
+        // The last step began, and needs nothing from the client: it played.
+        Some(index) if index > last || (index == last && !awaits_input(&script.steps[last])) => None,
+        Some(index) => {
+            let first_unused = if index == last || awaits_input(&script.steps[index]) { index } else { index + 1 };
+            Some(format!(
+                "step {} ({}) and {} more never completed; the server received {received:?}",
+                first_unused + 1,
+                describe_step(&script.steps[first_unused]),
+                last - first_unused,
+            ))
+        }
+    }
+}
+
+/// Steps that may go unplayed at the end of a script: waiting forever, or deciding to.
+fn optional_at_end(step: &Step) -> bool {
+    matches!(step, Step::Stall(s) if s.ms.is_none()) || matches!(step, Step::IgnoreStdinClose(_))
+}
+
+/// Steps that cannot complete without the client.
+fn awaits_input(step: &Step) -> bool {
+    matches!(step, Step::Expect(_) | Step::Handshake(_) | Step::AwaitStdinClose(_))
+}
+
+/// Whether `value` contains `wanted`: objects key by key, arrays element-wise, else equal.
+pub fn contains_subset(value: &Value, wanted: &Value) -> bool {
+    match (value, wanted) {
+        (Value::Object(have), Value::Object(want)) => {
+            want.iter().all(|(k, w)| have.get(k).is_some_and(|h| contains_subset(h, w)))
+        }
+        (Value::Array(have), Value::Array(want)) => {
+            have.len() == want.len() && have.iter().zip(want).all(|(h, w)| contains_subset(h, w))
+        }
+        _ => value == wanted,
+    }
+}
+
+fn find_secret(outcome: &Outcome, secret: &str) -> Option<String> {
+    for step in &outcome.steps {
+        let text = match &step.result {
+            Ok(v) => v.to_string(),
+            Err(e) => e.text.clone(),
+        };
+        if text.contains(secret) {
+            return Some(format!("step {}", step.number));
+        }
+    }
+    outcome.logs.iter().find(|e| e.message.contains(secret)).map(|e| format!("a {} log line", e.level))
+}
+
+/// Cuts a text to `max` characters, marking the cut.
+pub fn cut(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_string();
+    }
+    let kept: String = text.chars().take(max).collect();
+    format!("{kept}…")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn subset_compares_objects_by_key_and_arrays_by_element() {
+        let value = json!({"a": 1, "b": {"c": [1, 2], "d": "x"}});
+        assert!(contains_subset(&value, &json!({"b": {"c": [1, 2]}})));
+        assert!(!contains_subset(&value, &json!({"b": {"c": [1]}})));
+        assert!(!contains_subset(&value, &json!({"z": 1})));
+        assert!(contains_subset(&json!("x"), &json!("x")));
+    }
+}

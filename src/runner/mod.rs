@@ -1,0 +1,150 @@
+//! The runner: plays a scenario's server, drives the reference client through its steps
+//! and gathers the outcome.
+
+pub mod check;
+pub mod logs;
+pub mod outcome;
+pub mod procs;
+mod steps;
+pub mod transcript;
+
+pub use outcome::{ErrorRecord, Outcome, ProcessFact, StepRecord};
+
+use crate::scenario::LoadedScenario;
+use mcp_mock_servers::wire_log::{self, Record};
+use mcp_refclient::{Profile, TestHooks};
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// How to launch the scripted stdio server: a program and the arguments before `--script`.
+#[derive(Clone, Debug)]
+pub struct MockLauncher {
+    /// The program (`mcp-conformance`, whose hidden `mock-stdio` command is the server).
+    pub program: PathBuf,
+    /// Arguments before the script's (`["mock-stdio"]`).
+    pub prefix_args: Vec<String>,
+}
+
+impl MockLauncher {
+    /// The mock served by this very binary's hidden `mock-stdio` command.
+    pub fn this_binary() -> std::io::Result<Self> {
+        Ok(MockLauncher { program: std::env::current_exe()?, prefix_args: vec!["mock-stdio".into()] })
+    }
+
+    /// The mock served by the `mcp-conformance` binary at `program`.
+    pub fn conformance_binary(program: impl Into<PathBuf>) -> Self {
+        MockLauncher { program: program.into(), prefix_args: vec!["mock-stdio".into()] }
+    }
+}
+
+/// How long the runner waits for killed processes to be gone before recording the facts.
+const PROCESS_SETTLE: Duration = Duration::from_secs(2);
+
+/// Runs one scenario under one profile. Never panics on what the client or server does;
+/// a fault of the harness itself is recorded in `harness_fault`.
+pub fn run(scenario: &LoadedScenario, profile: Profile, launcher: &MockLauncher, hooks: &TestHooks) -> Outcome {
+    let temp = match tempfile::Builder::new().prefix("mcp-conformance-").tempdir() {
+        Ok(temp) => temp,
+        Err(e) => return Outcome::fault(profile, format!("cannot create a temp folder: {e}")),
+    };
+    let script_path = temp.path().join("script.json");
+    let log_path = temp.path().join("wire.jsonl");
+    let script = match serde_json::to_vec_pretty(&scenario.scenario.server) {
+        Ok(script) => script,
+        Err(e) => return Outcome::fault(profile, format!("cannot serialize the script: {e}")),
+    };
+    if let Err(e) = std::fs::write(&script_path, script) {
+        return Outcome::fault(profile, format!("cannot write {}: {e}", script_path.display()));
+    }
+    let mut args = launcher.prefix_args.clone();
+    args.extend([
+        "--script".into(),
+        script_path.display().to_string(),
+        "--log".into(),
+        log_path.display().to_string(),
+    ]);
+    let plan = steps::Plan {
+        scenario: &scenario.scenario,
+        profile,
+        command: scenario.scenario.client.command.clone().unwrap_or_else(|| launcher.program.display().to_string()),
+        args,
+        hooks: hooks.clone(),
+        log_path: log_path.clone(),
+    };
+
+    let buffer = logs::LogBuffer::default();
+    let played = {
+        let _guard = buffer.install();
+        steps::play(plan)
+    };
+    let (steps, harness_fault, client_gone) = match played {
+        Ok(played) => (played.steps, None, played.client_gone),
+        Err(fault) => (Vec::new(), Some(fault), true),
+    };
+
+    let wire = wire_log::read_wire_log(&log_path).unwrap_or_default();
+    let reported = reported_processes(&wire);
+    let pids: Vec<u32> = reported.iter().map(|(pid, _)| *pid).collect();
+    // Facts are taken only where the scenario asks for them: a process that should be gone
+    // gets a bounded wait to go; one that should live is looked at once.
+    let processes = match scenario.scenario.expect.processes_gone {
+        None => Vec::new(),
+        Some(should_be_gone) => {
+            let alive = if should_be_gone {
+                procs::wait_all_gone(&pids, PROCESS_SETTLE)
+            } else {
+                // The command itself goes on close and drop whatever else lives on: let it.
+                let servers: Vec<u32> = reported.iter().filter(|(_, role)| *role == "server").map(|(p, _)| *p).collect();
+                if client_gone {
+                    procs::wait_all_gone(&servers, PROCESS_SETTLE);
+                }
+                pids.iter().copied().filter(|&p| procs::is_alive(p)).collect()
+            };
+            reported
+                .iter()
+                .map(|&(pid, role)| ProcessFact { pid, role, alive_after_steps: alive.contains(&pid) })
+                .collect()
+        }
+    };
+    procs::kill_all(&pids);
+
+    let (logs, logs_dropped) = buffer.take();
+    let mut redactions = vec![(temp.path().display().to_string(), "[TMP]".to_string())];
+    redactions.push((launcher.program.display().to_string(), "mcp-mock-stdio".to_string()));
+    Outcome { profile, steps, wire, logs, logs_dropped, processes, harness_fault, redactions }
+}
+
+impl Outcome {
+    fn fault(profile: Profile, fault: String) -> Outcome {
+        Outcome {
+            profile,
+            steps: Vec::new(),
+            wire: Vec::new(),
+            logs: Vec::new(),
+            logs_dropped: 0,
+            processes: Vec::new(),
+            harness_fault: Some(fault),
+            redactions: Vec::new(),
+        }
+    }
+}
+
+fn reported_processes(wire: &[Record]) -> Vec<(u32, &'static str)> {
+    let mut seen: Vec<(u32, &'static str)> = Vec::new();
+    for record in wire {
+        let (pid, role) = match record {
+            Record::Started { pid, .. } => (*pid, "server"),
+            Record::Spawned { pid, .. } => (*pid, "descendant"),
+            _ => continue,
+        };
+        if let Some(entry) = seen.iter_mut().find(|(p, _)| *p == pid) {
+            // A backgrounded copy is both spawned and started: it is a server.
+            if role == "server" {
+                entry.1 = role;
+            }
+        } else {
+            seen.push((pid, role));
+        }
+    }
+    seen
+}

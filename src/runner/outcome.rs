@@ -1,0 +1,90 @@
+//! What one run of a scenario produced.
+
+use super::logs::LogEvent;
+use mcp_mock_servers::wire_log::Record;
+use mcp_refclient::Profile;
+use serde::Serialize;
+use serde_json::Value;
+use std::time::Duration;
+
+/// The result of one client step.
+#[derive(Clone, Debug, Serialize)]
+pub struct StepRecord {
+    /// 1-based step number.
+    pub number: usize,
+    /// A short label (`call_tool echo`).
+    pub label: String,
+    /// The value on success, or the error.
+    pub result: Result<Value, ErrorRecord>,
+    /// How long the step took.
+    #[serde(skip)]
+    pub elapsed: Duration,
+}
+
+/// An error a step returned.
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct ErrorRecord {
+    /// The neutral kind (`transport`, `timeout`, …).
+    pub kind: String,
+    /// The whole text, causes included.
+    pub text: String,
+}
+
+/// A process the server reported, and whether it outlived the client's steps.
+#[derive(Clone, Debug, Serialize)]
+pub struct ProcessFact {
+    /// The pid.
+    pub pid: u32,
+    /// `server` (a launched process) or `descendant`.
+    pub role: &'static str,
+    /// Still alive once the steps were done.
+    pub alive_after_steps: bool,
+}
+
+/// Everything a run produced.
+#[derive(Clone, Debug, Serialize)]
+pub struct Outcome {
+    /// The profile the client ran under.
+    #[serde(serialize_with = "profile_name")]
+    pub profile: Profile,
+    /// One record per client step.
+    pub steps: Vec<StepRecord>,
+    /// The server's wire log.
+    pub wire: Vec<Record>,
+    /// The client's log events (bounded).
+    pub logs: Vec<LogEvent>,
+    /// How many log events were dropped past the bound.
+    pub logs_dropped: usize,
+    /// The processes the server reported.
+    pub processes: Vec<ProcessFact>,
+    /// Something that went wrong in the harness itself, not in the client.
+    pub harness_fault: Option<String>,
+    /// Texts to replace in anything shown, most specific first (temp folder, mock path).
+    #[serde(skip)]
+    pub redactions: Vec<(String, String)>,
+}
+
+impl Outcome {
+    /// Applies the run's redactions to a text.
+    pub fn redact(&self, text: &str) -> String {
+        let mut text = text.to_string();
+        for (from, to) in &self.redactions {
+            if !from.is_empty() {
+                text = text.replace(from.as_str(), to);
+            }
+        }
+        text
+    }
+
+    /// How many times the server was launched.
+    pub fn launches(&self) -> u32 {
+        self.wire.iter().filter_map(|r| match r {
+            Record::Started { launch, .. } => Some(*launch),
+            _ => None,
+        }).max().unwrap_or(0)
+    }
+}
+
+fn profile_name<S: serde::Serializer>(profile: &Profile, serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.serialize_str(profile.name())
+}

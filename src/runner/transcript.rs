@@ -1,0 +1,109 @@
+//! The normalized transcript of a run: what a snapshot pins.
+//!
+//! Wire messages both ways in the order the server saw them (`→` client to server, `←`
+//! server to client), the client's step results, WARN and ERROR log lines, and process
+//! facts. What varies between runs is redacted by name here and nowhere else: `[TMP]`,
+//! `[PID]`, the mock's path. Nothing is sorted: the wire's order is the finding.
+
+use super::check::cut;
+use super::outcome::Outcome;
+use mcp_mock_servers::wire_log::Record;
+use std::fmt::Write;
+
+/// Renders one run's transcript.
+pub fn render(outcome: &Outcome) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "── profile {} ──", outcome.profile.name());
+    if let Some(fault) = &outcome.harness_fault {
+        let _ = writeln!(out, "harness fault: {}", outcome.redact(fault));
+    }
+    out.push_str("wire:\n");
+    let pids = pid_names(&outcome.wire);
+    for record in &outcome.wire {
+        let line = match record {
+            Record::Started { launch, pid, .. } => format!("  · {} started (launch {launch})", pids.name(*pid)),
+            Record::Spawned { pid, parent } => format!("  · {} spawned {}", pids.name(*parent), pids.name(*pid)),
+            Record::Received { message } => format!("  → {}", cut(&message.to_string(), 400)),
+            Record::Sent { message } => format!("  ← {}", cut(&message.to_string(), 400)),
+            Record::Wrote { stream, summary } => format!("  ← {stream}: {}", cut(summary, 200)),
+            // Whether these made it to the log before a kill varies run to run.
+            Record::Step { .. } | Record::Completed {} => continue,
+            Record::Mismatch { index, expected, received } => {
+                format!("  ! step {} expected {expected}, received {}", index + 1, cut(&received.to_string(), 300))
+            }
+            Record::Unfinished { expected } => format!("  ! input closed while awaiting {expected}"),
+            Record::Exiting { code } => format!("  · exiting with code {code}"),
+        };
+        out.push_str(&outcome.redact(&line));
+        out.push('\n');
+    }
+    out.push_str("client:\n");
+    for step in &outcome.steps {
+        let result = match &step.result {
+            Ok(value) => format!("ok {}", cut(&without_metrics(value).to_string(), 600)),
+            Err(e) => format!("error [{}]: {}", e.kind, cut(&e.text, 600)),
+        };
+        let _ = writeln!(out, "  {} {} → {}", step.number, step.label, outcome.redact(&result));
+    }
+    let warnings: Vec<_> = outcome.logs.iter().filter(|e| e.level == "WARN" || e.level == "ERROR").collect();
+    if !warnings.is_empty() {
+        out.push_str("logs:\n");
+        for event in warnings {
+            let _ = writeln!(out, "  {} {}: {}", event.level, event.target, outcome.redact(&cut(&event.message, 300)));
+        }
+    }
+    if !outcome.processes.is_empty() {
+        out.push_str("processes after the steps:\n");
+        for fact in &outcome.processes {
+            let state = if fact.alive_after_steps { "alive" } else { "gone" };
+            let _ = writeln!(out, "  {} {}: {state}", fact.role, pids.name(fact.pid));
+        }
+    }
+    pids.redact(&out)
+}
+
+/// Stable names for the pids of a run, in order of appearance (`[PID1]`, `[PID2]`, …).
+struct PidNames {
+    pids: Vec<u32>,
+}
+
+fn pid_names(wire: &[Record]) -> PidNames {
+    let mut pids = Vec::new();
+    for record in wire {
+        if let Record::Started { pid, .. } | Record::Spawned { pid, .. } = record {
+            if !pids.contains(pid) {
+                pids.push(*pid);
+            }
+        }
+    }
+    PidNames { pids }
+}
+
+impl PidNames {
+    fn name(&self, pid: u32) -> String {
+        match self.pids.iter().position(|p| *p == pid) {
+            Some(i) => format!("[PID{}]", i + 1),
+            None => "[PID?]".into(),
+        }
+    }
+
+    /// Replaces any pid still written as a number in messages (`"pid":1234`).
+    fn redact(&self, text: &str) -> String {
+        let mut text = text.to_string();
+        for (i, pid) in self.pids.iter().enumerate() {
+            for pattern in [format!("\"pid\":{pid}"), format!("pid {pid}")] {
+                text = text.replace(&pattern, &pattern.replace(&pid.to_string(), &format!("[PID{}]", i + 1)));
+            }
+        }
+        text
+    }
+}
+
+/// A step value without its `metrics` (timings and counts that vary run to run).
+fn without_metrics(value: &serde_json::Value) -> serde_json::Value {
+    let mut value = value.clone();
+    if let Some(object) = value.as_object_mut() {
+        object.remove("metrics");
+    }
+    value
+}

@@ -1,0 +1,207 @@
+//! Scenarios: loading one file, validating it against the registry, finding them all.
+
+pub mod model;
+
+pub use model::*;
+
+use mcp_refclient::Profile;
+use std::path::{Path, PathBuf};
+
+/// A scenario loaded from its file.
+#[derive(Clone, Debug)]
+pub struct LoadedScenario {
+    /// Its name: the path below `scenarios/` without `.toml` (`stdio/banner-before-initialize`).
+    pub name: String,
+    /// The file.
+    pub path: PathBuf,
+    /// The content.
+    pub scenario: Scenario,
+}
+
+impl LoadedScenario {
+    /// The folder the scenario is in (`stdio`).
+    pub fn area(&self) -> &str {
+        self.name.rsplit_once('/').map(|(area, _)| area).unwrap_or("")
+    }
+
+    /// The profiles it applies to.
+    pub fn profiles(&self) -> Vec<Profile> {
+        if self.scenario.profiles.is_empty() {
+            return Profile::ALL.to_vec();
+        }
+        self.scenario.profiles.iter().filter_map(|p| Profile::from_name(p)).collect()
+    }
+}
+
+/// Why a scenario file could not be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    /// The file could not be read.
+    #[error("cannot read scenario {path}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The file is not a valid scenario (TOML syntax, unknown or missing field).
+    #[error("invalid scenario {path}")]
+    Parse {
+        /// The file.
+        path: PathBuf,
+        /// The cause, with line and column.
+        #[source]
+        source: Box<toml::de::Error>,
+    },
+    /// The file parses but says something impossible (an unknown rule id, say).
+    #[error("invalid scenario {path}:{line}: {message}")]
+    Invalid {
+        /// The file.
+        path: PathBuf,
+        /// The line the problem is on (1-based).
+        line: usize,
+        /// What is wrong.
+        message: String,
+    },
+    /// The scenario folder could not be listed.
+    #[error("cannot list scenarios in {path}")]
+    List {
+        /// The folder.
+        path: PathBuf,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// Error kinds a scenario may name.
+pub const ERROR_KINDS: &[&str] =
+    &["transport", "http", "protocol", "json-rpc", "serialization", "io", "connection-closed", "timeout"];
+
+/// Loads and validates one scenario file; `root` is the `scenarios/` folder that names it.
+pub fn load(root: &Path, path: &Path) -> Result<LoadedScenario, LoadError> {
+    let text = std::fs::read_to_string(path).map_err(|source| LoadError::Read { path: path.into(), source })?;
+    let scenario: Scenario =
+        toml::from_str(&text).map_err(|source| LoadError::Parse { path: path.into(), source: Box::new(source) })?;
+    let invalid = |needle: &str, message: String| LoadError::Invalid {
+        path: path.into(),
+        line: line_of(&text, needle),
+        message,
+    };
+    if scenario.rules.is_empty() {
+        return Err(invalid("rules", "`rules` names no rule".into()));
+    }
+    for rule in &scenario.rules {
+        if crate::rules::find(rule).is_none() {
+            return Err(invalid(rule, format!("unknown rule id `{rule}` (see `mcp-conformance list`)")));
+        }
+    }
+    for profile in &scenario.profiles {
+        if Profile::from_name(profile).is_none() {
+            return Err(invalid(profile, format!("unknown profile `{profile}` (expected strict, yoagent or kova)")));
+        }
+    }
+    validate_steps(&scenario, &invalid)?;
+    let name = path
+        .strip_prefix(root)
+        .unwrap_or(path)
+        .with_extension("")
+        .to_string_lossy()
+        .replace('\\', "/");
+    Ok(LoadedScenario { name, path: path.into(), scenario })
+}
+
+fn validate_steps(scenario: &Scenario, invalid: &dyn Fn(&str, String) -> LoadError) -> Result<(), LoadError> {
+    let steps = &scenario.client.steps;
+    if steps.is_empty() {
+        return Err(invalid("[client]", "the client has no steps".into()));
+    }
+    let mut spawned = Vec::new();
+    for step in steps {
+        match step {
+            ClientStep::Spawn(spawn) => {
+                if matches!(*spawn.step, ClientStep::Spawn(_) | ClientStep::Join(_) | ClientStep::Connect(_)) {
+                    return Err(invalid("spawn", "a spawned step must be a call, a listing, close or a read".into()));
+                }
+                spawned.push(spawn.name.clone());
+            }
+            ClientStep::Join(join) | ClientStep::Cancel(join) if !spawned.contains(&join.name) => {
+                return Err(invalid(&join.name, format!("`{}` names no earlier `spawn`", join.name)));
+            }
+            _ => {}
+        }
+    }
+    for expect in &scenario.expect.steps {
+        if expect.step == 0 || expect.step > steps.len() {
+            return Err(invalid(
+                "step =",
+                format!("[expect] names step {}, but the client has steps 1 to {}", expect.step, steps.len()),
+            ));
+        }
+        if let Some(kind) = &expect.error {
+            if !ERROR_KINDS.contains(&kind.as_str()) {
+                return Err(invalid(kind, format!("unknown error kind `{kind}` (expected one of {})", ERROR_KINDS.join(", "))));
+            }
+        }
+    }
+    for log in &scenario.expect.logs {
+        if !["ERROR", "WARN", "INFO", "DEBUG", "TRACE"].contains(&log.level.as_str()) {
+            return Err(invalid(&log.level, format!("unknown log level `{}`", log.level)));
+        }
+    }
+    Ok(())
+}
+
+/// The 1-based line of the first occurrence of `needle` (quoted if it can be), else 1.
+fn line_of(text: &str, needle: &str) -> usize {
+    let quoted = format!("\"{needle}\"");
+    let at = text.find(&quoted).or_else(|| text.find(needle));
+    at.map(|at| text[..at].lines().count().max(1) + usize::from(text[..at].ends_with('\n'))).unwrap_or(1)
+}
+
+/// Every `*.toml` under `root`, sorted by path.
+pub fn discover(root: &Path) -> Result<Vec<PathBuf>, LoadError> {
+    let mut found = Vec::new();
+    let mut folders = vec![root.to_path_buf()];
+    while let Some(folder) = folders.pop() {
+        let entries = std::fs::read_dir(&folder).map_err(|source| LoadError::List { path: folder.clone(), source })?;
+        for entry in entries {
+            let entry = entry.map_err(|source| LoadError::List { path: folder.clone(), source })?;
+            let path = entry.path();
+            if path.is_dir() {
+                folders.push(path);
+            } else if path.extension().is_some_and(|e| e == "toml") {
+                found.push(path);
+            }
+        }
+    }
+    found.sort();
+    Ok(found)
+}
+
+/// Loads every scenario under `root`.
+pub fn load_all(root: &Path) -> Result<Vec<LoadedScenario>, LoadError> {
+    discover(root)?.iter().map(|path| load(root, path)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::line_of;
+
+    #[test]
+    fn line_of_finds_the_quoted_needle() {
+        let text = "a = 1\nrules = [\"x.y\"]\n";
+        assert_eq!(line_of(text, "x.y"), 2);
+        assert_eq!(line_of(text, "nowhere"), 1);
+        assert_eq!(line_of("first\n\nthird \"z\"", "z"), 3);
+    }
+}
+
+/// The JSON schema of the scenario format, as checked in at `scenarios/scenario.schema.json`.
+pub fn json_schema() -> String {
+    let schema = schemars::schema_for!(Scenario);
+    let mut text = serde_json::to_string_pretty(&schema).unwrap_or_default();
+    text.push('\n');
+    text
+}

@@ -1,0 +1,294 @@
+//! The scenario format: one TOML file per scenario, read top to bottom.
+//!
+//! ```toml
+//! rules = ["stdio.banner.skipped"]
+//! requirement = "A line on stdout that is not JSON (a banner, a debug print) is skipped and logged at WARN"
+//! profiles = ["strict", "yoagent"]
+//!
+//! [server]
+//! steps = [{ banner = { lines = ["my-server v1.0 starting"] } }, { handshake = {} }]
+//!
+//! [client]
+//! steps = [{ connect = {} }, { close = {} }]
+//!
+//! [expect]
+//! steps = [{ step = 1, ok = true }]
+//! logs = [{ level = "WARN", contains = "my-server v1.0 starting" }]
+//! ```
+
+use mcp_mock_servers::script::Script;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+/// One scenario.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    /// The ids of the rules this scenario checks (see `mcp-conformance list`).
+    pub rules: Vec<String>,
+    /// The requirement, quoted from the seed or the specification.
+    pub requirement: String,
+    /// The profiles the scenario applies to; every profile when absent.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub profiles: Vec<String>,
+    /// The scripted server.
+    pub server: Script,
+    /// The client's configuration and steps.
+    pub client: ClientPart,
+    /// What must hold once the steps have run.
+    pub expect: Expectations,
+}
+
+/// The client under test: its configuration and what it is asked to do.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ClientPart {
+    /// Bounds overriding the profile's, in milliseconds.
+    #[serde(default)]
+    pub timeouts: TimeoutOverrides,
+    /// Run the server in a process group of its own.
+    #[serde(default)]
+    pub own_process_group: bool,
+    /// Extra environment variables for the server.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub env: BTreeMap<String, String>,
+    /// Launch this command instead of the scripted server (for a command that does not exist).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+    /// Faults the wire cannot cause, injected through the client's test hooks.
+    #[serde(default)]
+    pub faults: Faults,
+    /// The steps, run in order.
+    pub steps: Vec<ClientStep>,
+}
+
+/// Bounds overriding the profile's, in milliseconds.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TimeoutOverrides {
+    /// The handshake bound.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub handshake_ms: Option<u64>,
+    /// The tool call bound; 0 means unbounded (`None`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call_ms: Option<u64>,
+    /// The bound on other requests (`tools/list`); 0 means unbounded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub list_ms: Option<u64>,
+    /// The HTTP idle read bound.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle_read_ms: Option<u64>,
+    /// How long the exit text may wait for the last of stderr.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit_settle_ms: Option<u64>,
+}
+
+/// Faults injected through the reference client's test hooks.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Faults {
+    /// Waiting on the child fails, as for a child that cannot be waited on.
+    #[serde(default)]
+    pub unwaitable_child: bool,
+}
+
+/// One client step. Each is a table with one key naming the step.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ClientStep {
+    /// Launch the server and run the handshake.
+    Connect(Empty),
+    /// `tools/list`.
+    ListTools(Empty),
+    /// `tools/call`.
+    CallTool(CallTool),
+    /// `close()`.
+    Close(Empty),
+    /// Drop the client without closing it.
+    Drop(Empty),
+    /// Read `exited()` once.
+    Exited(Empty),
+    /// Poll `exited()` every `every_ms` for `for_ms`, keeping each distinct text with its time.
+    PollExited(PollExited),
+    /// Wait until `exited()` reports the server gone, bounded by `within_ms`.
+    WaitExited(WaitExited),
+    /// Read how many `notifications/tools/list_changed` the client counted.
+    ListChanged(Empty),
+    /// Start a step in the background under a name; `join` waits for it.
+    Spawn(Spawn),
+    /// Wait for a spawned step and take its result as this step's.
+    Join(Join),
+    /// Abort a spawned step, as when its run is cancelled.
+    Cancel(Join),
+    /// Wait until the server has received a message, bounded.
+    AwaitReceived(AwaitReceived),
+}
+
+/// An empty step body: `{}`.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Empty {}
+
+/// A tool call.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CallTool {
+    /// The tool's name.
+    pub name: String,
+    /// Its arguments.
+    #[serde(default = "empty_object")]
+    pub arguments: Value,
+    /// A bound for this call only, overriding the client's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_ms: Option<u64>,
+}
+
+fn empty_object() -> Value {
+    Value::Object(Default::default())
+}
+
+/// Polling `exited()`.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PollExited {
+    /// The polling period.
+    pub every_ms: u64,
+    /// How long to poll.
+    pub for_ms: u64,
+}
+
+/// Waiting for `exited()`.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WaitExited {
+    /// The bound.
+    pub within_ms: u64,
+}
+
+/// A step started in the background.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Spawn {
+    /// The name `join` refers to.
+    pub name: String,
+    /// The step to run.
+    pub step: Box<ClientStep>,
+}
+
+/// A spawned step to wait for (`join`) or abort (`cancel`).
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Join {
+    /// The spawned step's name.
+    pub name: String,
+}
+
+/// Waiting for the server to receive something.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AwaitReceived {
+    /// What to wait for, as `[expect] received` spells it: a method, or `response:<id>`
+    /// for the client's answer to a server request.
+    pub message: String,
+    /// How many of them (1 by default).
+    #[serde(default = "one")]
+    pub count: usize,
+    /// The bound.
+    #[serde(default = "default_await_ms")]
+    pub within_ms: u64,
+}
+
+fn one() -> usize {
+    1
+}
+
+fn default_await_ms() -> u64 {
+    5_000
+}
+
+/// What must hold once the steps have run.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Expectations {
+    /// Per-step assertions, by step number (1 for the first client step).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub steps: Vec<StepExpect>,
+    /// The exact sequence of what the server received: methods, and `response:<id>` for
+    /// the client's answers to server requests.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub received: Option<Vec<String>>,
+    /// Messages the server must have received (each a subset of one received message).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub received_includes: Vec<Value>,
+    /// How many messages with each method the server received.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub counts: BTreeMap<String, usize>,
+    /// Log events that must have been emitted by the client.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub logs: Vec<LogExpect>,
+    /// Texts that must appear in no error, log line or transcript (secrets).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub never_contains: Vec<String>,
+    /// After the last step: every process the server reported is gone (`true`), or some
+    /// is still alive (`false`, a documented limitation).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub processes_gone: Option<bool>,
+    /// The script must have been played to its end (the default).
+    #[serde(default = "yes")]
+    pub script_completed: bool,
+    /// How many times the server was launched.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub launches: Option<u32>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// Assertions on one step's result.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StepExpect {
+    /// The step number (1 for the first client step).
+    pub step: usize,
+    /// The step succeeded (`true`) or failed (`false`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ok: Option<bool>,
+    /// The step failed with this error kind (`transport`, `timeout`, `protocol`, …).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// Texts the result or error text contains.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub contains: Vec<String>,
+    /// Texts it does not contain.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub lacks: Vec<String>,
+    /// A subset the step's value must contain.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<Value>,
+    /// The step took at most this long.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub within_ms: Option<u64>,
+    /// The step took at least this long.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at_least_ms: Option<u64>,
+    /// Numeric fields of the step's value that must be at most the given number
+    /// (`{ distinct = 2, last_change_ms = 500 }` for `poll_exited`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub value_at_most: BTreeMap<String, f64>,
+}
+
+/// A log event that must have been emitted.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LogExpect {
+    /// `ERROR`, `WARN`, `INFO`, `DEBUG` or `TRACE`.
+    pub level: String,
+    /// The target, if it matters (`mcp_refclient::stderr`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<String>,
+    /// A text the event contains.
+    pub contains: String,
+}

@@ -1,0 +1,95 @@
+//! The suite's invariants, as tests.
+
+use super::support::*;
+use mcp_conformance::rules::{self, RuleKind, COVERED_GROUPS};
+use mcp_mock_servers::script::Step;
+use std::collections::BTreeSet;
+
+/// Rules of a covered group that wait for a transport not built yet, with the reason.
+const NOT_YET_COVERABLE: &[(&str, &str)] = &[("process.exited.http-none", "needs the HTTP transport (issue 3)")];
+
+#[test]
+fn every_rule_of_a_covered_group_has_a_scenario() {
+    let scenarios = all_scenarios();
+    let covered: BTreeSet<&str> = scenarios.iter().flat_map(|s| s.scenario.rules.iter().map(String::as_str)).collect();
+    let missing: Vec<&str> = rules::all()
+        .iter()
+        .filter(|r| r.kind == RuleKind::Client && COVERED_GROUPS.contains(&r.group()))
+        .map(|r| r.id.as_str())
+        .filter(|id| !covered.contains(id) && !NOT_YET_COVERABLE.iter().any(|(n, _)| n == id))
+        .collect();
+    assert!(missing.is_empty(), "rules without a scenario: {missing:?}");
+}
+
+#[test]
+fn every_misbehaviour_is_used_by_some_scenario() {
+    let mut used = BTreeSet::new();
+    for s in all_scenarios() {
+        let server = &s.scenario.server;
+        for step in server.steps.iter().chain(server.relaunch.iter().flatten()) {
+            used.insert(step_name(step));
+        }
+    }
+    let every = [
+        "handshake", "expect", "reply", "notify", "request", "banner", "long_line", "stderr_flood", "stall",
+        "crash", "exit", "ignore_stdin_close", "spawn_child", "background", "close_stdout", "stop_reading",
+    ];
+    let unused: Vec<&str> = every.iter().copied().filter(|name| !used.contains(name)).collect();
+    assert!(unused.is_empty(), "misbehaviours no scenario uses: {unused:?}");
+}
+
+/// The step's name as scenarios spell it (its serde tag).
+fn step_name(step: &Step) -> &'static str {
+    let value = serde_json::to_value(step).expect("a step serializes");
+    let name = value.as_object().and_then(|o| o.keys().next()).cloned().unwrap_or_default();
+    Box::leak(name.into_boxed_str())
+}
+
+#[test]
+fn there_are_at_least_45_scenarios_and_each_names_only_known_rules() {
+    let scenarios = all_scenarios();
+    assert!(scenarios.len() >= 45, "only {} scenarios", scenarios.len());
+    for s in &scenarios {
+        for rule in &s.scenario.rules {
+            assert!(rules::find(rule).is_some(), "{} names unknown rule {rule}", s.name);
+        }
+    }
+}
+
+#[test]
+fn every_snapshot_belongs_to_a_scenario_and_every_scenario_has_one() {
+    let names: BTreeSet<String> = all_scenarios().into_iter().map(|s| s.name).collect();
+    let mut snapshots = BTreeSet::new();
+    let root = snapshots_root();
+    let mut folders = vec![root.clone()];
+    while let Some(folder) = folders.pop() {
+        for entry in std::fs::read_dir(&folder).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                folders.push(path);
+            } else if path.extension().is_some_and(|e| e == "snap") {
+                let name = path.strip_prefix(&root).unwrap().with_extension("").to_string_lossy().replace('\\', "/");
+                snapshots.insert(name);
+            }
+        }
+    }
+    let stale: Vec<&String> = snapshots.difference(&names).collect();
+    assert!(stale.is_empty(), "snapshots without a scenario: {stale:?}");
+    let missing: Vec<&String> = names.difference(&snapshots).collect();
+    assert!(missing.is_empty(), "scenarios without a snapshot: {missing:?}");
+}
+
+#[test]
+fn the_checked_in_scenario_schema_is_fresh() {
+    let path = scenarios_root().join("scenario.schema.json");
+    let fresh = mcp_conformance::scenario::json_schema();
+    if std::env::var_os("UPDATE_SCHEMA").is_some() {
+        std::fs::write(&path, &fresh).unwrap();
+    }
+    let checked_in = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        checked_in == fresh,
+        "{} is stale: run `UPDATE_SCHEMA=1 cargo test --test integration schema` and commit it",
+        path.display()
+    );
+}

@@ -1,0 +1,83 @@
+//! One trial per scenario file: `cargo test stdio/` runs the scenarios of `scenarios/stdio/`.
+//!
+//! Each trial runs the scenario under every profile it applies to, checks its `[expect]`,
+//! and pins the normalized transcripts in `snapshots/<same path>.snap`.
+
+use libtest_mimic::{Arguments, Failed, Trial};
+use mcp_conformance::runner::{transcript, MockLauncher};
+use mcp_conformance::scenario::{self, LoadedScenario};
+use mcp_conformance::verdict::{self, Verdict};
+use mcp_refclient::TestHooks;
+use std::path::{Path, PathBuf};
+
+fn main() {
+    let args = Arguments::from_args();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
+    let paths = scenario::discover(&root).expect("the scenarios folder can be listed");
+    let trials = paths
+        .into_iter()
+        .map(|path| {
+            let name = path.strip_prefix(&root).unwrap().with_extension("").to_string_lossy().replace('\\', "/");
+            let root = root.clone();
+            Trial::test(name, move || run_trial(&root, &path))
+        })
+        .collect();
+    libtest_mimic::run(&args, trials).exit();
+}
+
+fn run_trial(root: &Path, path: &PathBuf) -> Result<(), Failed> {
+    let loaded = scenario::load(root, path).map_err(|e| Failed::from(error_chain(&e)))?;
+    let launcher = MockLauncher::conformance_binary(env!("CARGO_BIN_EXE_mcp-conformance"));
+    let mut transcripts = String::new();
+    let mut problems = Vec::new();
+    for profile in loaded.profiles() {
+        let (result, outcome) = verdict::run_one(&loaded, profile, &launcher, &TestHooks::default());
+        transcripts.push_str(&transcript::render(&outcome));
+        match result.verdict {
+            Verdict::Pass => {}
+            Verdict::Fail { failures } => {
+                for failure in failures {
+                    problems.push(format!("[{}] {}\n    expected: {}\n    actual:   {}", profile.name(), failure.what, failure.expected, failure.actual));
+                }
+            }
+            Verdict::HarnessFault { reason } => problems.push(format!("[{}] harness fault: {reason}", profile.name())),
+        }
+    }
+    if !problems.is_empty() {
+        return Err(format!("{}\n\n{transcripts}", problems.join("\n")).into());
+    }
+    assert_snapshot(&loaded, &transcripts)
+}
+
+fn assert_snapshot(loaded: &LoadedScenario, transcripts: &str) -> Result<(), Failed> {
+    let snapshots = Path::new(env!("CARGO_MANIFEST_DIR")).join("snapshots").join(loaded.area());
+    let file_name = loaded.name.rsplit('/').next().unwrap_or(&loaded.name).to_string();
+    let mut settings = insta::Settings::clone_current();
+    settings.set_snapshot_path(snapshots);
+    settings.set_prepend_module_to_snapshot(false);
+    settings.set_description(loaded.scenario.requirement.clone());
+    settings.set_input_file(&loaded.path);
+    settings.set_omit_expression(true);
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        settings.bind(|| insta::assert_snapshot!(file_name, transcripts));
+    }));
+    outcome.map_err(|panic| {
+        let text = panic
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_else(|| "snapshot mismatch".into());
+        Failed::from(text)
+    })
+}
+
+fn error_chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}
