@@ -15,6 +15,7 @@
 //! ```
 
 pub mod exit_code;
+pub mod host;
 pub mod report;
 pub mod rules;
 pub mod runner;

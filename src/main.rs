@@ -20,6 +20,9 @@ enum Command {
     Run(RunArgs),
     /// List the rules and the scenarios that cover them.
     List(ListArgs),
+    /// Hold a reference client in this process, for interrupting it (scenarios use it).
+    #[command(hide = true)]
+    HostClient(mcp_conformance::host::HostArgs),
     /// Play a scripted stdio server on stdin/stdout (the same as `mcp-mock-stdio`).
     #[command(hide = true, disable_help_flag = true)]
     MockStdio {
@@ -75,6 +78,7 @@ fn main() -> ExitCode {
         Command::Run(args) => run(args),
         Command::List(args) => list(args),
         Command::MockStdio { args } => mcp_mock_servers::stdio_main(args),
+        Command::HostClient(args) => ExitCode::from(mcp_conformance::host::host_main(args)),
     }
 }
 

@@ -2,6 +2,7 @@
 //! and gathers the outcome.
 
 pub mod check;
+mod host;
 pub mod logs;
 pub mod outcome;
 pub mod procs;
@@ -70,6 +71,7 @@ pub fn run(scenario: &LoadedScenario, profile: Profile, launcher: &MockLauncher,
         args,
         hooks: hooks.clone(),
         log_path: log_path.clone(),
+        host_program: launcher.program.clone(),
     };
 
     let buffer = logs::LogBuffer::default();

@@ -19,6 +19,8 @@ pub(super) struct Plan<'a> {
     pub args: Vec<String>,
     pub hooks: TestHooks,
     pub log_path: PathBuf,
+    /// The `mcp-conformance` binary, for steps that need a host subprocess.
+    pub host_program: PathBuf,
 }
 
 /// What playing the steps produced.
@@ -87,6 +89,18 @@ async fn play_steps(plan: Plan<'_>) -> Played {
                 }
                 None => Err(harness_error(format!("no spawned step named `{}`", cancel.name))),
             },
+            ClientStep::InterruptHost(_) => {
+                let mut server = vec![plan.command.clone()];
+                server.extend(plan.args.iter().cloned());
+                super::host::interrupt_host(super::host::HostPlan {
+                    program: &plan.host_program,
+                    profile: plan.profile.name(),
+                    own_process_group: plan.scenario.client.own_process_group,
+                    server,
+                    log_path: &plan.log_path,
+                })
+                .await
+            }
             ClientStep::AwaitReceived(wait) => await_received(&plan, &wait.message, wait.count, wait.within_ms).await,
             ClientStep::Close(_) => {
                 let result = run_on_client(client.clone(), step.clone()).await;
@@ -258,6 +272,7 @@ pub fn label(step: &ClientStep) -> String {
         ClientStep::ListChanged(_) => "list_changed".into(),
         ClientStep::Spawn(s) => format!("spawn {}: {}", s.name, label(&s.step)),
         ClientStep::Join(j) => format!("join {}", j.name),
+        ClientStep::InterruptHost(_) => "interrupt_host (SIGINT to the host's group)".into(),
         ClientStep::Cancel(c) => format!("cancel {}", c.name),
         ClientStep::AwaitReceived(a) => format!("await_received {} x{}", a.message, a.count),
     }

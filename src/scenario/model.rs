@@ -120,6 +120,9 @@ pub enum ClientStep {
     Spawn(Spawn),
     /// Wait for a spawned step and take its result as this step's.
     Join(Join),
+    /// Connect from a host subprocess in a session of its own, send SIGINT to the host's
+    /// process group (a Ctrl+C in its terminal), and report what became of the server.
+    InterruptHost(Empty),
     /// Abort a spawned step, as when its run is cancelled.
     Cancel(Join),
     /// Wait until the server has received a message, bounded.

@@ -1,0 +1,94 @@
+//! The `interrupt_host` step: the client in a host subprocess of its own session, a SIGINT
+//! to the host's process group, and what became of the server.
+
+use super::outcome::ErrorRecord;
+use mcp_mock_servers::wire_log::{self, Record};
+use serde_json::{json, Value};
+use std::os::unix::process::ExitStatusExt;
+use std::path::Path;
+use std::time::Duration;
+use tokio::io::AsyncBufReadExt;
+
+/// How long the host may take to connect, and then to end after the signal.
+const HOST_BOUND: Duration = Duration::from_secs(5);
+
+/// What the step needs to know.
+pub(super) struct HostPlan<'a> {
+    /// The `mcp-conformance` binary, whose `host-client` command is the host.
+    pub program: &'a Path,
+    /// The profile name.
+    pub profile: &'a str,
+    /// Whether the server gets a process group of its own.
+    pub own_process_group: bool,
+    /// The server command and arguments.
+    pub server: Vec<String>,
+    /// The server's wire log.
+    pub log_path: &'a Path,
+}
+
+/// Runs the step.
+pub(super) async fn interrupt_host(plan: HostPlan<'_>) -> Result<Value, ErrorRecord> {
+    let mut command = tokio::process::Command::new(plan.program);
+    command.args(["host-client", "--profile", plan.profile]);
+    if plan.own_process_group {
+        command.arg("--own-process-group");
+    }
+    command
+        .arg("--")
+        .args(&plan.server)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true);
+    // SAFETY: setsid is async-signal-safe and touches no memory of ours.
+    unsafe {
+        command.pre_exec(|| if libc::setsid() == -1 { Err(std::io::Error::last_os_error()) } else { Ok(()) });
+    }
+    let mut host = command.spawn().map_err(|e| harness(format!("cannot start the host: {e}")))?;
+    let host_pid = host.id().ok_or_else(|| harness("the host has no pid".into()))?;
+    let stdout = host.stdout.take().ok_or_else(|| harness("the host has no stdout".into()))?;
+    let mut line = String::new();
+    let read = tokio::time::timeout(HOST_BOUND, tokio::io::BufReader::new(stdout).read_line(&mut line)).await;
+    let server_pid: u32 = match (read, line.strip_prefix("ready ")) {
+        (Ok(Ok(_)), Some(pid)) => pid.trim().parse().map_err(|_| harness(format!("the host said {line:?}")))?,
+        _ => {
+            return Err(ErrorRecord { kind: "transport".into(), text: format!("the host did not connect: {line:?}") })
+        }
+    };
+    // As after any connect, let the server read `initialized` first, so the transcript
+    // does not depend on how fast the signal lands.
+    let deadline = tokio::time::Instant::now() + HOST_BOUND;
+    while tokio::time::Instant::now() < deadline && !received_initialized(plan.log_path) {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    // The host leads its own session and group: this is what a Ctrl+C in its terminal sends.
+    // SAFETY: killpg with a group we created; no memory is touched.
+    unsafe {
+        libc::killpg(host_pid as libc::pid_t, libc::SIGINT);
+    }
+    let status = tokio::time::timeout(HOST_BOUND, host.wait())
+        .await
+        .map_err(|_| harness("the host outlived SIGINT".into()))?
+        .map_err(|e| harness(format!("cannot wait for the host: {e}")))?;
+    let host_end = match status.signal() {
+        Some(libc::SIGINT) => "ended by SIGINT".to_string(),
+        Some(signal) => format!("ended by signal {signal}"),
+        None => format!("exited with {status}"),
+    };
+    // With the host gone the server's input is closed: a server that did not get the
+    // signal now ends its script and exits on its own.
+    super::procs::wait_all_gone(&[server_pid], HOST_BOUND);
+    let wire = wire_log::read_wire_log(plan.log_path).unwrap_or_default();
+    let exited_on_its_own = wire.iter().any(|r| matches!(r, Record::Exiting { .. }));
+    let server_end = if exited_on_its_own { "exited on its own when its input closed" } else { "ended by a signal" };
+    Ok(json!({ "host": host_end, "server": server_end }))
+}
+
+fn received_initialized(log_path: &Path) -> bool {
+    let wire = wire_log::read_wire_log(log_path).unwrap_or_default();
+    super::check::received_summary(&wire).iter().any(|m| m == "notifications/initialized")
+}
+
+fn harness(text: String) -> ErrorRecord {
+    ErrorRecord { kind: "harness".into(), text }
+}
