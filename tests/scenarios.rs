@@ -8,7 +8,7 @@ use mcp_conformance::runner::{transcript, MockLauncher};
 use mcp_conformance::scenario::{self, LoadedScenario};
 use mcp_conformance::verdict::{self, Verdict};
 use mcp_refclient::TestHooks;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 fn main() {
     let args = Arguments::from_args();
@@ -25,7 +25,7 @@ fn main() {
     libtest_mimic::run(&args, trials).exit();
 }
 
-fn run_trial(root: &Path, path: &PathBuf) -> Result<(), Failed> {
+fn run_trial(root: &Path, path: &Path) -> Result<(), Failed> {
     let loaded = scenario::load(root, path).map_err(|e| Failed::from(error_chain(&e)))?;
     let launcher = MockLauncher::conformance_binary(env!("CARGO_BIN_EXE_mcp-conformance"));
     let mut transcripts = String::new();

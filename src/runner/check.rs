@@ -221,9 +221,7 @@ pub fn script_problem(wire: &[Record], script: &Script) -> Option<String> {
     }).max();
     let received = received_summary(wire);
     // A server killed while it stalls cannot be blamed for not stalling to the end.
-    let Some(last) = script.steps.iter().rposition(|step| !optional_at_end(step)) else {
-        return None;
-    };
+    let last = script.steps.iter().rposition(|step| !optional_at_end(step))?;
     match reached {
         None => Some(format!("the server never began its script; it received {received:?}")),
         // The last step began, and needs nothing from the client: it played.

@@ -59,7 +59,15 @@ pub fn render(outcome: &Outcome) -> String {
             let _ = writeln!(out, "  {} {}: {state}", fact.role, pids.name(fact.pid));
         }
     }
-    pids.redact(&out)
+    escape_controls(&pids.redact(&out))
+}
+
+/// Control characters a server wrote (NUL, DEL, …) shown as `\u{..}`, so a transcript
+/// stays text.
+fn escape_controls(text: &str) -> String {
+    text.chars()
+        .map(|c| if c.is_control() && c != '\n' { format!("\\u{{{:x}}}", c as u32) } else { c.to_string() })
+        .collect()
 }
 
 /// Stable names for the pids of a run, in order of appearance (`[PID1]`, `[PID2]`, …).

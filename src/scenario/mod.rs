@@ -185,6 +185,14 @@ pub fn load_all(root: &Path) -> Result<Vec<LoadedScenario>, LoadError> {
     discover(root)?.iter().map(|path| load(root, path)).collect()
 }
 
+/// The JSON schema of the scenario format, as checked in at `scenarios/scenario.schema.json`.
+pub fn json_schema() -> String {
+    let schema = schemars::schema_for!(Scenario);
+    let mut text = serde_json::to_string_pretty(&schema).unwrap_or_default();
+    text.push('\n');
+    text
+}
+
 #[cfg(test)]
 mod tests {
     use super::line_of;
@@ -196,12 +204,4 @@ mod tests {
         assert_eq!(line_of(text, "nowhere"), 1);
         assert_eq!(line_of("first\n\nthird \"z\"", "z"), 3);
     }
-}
-
-/// The JSON schema of the scenario format, as checked in at `scenarios/scenario.schema.json`.
-pub fn json_schema() -> String {
-    let schema = schemars::schema_for!(Scenario);
-    let mut text = serde_json::to_string_pretty(&schema).unwrap_or_default();
-    text.push('\n');
-    text
 }

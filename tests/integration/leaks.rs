@@ -66,6 +66,8 @@ steps = [{ step = 2, ok = true }]
 "#,
     )
     .unwrap();
+    // Waited on below with wait4, which also gives the peak memory.
+    #[allow(clippy::zombie_processes)]
     let child = Command::new(conformance_bin())
         .args(["run", "--scenarios"])
         .arg(folder.path())
@@ -82,5 +84,5 @@ steps = [{ step = 2, ok = true }]
     // ru_maxrss is in KiB: the peak of the runner and client (and of the server it reaped).
     let peak_mib = usage.ru_maxrss / 1024;
     eprintln!("peak RSS with a 50 MB stderr flood: {peak_mib} MiB");
-    assert!(peak_mib < 40, "peak RSS {peak_mib} MiB for a 50 MB flood");
+    assert!(peak_mib < 24, "peak RSS {peak_mib} MiB for a 50 MB flood");
 }
