@@ -16,8 +16,21 @@
 
 pub mod exit_code;
 pub mod host;
+pub mod profiles;
 pub mod report;
 pub mod rules;
 pub mod runner;
 pub mod scenario;
 pub mod verdict;
+
+/// An error and its chained causes on one line, joined by `: `.
+pub fn error_chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}

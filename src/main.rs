@@ -1,7 +1,7 @@
 //! The `mcp-conformance` command line: a thin layer over the library.
 
 use clap::{Parser, Subcommand};
-use mcp_conformance::{exit_code, report, rules, runner::MockLauncher, scenario, verdict};
+use mcp_conformance::{error_chain, exit_code, report, rules, runner::MockLauncher, scenario, verdict};
 use mcp_refclient::Profile;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -20,6 +20,14 @@ enum Command {
     Run(RunArgs),
     /// List the rules and the scenarios that cover them.
     List(ListArgs),
+    /// Show a profile's settings, with what each means (`profile show kova`).
+    Profile {
+        /// `show`.
+        #[arg(value_parser = ["show"])]
+        action: String,
+        /// The profile: strict, yoagent or kova.
+        name: String,
+    },
     /// Hold a reference client in this process, for interrupting it (scenarios use it).
     #[command(hide = true)]
     HostClient(mcp_conformance::host::HostArgs),
@@ -77,6 +85,16 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Run(args) => run(args),
         Command::List(args) => list(args),
+        Command::Profile { name, .. } => match Profile::from_name(&name) {
+            Some(profile) => {
+                print!("{}", mcp_conformance::profiles::section(profile));
+                ExitCode::from(exit_code::SUCCESS)
+            }
+            None => {
+                eprintln!("error: unknown profile `{name}` (expected strict, yoagent or kova)");
+                ExitCode::from(exit_code::USAGE)
+            }
+        },
         Command::MockStdio { args } => mcp_mock_servers::stdio_main(args),
         Command::HostClient(args) => ExitCode::from(mcp_conformance::host::host_main(args)),
     }
@@ -125,6 +143,9 @@ fn run(args: RunArgs) -> ExitCode {
     };
     let results = verdict::run_all(&selected, &profiles, &launcher);
     print!("{}", report::table::render(&results));
+    if profiles.len() > 1 {
+        print!("\n{}", report::table::render_matrix(&results));
+    }
     for (path, text) in [(&args.json, report::json::render(&results)), (&args.junit, report::junit::render(&results))] {
         if let Some(path) = path {
             if let Err(e) = std::fs::write(path, text) {
@@ -172,15 +193,4 @@ fn list(args: ListArgs) -> ExitCode {
     }
     println!("\n{} rules, {} scenarios, {} client rules without a scenario", rules::all().len(), scenarios.len(), uncovered);
     ExitCode::from(exit_code::SUCCESS)
-}
-
-fn error_chain(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
 }

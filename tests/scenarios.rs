@@ -4,6 +4,7 @@
 //! and pins the normalized transcripts in `snapshots/<same path>.snap`.
 
 use libtest_mimic::{Arguments, Failed, Trial};
+use mcp_conformance::error_chain;
 use mcp_conformance::runner::{transcript, MockLauncher};
 use mcp_conformance::scenario::{self, LoadedScenario};
 use mcp_conformance::verdict::{self, Verdict};
@@ -69,15 +70,4 @@ fn assert_snapshot(loaded: &LoadedScenario, transcripts: &str) -> Result<(), Fai
             .unwrap_or_else(|| "snapshot mismatch".into());
         Failed::from(text)
     })
-}
-
-fn error_chain(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
 }

@@ -47,3 +47,76 @@ pub fn render(results: &[ScenarioResult]) -> String {
     out.push('\n');
     out
 }
+
+/// The profile × rule-group matrix: for each group, how many of its scenario runs passed
+/// under each profile (`-` where no scenario of the group applies to the profile).
+pub fn render_matrix(results: &[ScenarioResult]) -> String {
+    let mut profiles: Vec<&str> = Vec::new();
+    let mut groups: Vec<String> = Vec::new();
+    for result in results {
+        if !profiles.contains(&result.profile) {
+            profiles.push(result.profile);
+        }
+        for rule in &result.rules {
+            let group = rule.split('.').next().unwrap_or(rule).to_string();
+            if !groups.contains(&group) {
+                groups.push(group);
+            }
+        }
+    }
+    groups.sort();
+    let mut out = String::new();
+    let _ = write!(out, "{:<12}", "group");
+    for profile in &profiles {
+        let _ = write!(out, "  {profile:>9}");
+    }
+    out.push('\n');
+    for group in &groups {
+        let _ = write!(out, "{group:<12}");
+        for profile in &profiles {
+            let runs: Vec<&ScenarioResult> = results
+                .iter()
+                .filter(|r| r.profile == *profile && r.rules.iter().any(|rule| rule.split('.').next() == Some(group.as_str())))
+                .collect();
+            let passed = runs.iter().filter(|r| r.verdict == Verdict::Pass).count();
+            let cell = if runs.is_empty() { "-".to_string() } else { format!("{passed}/{}", runs.len()) };
+            let _ = write!(out, "  {cell:>9}");
+        }
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runner::check::Failure;
+
+    fn result(scenario: &str, profile: &'static str, rules: &[&str], pass: bool) -> ScenarioResult {
+        let verdict = if pass {
+            Verdict::Pass
+        } else {
+            Verdict::Fail { failures: vec![Failure { what: "step 1".into(), expected: "success".into(), actual: "error".into() }] }
+        };
+        ScenarioResult { scenario: scenario.into(), profile, rules: rules.iter().map(|r| r.to_string()).collect(), verdict, millis: 1 }
+    }
+
+    #[test]
+    fn the_matrix_counts_passes_per_group_and_profile() {
+        let results = [
+            result("a", "strict", &["stdio.ping.answered", "timeouts.call.bounded"], true),
+            result("a", "kova", &["stdio.ping.answered", "timeouts.call.bounded"], false),
+            result("b", "strict", &["stdio.banner.skipped"], true),
+        ];
+        let matrix = render_matrix(&results);
+        assert!(matrix.contains("stdio               2/2        0/1"), "{matrix}");
+        assert!(matrix.contains("timeouts            1/1        0/1"), "{matrix}");
+    }
+
+    #[test]
+    fn a_failure_shows_expected_and_actual_and_the_summary_counts_it() {
+        let table = render(&[result("a", "strict", &["stdio.ping.answered"], false)]);
+        assert!(table.contains("expected: success") && table.contains("actual:   error"), "{table}");
+        assert!(table.ends_with("0 passed, 1 failed\n"), "{table}");
+    }
+}

@@ -23,13 +23,7 @@ fn load_error(text: &str) -> String {
     let path = folder.path().join("case.toml");
     std::fs::write(&path, text).unwrap();
     let error = scenario::load(folder.path(), &path).expect_err("the scenario must not load");
-    let mut message = error.to_string();
-    let mut source = std::error::Error::source(&error);
-    while let Some(cause) = source {
-        message.push_str(": ");
-        message.push_str(&cause.to_string());
-        source = cause.source();
-    }
+    let message = mcp_conformance::error_chain(&error);
     assert!(message.contains("case.toml"), "the error names no file: {message}");
     message
 }
