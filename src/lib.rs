@@ -21,6 +21,7 @@ pub mod report;
 pub mod rules;
 pub mod runner;
 pub mod scenario;
+pub mod validate;
 pub mod verdict;
 
 /// An error and its chained causes on one line, joined by `: `.

@@ -20,6 +20,8 @@ enum Command {
     Run(RunArgs),
     /// List the rules and the scenarios that cover them.
     List(ListArgs),
+    /// Validate a third-party MCP server against the server checks.
+    Validate(mcp_conformance::validate::ValidateArgs),
     /// Show a profile's settings, with what each means (`profile show kova`).
     Profile {
         /// `show`.
@@ -85,6 +87,7 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Run(args) => run(args),
         Command::List(args) => list(args),
+        Command::Validate(args) => ExitCode::from(mcp_conformance::validate::main(args)),
         Command::Profile { name, .. } => match Profile::from_name(&name) {
             Some(profile) => {
                 print!("{}", mcp_conformance::profiles::section(profile));

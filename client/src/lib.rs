@@ -23,12 +23,18 @@
 pub mod client;
 pub mod config;
 pub mod error;
+mod http;
 pub mod jsonrpc;
+pub mod redact;
 mod stdio;
 pub mod tool;
+pub mod tools;
 
 pub use client::McpClient;
 pub use config::{Breakage, ClientConfig, Profile, StdioServer, TestHooks, Timeouts};
+pub use http::{
+    BoxFuture, HeaderList, HttpServer, Redirects, TokenProvider, DEFAULT_MAX_BODY_BYTES, MAX_REDIRECTS,
+};
 pub use error::{ErrorKind, McpError};
 pub use jsonrpc::ErrorCode;
 pub use tool::{CallToolResult, Tool};

@@ -49,16 +49,64 @@ pub fn describe_step(step: &Step) -> String {
         Step::Background(_) => "background".into(),
         Step::CloseStdout(_) => "close_stdout".into(),
         Step::StopReading(_) => "stop_reading".into(),
+        Step::Respond(r) => {
+            let mut text = format!("respond {}", r.status.unwrap_or(200));
+            if let Some(to) = &r.to {
+                text.push_str(&format!(" to {to}"));
+            }
+            if let Some(n) = r.fill {
+                text.push_str(&format!(" with {}", plural(n, "byte")));
+            }
+            if r.hold_open {
+                text.push_str(", held open");
+            }
+            text
+        }
+        Step::Redirect(r) => match r.repeat {
+            1 => format!("redirect {} to {}", r.status, r.location),
+            n => format!("redirect {} to {} ({n} times)", r.status, r.location),
+        },
+        Step::Hang(t) => with_target("hang", t),
+        Step::Disconnect(t) => with_target("disconnect", t),
+        Step::OpenSse(o) => match &o.to {
+            Some(to) => format!("open_sse to {to}"),
+            None => "open_sse".into(),
+        },
+        Step::Write(w) => {
+            let text = w.text.as_deref().unwrap_or("");
+            let mut out = format!("write ({})", plural(text.len(), "byte"));
+            if let Some(n) = w.fill {
+                out = format!("write ({} then {} of x)", plural(text.len(), "byte"), plural(n, "byte"));
+            }
+            out
+        }
+        Step::CloseStream(c) => match c.abort {
+            true => "close_stream (abort)".into(),
+            false => "close_stream".into(),
+        },
+        Step::ExpireSession(e) => match &e.id {
+            Some(id) => format!("expire_session {id}"),
+            None => "expire_session".into(),
+        },
+        Step::Endpoint(e) => format!("endpoint {}", e.path),
+    }
+}
+
+fn with_target(name: &str, target: &crate::script::Target) -> String {
+    match &target.to {
+        Some(to) => format!("{name} {to}"),
+        None => name.into(),
     }
 }
 
 /// Describes what a matcher expects: `tools/call`, `response to 7 with error -32601`,
 /// `notifications/initialized (notification)`.
 pub fn describe_expect(expect: &Expect) -> String {
-    let mut text = match (&expect.method, &expect.response_to) {
-        (Some(method), _) => method.clone(),
-        (None, Some(id)) => format!("response to {id}"),
-        (None, None) => "any message".into(),
+    let mut text = match (&expect.method, &expect.response_to, &expect.http) {
+        (Some(method), _, _) => method.clone(),
+        (None, Some(id), _) => format!("response to {id}"),
+        (None, None, Some(_)) if !expect.has_rpc_fields() => "any request".into(),
+        (None, None, _) => "any message".into(),
     };
     match expect.has_id {
         Some(true) => text.push_str(" (request)"),
@@ -74,7 +122,37 @@ pub fn describe_expect(expect: &Expect) -> String {
     if let Some(code) = expect.error_code {
         text.push_str(&format!(" with error {code}"));
     }
+    if let Some(http) = &expect.http {
+        text.push_str(&describe_http_match(http));
+    }
     text
+}
+
+/// Describes an HTTP matcher as a suffix: ` (HTTP DELETE /mcp on second, with
+/// authorization: Bearer t1, without mcp-session-id)`.
+fn describe_http_match(http: &crate::script::HttpMatch) -> String {
+    let mut parts = Vec::new();
+    let mut line = String::from("HTTP");
+    if let Some(method) = &http.method {
+        line.push(' ');
+        line.push_str(&method.to_ascii_uppercase());
+    }
+    if let Some(path) = &http.path {
+        line.push(' ');
+        line.push_str(path);
+    }
+    if let Some(origin) = http.origin {
+        line.push_str(" on ");
+        line.push_str(origin.name());
+    }
+    parts.push(line);
+    for (name, value) in &http.headers {
+        parts.push(format!("with {}: {value}", name.to_ascii_lowercase()));
+    }
+    for name in &http.absent_headers {
+        parts.push(format!("without {}", name.to_ascii_lowercase()));
+    }
+    format!(" ({})", parts.join(", "))
 }
 
 fn plural(n: usize, unit: &str) -> String {

@@ -62,6 +62,35 @@ pub enum WireLogError {
     },
 }
 
+/// The HTTP mock could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum HttpStartError {
+    /// The script is not one the HTTP mock plays (stdio transport, a stdio-only step, …).
+    #[error("{0}")]
+    Script(String),
+    /// The wire log could not be opened.
+    #[error("cannot open wire log {}", path.display())]
+    Log {
+        /// The wire log.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A listener, the runtime or the CA file could not be set up.
+    #[error("cannot {what}")]
+    Io {
+        /// What failed (`listen on 127.0.0.1`).
+        what: String,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The certificates could not be made.
+    #[error("{0}")]
+    Tls(String),
+}
+
 /// Formats an error with its chain of causes on one line: `cannot read x.toml: No such file`.
 pub fn one_line(error: &dyn std::error::Error) -> String {
     let mut text = error.to_string();

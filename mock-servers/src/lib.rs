@@ -25,9 +25,14 @@
 //! ```
 //!
 //! By hand: `mcp-mock-stdio --script my-script.toml --log wire.jsonl`.
+//!
+//! Over HTTP (`transport = "http"`, `"https"`, `"legacy-sse"`) the same script drives a real
+//! loopback listener: [`HttpMock::start`] in-process (it runs on a thread of its own), or
+//! `mcp-mock-http --script my-script.toml` by hand, which prints its URL.
 
 pub mod describe;
 pub mod error;
+pub mod http;
 pub mod load;
 pub mod matcher;
 pub mod responder;
@@ -36,6 +41,7 @@ pub mod stdio;
 pub mod wire_log;
 
 pub use describe::describe_step;
-pub use error::{LoadError, WireLogError};
+pub use error::{HttpStartError, LoadError, WireLogError};
+pub use http::{http_main, HttpMock};
 pub use stdio::stdio_main;
 pub use wire_log::read_wire_log;

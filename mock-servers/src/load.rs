@@ -8,7 +8,7 @@ use std::path::Path;
 use serde::Deserialize;
 
 use crate::error::LoadError;
-use crate::script::{Script, Step};
+use crate::script::{Framing, Script, Step, Transport};
 
 /// A scenario file seen from the server's side: only `server` matters.
 #[derive(Deserialize)]
@@ -100,19 +100,95 @@ fn is_scenario(has_server: bool, has_steps: bool) -> bool {
 
 /// Checks what serde cannot: an `expect` gives at most one of `method` and `response_to`; a
 /// `reply` gives at most one of `result` and `error`, and its `to` names an earlier `expect`
-/// of the same step list; `split_writes` is at least 1.
+/// of the same step list; `split_writes` is at least 1; each step (and field) suits the
+/// transport (no `banner` over HTTP, no `respond` over stdio, `endpoint` only over
+/// `legacy-sse`, `${plain}` only over https); no frame goes ahead of a JSON-framed reply.
 pub fn validate(script: &Script) -> Result<(), String> {
-    check_steps("steps", &script.steps)?;
+    if script.transport.is_http() && !script.relaunch.is_empty() {
+        return Err("relaunch is for the stdio transport".into());
+    }
+    check_steps("steps", &script.steps, script.transport)?;
     for (i, steps) in script.relaunch.iter().enumerate() {
-        check_steps(&format!("relaunch[{i}]"), steps)?;
+        check_steps(&format!("relaunch[{i}]"), steps, script.transport)?;
     }
     Ok(())
 }
 
-fn check_steps(list: &str, steps: &[Step]) -> Result<(), String> {
+/// Whether a step only makes sense on one kind of transport: `Some(true)` HTTP only,
+/// `Some(false)` stdio only.
+fn http_only(step: &Step) -> Option<bool> {
+    match step {
+        Step::Respond(_)
+        | Step::Redirect(_)
+        | Step::Hang(_)
+        | Step::Disconnect(_)
+        | Step::OpenSse(_)
+        | Step::Write(_)
+        | Step::CloseStream(_)
+        | Step::ExpireSession(_)
+        | Step::Endpoint(_) => Some(true),
+        Step::Expect(e) if e.http.is_some() => Some(true),
+        Step::Reply(r) if r.has_http_fields() => Some(true),
+        Step::Handshake(h) if h.session_id.is_some() => Some(true),
+        Step::Reply(r) if r.split_writes.is_some() => Some(false),
+        Step::Banner(_)
+        | Step::LongLine(_)
+        | Step::Stderr(_)
+        | Step::StderrFlood(_)
+        | Step::IgnoreStdinClose(_)
+        | Step::AwaitStdinClose(_)
+        | Step::SpawnChild(_)
+        | Step::Background(_)
+        | Step::CloseStdout(_)
+        | Step::StopReading(_) => Some(false),
+        _ => None,
+    }
+}
+
+fn check_transport(place: &str, step: &Step, transport: Transport) -> Result<(), String> {
+    let what = crate::describe::describe_step(step);
+    match (http_only(step), transport.is_http()) {
+        (Some(true), false) => {
+            return Err(format!("{place}: `{what}` is for the HTTP transports, not stdio"))
+        }
+        (Some(false), true) => {
+            return Err(format!("{place}: `{what}` is for the stdio transport"))
+        }
+        _ => {}
+    }
+    match step {
+        Step::Endpoint(_) if transport != Transport::LegacySse => Err(format!(
+            "{place}: `endpoint` is for the legacy-sse transport"
+        )),
+        Step::Redirect(r) if r.location.contains("${plain}") && transport != Transport::Https => {
+            Err(format!("{place}: `${{plain}}` exists over https only"))
+        }
+        Step::Redirect(r) if !matches!(r.status, 301 | 302 | 303 | 307 | 308) => Err(format!(
+            "{place}: a redirect status is 301, 302, 303, 307 or 308, not {}",
+            r.status
+        )),
+        Step::Redirect(r) if r.repeat == 0 => Err(format!("{place}: repeat must be at least 1")),
+        _ => Ok(()),
+    }
+}
+
+fn check_steps(list: &str, steps: &[Step], transport: Transport) -> Result<(), String> {
     let mut names = HashSet::new();
+    // Whether frames went out on the latest exchange (so its reply cannot be plain JSON).
+    let mut framed = false;
     for (i, step) in steps.iter().enumerate() {
         let place = format!("{list}[{i}]");
+        check_transport(&place, step, transport)?;
+        match step {
+            Step::Expect(_) | Step::Handshake(_) => framed = false,
+            Step::Notify(_) | Step::Request(_) | Step::OpenSse(_) | Step::Write(_) => framed = true,
+            Step::Reply(r) if transport != Transport::LegacySse && framed && r.framing == Some(Framing::Json) => {
+                return Err(format!(
+                    "{place}: a JSON reply after frames on the same response; use framing = \"sse\""
+                ));
+            }
+            _ => {}
+        }
         match step {
             Step::Expect(e) => {
                 if e.method.is_some() && e.response_to.is_some() {
@@ -194,6 +270,23 @@ mod tests {
             error,
             "s.toml: steps[0]: reply to `nope`, which no earlier expect names"
         );
+    }
+
+    #[test]
+    fn steps_must_suit_the_transport() {
+        let error = parse_toml("steps = [{ respond = { status = 202 } }]", origin()).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "s.toml: steps[0]: `respond 202` is for the HTTP transports, not stdio"
+        );
+        let text = "transport = \"http\"\nsteps = [{ banner = { lines = [\"x\"] } }]";
+        let error = parse_toml(text, origin()).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "s.toml: steps[0]: `banner (1 line)` is for the stdio transport"
+        );
+        let text = "transport = \"http\"\nsteps = [{ expect = { http = { method = \"DELETE\" } } }, { respond = { status = 405 } }]";
+        assert_eq!(parse_toml(text, origin()).unwrap().steps.len(), 2);
     }
 
     #[test]

@@ -6,7 +6,7 @@
 
 use serde_json::Value;
 
-use crate::script::Expect;
+use crate::script::{Expect, HttpMatch, Origin};
 
 /// Whether `message` (a received line, parsed) satisfies every field the matcher gives.
 ///
@@ -62,6 +62,61 @@ pub fn matches(expect: &Expect, message: &Value) -> bool {
         }
     }
     true
+}
+
+/// An HTTP request as the HTTP matcher sees it.
+#[derive(Clone, Copy, Debug)]
+pub struct RequestView<'a> {
+    /// The listener it reached.
+    pub origin: Origin,
+    /// The method.
+    pub method: &'a str,
+    /// The path and query.
+    pub path: &'a str,
+    /// The headers, names lowercased.
+    pub headers: &'a [(String, String)],
+}
+
+impl RequestView<'_> {
+    /// The first value of a header (name without regard to case).
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// Whether an HTTP request satisfies an [`HttpMatch`]: the method (without regard to case),
+/// the path (with its query when the pattern has a `?`), the origin, each header's exact
+/// value, and each absent header's absence (header names without regard to case).
+pub fn http_matches(pattern: &HttpMatch, request: &RequestView<'_>) -> bool {
+    if let Some(method) = &pattern.method {
+        if !method.eq_ignore_ascii_case(request.method) {
+            return false;
+        }
+    }
+    if let Some(path) = &pattern.path {
+        let actual = match path.contains('?') {
+            true => request.path,
+            false => request.path.split('?').next().unwrap_or(""),
+        };
+        if actual != path {
+            return false;
+        }
+    }
+    if pattern.origin.is_some_and(|origin| origin != request.origin) {
+        return false;
+    }
+    let headers_ok = pattern
+        .headers
+        .iter()
+        .all(|(name, value)| request.header(name) == Some(value.as_str()));
+    headers_ok
+        && pattern
+            .absent_headers
+            .iter()
+            .all(|name| request.header(name).is_none())
 }
 
 /// Whether `actual` contains `pattern`: every key of a pattern object is in the actual object
@@ -164,6 +219,32 @@ mod tests {
             &json!([1, {"a": 1}])
         ));
         assert!(!contains(&json!([1, 2]), &json!([1])));
+    }
+
+    #[test]
+    fn http_headers_match_without_regard_to_case() {
+        let headers = vec![("authorization".to_string(), "Bearer t1".to_string())];
+        let view = RequestView {
+            origin: Origin::Primary,
+            method: "post",
+            path: "/mcp?x=1",
+            headers: &headers,
+        };
+        let mut pattern = HttpMatch {
+            method: Some("POST".into()),
+            path: Some("/mcp".into()),
+            ..HttpMatch::default()
+        };
+        pattern.headers.insert("Authorization".into(), "Bearer t1".into());
+        assert!(http_matches(&pattern, &view));
+        pattern.absent_headers.push("AUTHORIZATION".into());
+        assert!(!http_matches(&pattern, &view));
+        pattern.absent_headers.clear();
+        pattern.path = Some("/mcp?x=2".into());
+        assert!(!http_matches(&pattern, &view));
+        pattern.path = None;
+        pattern.origin = Some(Origin::Second);
+        assert!(!http_matches(&pattern, &view));
     }
 
     #[test]

@@ -159,6 +159,7 @@ mod tests {
         let handshake = Handshake {
             version: Some("1999-01-01".into()),
             capabilities: None,
+            session_id: None,
         };
         let result = default_result(&request, &[], &handshake).unwrap();
         assert_eq!(result["protocolVersion"], "1999-01-01");

@@ -4,6 +4,12 @@
 //! definition, the JSON schema is generated from them, and a scenario's `[server]` table
 //! deserializes straight into [`Script`].
 //!
+//! Over HTTP (`transport = "http"`, `"https"` or `"legacy-sse"`) the same steps drive a
+//! listener: an `expect` takes the next HTTP request, `notify`/`request` become SSE frames on
+//! the open response, `reply` ends it, and HTTP-only steps (`respond`, `redirect`, `hang`,
+//! `open_sse`, `write`, `close_stream`, `expire_session`, `endpoint`, `disconnect`) shape
+//! the wire; see the `http` module.
+//!
 //! ```toml
 //! transport = "stdio"
 //! steps = [
@@ -14,6 +20,8 @@
 //!   { reply = { result = { content = [{ type = "text", text = "done" }] } } },
 //! ]
 //! ```
+
+use std::collections::BTreeMap;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -39,6 +47,27 @@ pub struct Script {
     /// The launch count is kept in the scenario's temp folder.
     #[serde(default)]
     pub relaunch: Vec<Vec<Step>>,
+    /// Settings of the HTTP transports (`http`, `https`, `legacy-sse`).
+    #[serde(default, skip_serializing_if = "HttpSettings::is_default")]
+    pub http: HttpSettings,
+}
+
+/// Settings of the HTTP transports: `[server.http]` in a scenario.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct HttpSettings {
+    /// The path (and query) of the endpoint the mock's URL names: `/mcp` by default, `/sse`
+    /// for `legacy-sse`. A key-like path (`/sk-live-4f9a8b7c/mcp?key=…`) serves redaction tests;
+    /// the mock answers any path the script lets it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+}
+
+impl HttpSettings {
+    /// Whether nothing is set (so the table is left out when serialized).
+    pub fn is_default(&self) -> bool {
+        self == &Self::default()
+    }
 }
 
 fn default_tools() -> Vec<ToolDef> {
@@ -56,6 +85,22 @@ pub enum Transport {
     /// Newline-delimited JSON-RPC on stdin/stdout of a child process.
     #[default]
     Stdio,
+    /// Streamable HTTP on a loopback listener (`http://127.0.0.1:PORT/mcp`), with a second
+    /// origin (`http://localhost:PORT2`) for cross-origin redirects.
+    Http,
+    /// As `http`, over TLS with a certificate generated at start for `127.0.0.1` and
+    /// `localhost`; a third, plain-HTTP listener serves https-to-http redirects.
+    Https,
+    /// The legacy HTTP+SSE transport (2024-11-05): a GET opens an SSE stream that names the
+    /// POST endpoint in an `endpoint` event; POSTs get 202 and the answers go on the stream.
+    LegacySse,
+}
+
+impl Transport {
+    /// Whether the transport is one of the HTTP ones (`http`, `https`, `legacy-sse`).
+    pub fn is_http(self) -> bool {
+        !matches!(self, Transport::Stdio)
+    }
 }
 
 /// A tool as the server lists it.
@@ -129,6 +174,34 @@ pub enum Step {
     /// on: later steps play, an `expect` sees stdin closed, and at the script's end the
     /// server sleeps until killed.
     StopReading(Empty),
+    /// HTTP: answer a request taken by an `expect` with a raw status, headers and body (no
+    /// JSON-RPC): a 202, an empty 200, a 401 with `WWW-Authenticate`, a 404, a 500 quoting the
+    /// URL, a non-JSON body, a body of N bytes.
+    Respond(Respond),
+    /// HTTP: answer a request with a redirect (`Location` from the script), and the next
+    /// `repeat - 1` requests too, whatever they are (a redirect loop).
+    Redirect(Redirect),
+    /// HTTP: leave a request without an answer: no status line, no headers, until the client
+    /// goes away. The script goes on.
+    Hang(Target),
+    /// HTTP: close a request's connection without an answer (or cut its streamed response
+    /// short): the client sees the connection reset.
+    Disconnect(Target),
+    /// HTTP: send the SSE response headers for a request now (status 200,
+    /// `text/event-stream`); frames follow with `notify`, `request`, `write`, `reply`.
+    OpenSse(OpenSse),
+    /// HTTP: write raw bytes on the open streamed response (opening an SSE response first if
+    /// needed): malformed SSE, a truncated frame, an endless line.
+    Write(Write),
+    /// HTTP: end the open streamed response: cleanly (a frame without its blank line stays
+    /// unterminated), or cut with `abort = true`.
+    CloseStream(CloseStream),
+    /// HTTP: expire a session issued earlier (the latest by default): from now on every
+    /// request carrying it gets 404, without taking a step.
+    ExpireSession(ExpireSession),
+    /// legacy-sse: answer the GET taken by an `expect` with an SSE stream carrying an
+    /// `endpoint` event that names the POST path; answers and notifications then go on it.
+    Endpoint(Endpoint),
 }
 
 /// An empty step body: `{}`.
@@ -146,6 +219,9 @@ pub struct Handshake {
     /// The capabilities to declare; by default `{ tools = { listChanged = true } }`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub capabilities: Option<Value>,
+    /// HTTP: issue this `Mcp-Session-Id` with the `initialize` answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
 }
 
 /// A matcher for the next message the client sends. At most one of `method` and
@@ -175,6 +251,67 @@ pub struct Expect {
     /// A name for the request, so a later `reply = { to = ... }` can answer it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
+    /// HTTP: what the request itself must be (method, path, headers, origin). A request
+    /// without a JSON-RPC body (a `GET`, a `DELETE`) is matched by this alone: the JSON-RPC
+    /// fields above are then left out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http: Option<HttpMatch>,
+}
+
+impl Expect {
+    /// Whether any JSON-RPC field is given (so the request's body must be a matching message).
+    pub fn has_rpc_fields(&self) -> bool {
+        self.method.is_some()
+            || self.response_to.is_some()
+            || self.has_id.is_some()
+            || self.params.is_some()
+            || self.result.is_some()
+            || self.error_code.is_some()
+    }
+}
+
+/// A matcher for an HTTP request, beside its JSON-RPC body.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct HttpMatch {
+    /// The method (`POST`, `GET`, `DELETE`), compared without regard to case.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub method: Option<String>,
+    /// The path; with a `?`, the path and query, else the path alone (query ignored).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// The listener the request reached.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub origin: Option<Origin>,
+    /// Headers the request must carry with exactly these values (names without regard to case).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub headers: BTreeMap<String, String>,
+    /// Headers the request must not carry (names without regard to case).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub absent_headers: Vec<String>,
+}
+
+/// One of the HTTP mock's listeners.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum Origin {
+    /// The URL the client is given: `http(s)://127.0.0.1:PORT`.
+    Primary,
+    /// The second origin: `http(s)://localhost:PORT2`, another host name and port.
+    Second,
+    /// https only: a plain-HTTP listener, `http://127.0.0.1:PORT3`, for https-to-http redirects.
+    Plain,
+}
+
+impl Origin {
+    /// Its name in the wire log and in `${…}` placeholders.
+    pub fn name(self) -> &'static str {
+        match self {
+            Origin::Primary => "primary",
+            Origin::Second => "second",
+            Origin::Plain => "plain",
+        }
+    }
 }
 
 /// A reply to a request. Without `result` and `error`, the default result for the method:
@@ -199,6 +336,207 @@ pub struct Reply {
     /// Write the reply line in this many separate writes, flushed about 5 ms apart.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub split_writes: Option<usize>,
+    /// HTTP: the body's framing: `json` (the default, unless frames went out on this
+    /// response already) or `sse`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub framing: Option<Framing>,
+    /// HTTP: the status (200 by default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<u16>,
+    /// HTTP: extra response headers (a name given replaces the default, e.g. `content-type`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub headers: BTreeMap<String, String>,
+    /// HTTP: issue this `Mcp-Session-Id`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    /// HTTP, SSE framing: the line ending of the stream's fields (`lf` by default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sse_line_end: Option<LineEnd>,
+    /// HTTP, SSE framing: split the message's JSON over several `data:` lines.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub multiline_data: bool,
+    /// HTTP: after the reply, keep the response open (no end of body) until the client goes.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub hold_open: bool,
+}
+
+impl Reply {
+    /// Whether any HTTP-only field is given.
+    pub fn has_http_fields(&self) -> bool {
+        self.framing.is_some()
+            || self.status.is_some()
+            || !self.headers.is_empty()
+            || self.session_id.is_some()
+            || self.sse_line_end.is_some()
+            || self.multiline_data
+            || self.hold_open
+    }
+}
+
+/// How an HTTP response body carries a JSON-RPC message.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum Framing {
+    /// `application/json`: the message is the body.
+    Json,
+    /// `text/event-stream`: the message is a `data:` frame.
+    Sse,
+}
+
+/// The line ending of SSE fields.
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum LineEnd {
+    /// `\n`.
+    #[default]
+    Lf,
+    /// `\r\n`.
+    Crlf,
+    /// `\r`.
+    Cr,
+}
+
+impl LineEnd {
+    /// The bytes.
+    pub fn text(self) -> &'static str {
+        match self {
+            LineEnd::Lf => "\n",
+            LineEnd::Crlf => "\r\n",
+            LineEnd::Cr => "\r",
+        }
+    }
+}
+
+/// Which request an HTTP step answers: `to` names one (see `expect.name`); by default the
+/// latest one taken that is still unanswered (for `disconnect`: or still streaming).
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Target {
+    /// The name of the request.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub to: Option<String>,
+}
+
+/// A raw HTTP answer.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Respond {
+    /// The name of the request to answer; the latest unanswered one by default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub to: Option<String>,
+    /// The status (200 by default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<u16>,
+    /// Response headers (`content-type` is `text/plain; charset=utf-8` when there is a body
+    /// and none is given).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub headers: BTreeMap<String, String>,
+    /// The body text; `${url}` becomes the URL the request reached (scheme, host, path and
+    /// query) and `${path}` its path and query. Empty by default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub body: Option<String>,
+    /// Append this many bytes of `x` to the body (a body of N bytes), streamed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fill: Option<usize>,
+    /// Issue this `Mcp-Session-Id`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    /// Send the body without a length and never end it: the stream stays open until the
+    /// client goes (a body that stalls after its first bytes).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub hold_open: bool,
+}
+
+/// A redirect.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Redirect {
+    /// The status: 301, 302, 303, 307 (the default) or 308.
+    #[serde(default = "default_redirect_status")]
+    pub status: u16,
+    /// The `Location`; `${primary}`, `${second}` and `${plain}` become those origins
+    /// (`http://127.0.0.1:PORT`, `http://localhost:PORT2`, …), e.g. `${second}/mcp` or `/mcp2`.
+    pub location: String,
+    /// How many requests to redirect: the one taken by the `expect`, then the next
+    /// `repeat - 1` whatever they are (1 by default; 11 for a loop past a 10-hop limit).
+    #[serde(default = "one")]
+    pub repeat: usize,
+    /// The name of the request to answer; the latest unanswered one by default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub to: Option<String>,
+}
+
+fn default_redirect_status() -> u16 {
+    307
+}
+
+fn one() -> usize {
+    1
+}
+
+/// The SSE response headers, sent ahead of any frame.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct OpenSse {
+    /// The name of the request to answer; the latest unanswered one by default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub to: Option<String>,
+    /// The status (200 by default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<u16>,
+    /// Extra response headers.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub headers: BTreeMap<String, String>,
+    /// Issue this `Mcp-Session-Id`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    /// The line ending of the stream's fields (`lf` by default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sse_line_end: Option<LineEnd>,
+}
+
+/// Raw bytes on the open streamed response.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Write {
+    /// The text, written as given (`"data: not json\n\n"`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    /// Then this many bytes of `x`, without a newline (an endless line), streamed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fill: Option<usize>,
+}
+
+/// The end of a streamed response.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct CloseStream {
+    /// Cut the connection instead of ending the body cleanly.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub abort: bool,
+}
+
+/// A session to expire.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ExpireSession {
+    /// The session id; the latest issued by default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+}
+
+/// The legacy `endpoint` event.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Endpoint {
+    /// The POST endpoint the event names, as sent (`/messages?session_id=1`, or
+    /// `${second}/messages` for another origin).
+    #[serde(default = "default_endpoint_path")]
+    pub path: String,
+}
+
+fn default_endpoint_path() -> String {
+    "/messages".into()
 }
 
 /// A JSON-RPC error object.

@@ -70,10 +70,47 @@ pub enum Record {
     },
     /// Every step of the script was played (what follows is waiting for stdin to close).
     Completed {},
-    /// The process is exiting on its own.
+    /// The process is exiting on its own. Over HTTP (an `exit` or `crash` step): the
+    /// listeners close and every connection is dropped.
     Exiting {
         /// The code.
         code: i32,
+    },
+    /// The HTTP mock is listening (logged first, in place of `Started`: it runs in-process).
+    Listening {
+        /// The URL the client is given: `http(s)://127.0.0.1:PORT/mcp`.
+        primary: String,
+        /// The same endpoint on the second origin: `http(s)://localhost:PORT2/mcp`.
+        second: String,
+        /// https only: the plain-HTTP listener, `http://127.0.0.1:PORT3/mcp`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        plain: Option<String>,
+    },
+    /// An HTTP request reached the mock (its JSON-RPC body follows as `Received`).
+    HttpRequest {
+        /// Its number, from 1, shared with its `HttpResponse`.
+        seq: u64,
+        /// The listener: `primary`, `second` or `plain`.
+        origin: String,
+        /// The method.
+        method: String,
+        /// The path and query.
+        path: String,
+        /// Every header in the order received, names lowercased.
+        headers: Vec<(String, String)>,
+        /// The body: its JSON, else its text (summarized past 200 characters), `null` when empty.
+        body: Value,
+    },
+    /// The mock answered an HTTP request (the status line and headers went out).
+    HttpResponse {
+        /// The request's number.
+        seq: u64,
+        /// The status.
+        status: u16,
+        /// The headers set by the mock, names lowercased.
+        headers: Vec<(String, String)>,
+        /// The body, summarized: its text, `[sse stream]` for a streamed body, `` when empty.
+        summary: String,
     },
 }
 

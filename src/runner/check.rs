@@ -1,7 +1,7 @@
 //! Checking a scenario's `[expect]` against an outcome.
 
 use super::outcome::Outcome;
-use crate::scenario::{Expectations, StepExpect};
+use crate::scenario::{Expectations, HttpRequestExpect, StepExpect};
 use mcp_mock_servers::describe_step;
 use mcp_mock_servers::script::{Script, Step};
 use mcp_mock_servers::wire_log::Record;
@@ -103,12 +103,76 @@ pub fn check(expect: &Expectations, script: &Script, outcome: &Outcome) -> Vec<F
             fail("script", "the script played to its end".into(), problem);
         }
     }
+    check_http(expect, outcome, &mut fail);
     if let Some(launches) = expect.launches {
         if outcome.launches() != launches {
             fail("launches", launches.to_string(), outcome.launches().to_string());
         }
     }
     failures
+}
+
+/// An HTTP request as the mock logged it.
+struct SeenRequest<'a> {
+    origin: &'a str,
+    method: &'a str,
+    headers: &'a [(String, String)],
+    body: &'a Value,
+}
+
+fn http_requests(wire: &[Record]) -> Vec<SeenRequest<'_>> {
+    wire.iter()
+        .filter_map(|r| match r {
+            Record::HttpRequest { origin, method, headers, body, .. } => {
+                Some(SeenRequest { origin, method, headers, body })
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+fn request_matches(request: &SeenRequest<'_>, want: &HttpRequestExpect) -> bool {
+    let header = |name: &str| request.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v);
+    want.origin.as_ref().is_none_or(|o| o == request.origin)
+        && want.method.as_ref().is_none_or(|m| m.eq_ignore_ascii_case(request.method))
+        && want.headers.iter().all(|(name, value)| header(name).is_some_and(|v| value == "*" || v == value))
+        && want.absent_headers.iter().all(|name| header(name).is_none())
+        && want.rpc_method.as_ref().is_none_or(|m| request.body.get("method").and_then(Value::as_str) == Some(m))
+}
+
+/// Only names and origins are shown of a request: header values may be credentials.
+fn describe_request(request: &SeenRequest<'_>) -> String {
+    let names: Vec<&str> = request.headers.iter().map(|(n, _)| n.as_str()).collect();
+    let rpc = request.body.get("method").and_then(Value::as_str).unwrap_or("-");
+    format!("{} {} ({rpc}) [{}]", request.method, request.origin, names.join(", "))
+}
+
+fn check_http(expect: &Expectations, outcome: &Outcome, fail: &mut impl FnMut(&str, String, String)) {
+    let requests = http_requests(&outcome.wire);
+    let seen = || requests.iter().map(describe_request).collect::<Vec<_>>().join("; ");
+    for want in &expect.http_requests {
+        if !requests.iter().any(|r| request_matches(r, want)) {
+            fail("http_requests", format!("a request matching {}", json_of(want)), seen());
+        }
+    }
+    if let Some(want) = &expect.http_every_request {
+        if let Some(odd) = requests.iter().find(|r| !request_matches(r, want)) {
+            fail("http_every_request", format!("every request matching {}", json_of(want)), describe_request(odd));
+        }
+        if requests.is_empty() {
+            fail("http_every_request", "some request".into(), "none reached the mock".into());
+        }
+    }
+    for (origin, count) in &expect.http_request_counts {
+        let got = requests.iter().filter(|r| r.origin == origin).count();
+        if got != *count {
+            fail(&format!("requests to the {origin} origin"), count.to_string(), format!("{got}: {}", seen()));
+        }
+    }
+}
+
+fn json_of(value: &impl serde::Serialize) -> String {
+    serde_json::to_string(value).unwrap_or_default()
 }
 
 fn check_step(expect: &StepExpect, outcome: &Outcome, fail: &mut impl FnMut(&str, String, String)) {
@@ -271,7 +335,10 @@ fn find_secret(outcome: &Outcome, secret: &str) -> Option<String> {
             return Some(format!("step {}", step.number));
         }
     }
-    outcome.logs.iter().find(|e| e.message.contains(secret)).map(|e| format!("a {} log line", e.level))
+    if let Some(event) = outcome.logs.iter().find(|e| e.message.contains(secret)) {
+        return Some(format!("a {} log line", event.level));
+    }
+    super::transcript::render(outcome).contains(secret).then(|| "the transcript".to_string())
 }
 
 /// Cuts a text to `max` characters, marking the cut.

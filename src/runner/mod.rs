@@ -3,10 +3,12 @@
 
 pub mod check;
 mod host;
+mod http_target;
 pub mod logs;
 pub mod outcome;
 pub mod procs;
 mod steps;
+mod tool_layer;
 pub mod transcript;
 
 pub use outcome::{ErrorRecord, Outcome, ProcessFact, StepRecord};
@@ -64,6 +66,16 @@ pub fn run(scenario: &LoadedScenario, profile: Profile, launcher: &MockLauncher,
         "--log".into(),
         log_path.display().to_string(),
     ]);
+    let script = &scenario.scenario.server;
+    let http_mock = if script.transport.is_http() {
+        match mcp_mock_servers::HttpMock::start(script.clone(), Some(log_path.clone()), temp.path().to_path_buf()) {
+            Ok(mock) => Some(mock),
+            Err(e) => return Outcome::fault(profile, format!("cannot start the HTTP mock: {}", crate::error_chain(&e))),
+        }
+    } else {
+        None
+    };
+    let http = http_mock.as_ref().map(|mock| http_target::HttpTarget::of(mock, script.transport));
     let plan = steps::Plan {
         scenario: &scenario.scenario,
         profile,
@@ -72,6 +84,7 @@ pub fn run(scenario: &LoadedScenario, profile: Profile, launcher: &MockLauncher,
         hooks: hooks.clone(),
         log_path: log_path.clone(),
         host_program: launcher.program.clone(),
+        http: http.clone(),
     };
 
     let buffer = logs::LogBuffer::default();
@@ -84,6 +97,10 @@ pub fn run(scenario: &LoadedScenario, profile: Profile, launcher: &MockLauncher,
         Err(fault) => (Vec::new(), Some(fault), true),
     };
 
+    // The mock logs what it never got to (unfinished steps) as it stops.
+    if let Some(mock) = http_mock {
+        mock.shutdown();
+    }
     let wire = wire_log::read_wire_log(&log_path).unwrap_or_default();
     let reported = reported_processes(&wire);
     let pids: Vec<u32> = reported.iter().map(|(pid, _)| *pid).collect();
@@ -113,7 +130,9 @@ pub fn run(scenario: &LoadedScenario, profile: Profile, launcher: &MockLauncher,
     let (logs, logs_dropped) = buffer.take();
     let mut redactions = vec![(temp.path().display().to_string(), "[TMP]".to_string())];
     redactions.push((launcher.program.display().to_string(), "mcp-mock-stdio".to_string()));
-    Outcome { profile, steps, wire, logs, logs_dropped, processes, harness_fault, redactions }
+    redactions.extend(http.iter().flat_map(|target| target.redactions()));
+    let http_url = http.as_ref().map(|target| target.client_url(&scenario.scenario.client.http));
+    Outcome { profile, steps, wire, logs, logs_dropped, processes, harness_fault, redactions, http_url }
 }
 
 impl Outcome {
@@ -127,6 +146,7 @@ impl Outcome {
             processes: Vec::new(),
             harness_fault: Some(fault),
             redactions: Vec::new(),
+            http_url: None,
         }
     }
 }

@@ -62,12 +62,18 @@ pub struct Outcome {
     /// Texts to replace in anything shown, most specific first (temp folder, mock path).
     #[serde(skip)]
     pub redactions: Vec<(String, String)>,
+    /// The URL an HTTP client was given: its key-like parts are redacted from anything shown.
+    #[serde(skip)]
+    pub http_url: Option<String>,
 }
 
 impl Outcome {
     /// Applies the run's redactions to a text.
     pub fn redact(&self, text: &str) -> String {
         let mut text = text.to_string();
+        if let Some(url) = self.http_url.as_deref().and_then(|u| url::Url::parse(u).ok()) {
+            text = mcp_refclient::redact::redact(&text, &url);
+        }
         for (from, to) in &self.redactions {
             if !from.is_empty() {
                 text = text.replace(from.as_str(), to);

@@ -21,6 +21,8 @@ pub(super) struct Plan<'a> {
     pub log_path: PathBuf,
     /// The `mcp-conformance` binary, for steps that need a host subprocess.
     pub host_program: PathBuf,
+    /// The HTTP mock to connect to, for HTTP scenarios.
+    pub http: Option<super::http_target::HttpTarget>,
 }
 
 /// What playing the steps produced.
@@ -50,6 +52,7 @@ async fn play_steps(plan: Plan<'_>) -> Played {
     let mut spawned: HashMap<String, JoinHandle<StepResult>> = HashMap::new();
     let mut records = Vec::new();
     let mut client_gone = false;
+    let mut source: Option<super::tool_layer::Source> = None;
     for (index, step) in plan.scenario.client.steps.iter().enumerate() {
         let started = Instant::now();
         let initialized_before = received_count(&plan, INITIALIZED);
@@ -80,6 +83,32 @@ async fn play_steps(plan: Plan<'_>) -> Played {
             ClientStep::Join(join) => match spawned.remove(&join.name) {
                 Some(task) => task.await.unwrap_or_else(|e| Err(harness_error(format!("spawned step panicked: {e}")))),
                 None => Err(harness_error(format!("no spawned step named `{}`", join.name))),
+            },
+            ClientStep::ToolSource(spec) => match &client {
+                Some(c) => {
+                    let built = super::tool_layer::build(c.clone(), &spec.name, spec.prefix.as_deref(), spec.reports_notifications);
+                    source = Some(built);
+                    Ok(json!("built"))
+                }
+                None => Err(not_run()),
+            },
+            ClientStep::BeginRun(_) => match &source {
+                Some(s) => {
+                    s.begin_run().await;
+                    Ok(super::tool_layer::offered(s))
+                }
+                None => Err(harness_error("`begin_run` needs a `tool_source` step first".into())),
+            },
+            ClientStep::NextTurn(_) => match &source {
+                Some(s) => {
+                    s.before_model_request().await;
+                    Ok(super::tool_layer::offered(s))
+                }
+                None => Err(harness_error("`next_turn` needs a `tool_source` step first".into())),
+            },
+            ClientStep::CallAdapter(call) => match &source {
+                Some(s) => super::tool_layer::call(s, &call.name, call.arguments.clone()).await,
+                None => Err(harness_error("`call_adapter` needs a `tool_source` step first".into())),
             },
             ClientStep::Cancel(cancel) => match spawned.remove(&cancel.name) {
                 Some(task) => {
@@ -118,12 +147,22 @@ async fn play_steps(plan: Plan<'_>) -> Played {
         });
         records.push(StepRecord { number: index + 1, label: label(step), result, elapsed: started.elapsed() });
     }
+    drop(source);
     drop(client);
     Played { steps: records, client_gone }
 }
 
 async fn connect(plan: &Plan<'_>) -> Result<McpClient, McpError> {
     let part = &plan.scenario.client;
+    let config = client_config(plan);
+    if let Some(target) = &plan.http {
+        let server = super::http_target::server(target, &part.http)?;
+        return if target.legacy {
+            McpClient::connect_legacy_sse(server, config).await
+        } else {
+            McpClient::connect_http(server, config).await
+        };
+    }
     let server = StdioServer {
         command: plan.command.clone(),
         args: if part.command.is_some() { Vec::new() } else { plan.args.clone() },
@@ -131,11 +170,16 @@ async fn connect(plan: &Plan<'_>) -> Result<McpClient, McpError> {
         own_process_group: part.own_process_group,
         cwd: None,
     };
+    McpClient::connect_stdio(server, config).await
+}
+
+fn client_config(plan: &Plan<'_>) -> ClientConfig {
+    let part = &plan.scenario.client;
     let mut config = ClientConfig::new(plan.profile);
     config.timeouts = Some(timeouts(plan.profile.timeouts(), &part.timeouts));
     config.hooks = plan.hooks.clone();
     config.hooks.unwaitable_child |= part.faults.unwaitable_child;
-    McpClient::connect_stdio(server, config).await
+    config
 }
 
 fn timeouts(mut base: Timeouts, overrides: &crate::scenario::TimeoutOverrides) -> Timeouts {
@@ -161,8 +205,7 @@ fn timeouts(mut base: Timeouts, overrides: &crate::scenario::TimeoutOverrides) -
 /// Runs a step that only needs the client (also what `spawn` runs in the background).
 async fn run_on_client(client: Option<Arc<McpClient>>, step: ClientStep) -> StepResult {
     let Some(client) = client else {
-        // The client's own failure (a connect that failed) left nothing to run this on.
-        return Err(ErrorRecord { kind: "not-run".into(), text: "no connected client".into() });
+        return Err(not_run());
     };
     match step {
         ClientStep::ListTools(_) => client
@@ -182,7 +225,9 @@ async fn run_on_client(client: Option<Arc<McpClient>>, step: ClientStep) -> Step
             let deadline = Instant::now() + Duration::from_millis(wait.within_ms);
             loop {
                 if let Some(text) = client.exited() {
-                    return Ok(json!(text));
+                    // The first text may still lack the last of stderr (it settles within
+                    // half a second): kept for `contains`, left out of the snapshot.
+                    return Ok(json!({ "exited": true, "metrics": { "first_text": text } }));
                 }
                 if Instant::now() >= deadline {
                     return Err(ErrorRecord { kind: "timeout".into(), text: format!("exited() still none after {} ms", wait.within_ms) });
@@ -251,6 +296,11 @@ fn error_record(error: &McpError) -> ErrorRecord {
     ErrorRecord { kind: error.kind().name().into(), text: error.full_text() }
 }
 
+/// The client's own failure (a connect that failed) left nothing to run a step on.
+fn not_run() -> ErrorRecord {
+    ErrorRecord { kind: "not-run".into(), text: "no connected client".into() }
+}
+
 fn harness_error(text: String) -> ErrorRecord {
     ErrorRecord { kind: "harness".into(), text }
 }
@@ -273,6 +323,13 @@ pub fn label(step: &ClientStep) -> String {
         ClientStep::Spawn(s) => format!("spawn {}: {}", s.name, label(&s.step)),
         ClientStep::Join(j) => format!("join {}", j.name),
         ClientStep::InterruptHost(_) => "interrupt_host (SIGINT to the host's group)".into(),
+        ClientStep::ToolSource(t) => match &t.prefix {
+            Some(prefix) => format!("tool_source {} (prefix {prefix})", t.name),
+            None => format!("tool_source {}", t.name),
+        },
+        ClientStep::BeginRun(_) => "begin_run".into(),
+        ClientStep::NextTurn(_) => "next_turn".into(),
+        ClientStep::CallAdapter(call) => format!("call_adapter {}", call.name),
         ClientStep::Cancel(c) => format!("cancel {}", c.name),
         ClientStep::AwaitReceived(a) => format!("await_received {} x{}", a.message, a.count),
     }

@@ -33,6 +33,16 @@ pub fn render(outcome: &Outcome) -> String {
             }
             Record::Unfinished { expected } => format!("  ! input closed while awaiting {expected}"),
             Record::Exiting { code } => format!("  · exiting with code {code}"),
+            Record::Listening { .. } => "  · listening".to_string(),
+            Record::HttpRequest { origin, method, path, headers, .. } => {
+                format!("  → {method} {path} ({origin}) {}", shown_headers(headers))
+            }
+            Record::HttpResponse { status, headers, summary, .. } => {
+                // A JSON-RPC body is shown on its own `←` line (the `Sent` record that follows).
+                let is_message = serde_json::from_str::<serde_json::Value>(summary).is_ok_and(|v| v.get("jsonrpc").is_some());
+                let body = if is_message || summary.is_empty() { String::new() } else { format!(" {}", cut(summary, 200)) };
+                format!("  ← {status} {}{body}", shown_headers(headers))
+            }
         };
         out.push_str(&outcome.redact(&line));
         out.push('\n');
@@ -105,6 +115,18 @@ impl PidNames {
         }
         text
     }
+}
+
+/// Header names, with the values of the few that carry protocol state rather than
+/// credentials (a snapshot never holds a header value a caller set).
+fn shown_headers(headers: &[(String, String)]) -> String {
+    const SHOWN: &[&str] = &["content-type", "accept", "mcp-session-id", "mcp-protocol-version", "location", "last-event-id"];
+    let parts: Vec<String> = headers
+        .iter()
+        .filter(|(name, _)| !matches!(name.as_str(), "host" | "content-length" | "user-agent"))
+        .map(|(name, value)| if SHOWN.contains(&name.as_str()) { format!("{name}: {value}") } else { name.clone() })
+        .collect();
+    format!("[{}]", parts.join("; "))
 }
 
 /// A step value without its `metrics` (timings and counts that vary run to run).

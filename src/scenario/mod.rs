@@ -121,7 +121,7 @@ fn validate_steps(scenario: &Scenario, invalid: &dyn Fn(&str, String) -> LoadErr
     for step in steps {
         match step {
             ClientStep::Spawn(spawn) => {
-                if matches!(*spawn.step, ClientStep::Spawn(_) | ClientStep::Join(_) | ClientStep::Connect(_) | ClientStep::InterruptHost(_)) {
+                if matches!(*spawn.step, ClientStep::Spawn(_) | ClientStep::Join(_) | ClientStep::Connect(_) | ClientStep::InterruptHost(_) | ClientStep::ToolSource(_)) {
                     return Err(invalid("spawn", "a spawned step must be a call, a listing, close or a read".into()));
                 }
                 spawned.push(spawn.name.clone());

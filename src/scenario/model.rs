@@ -60,6 +60,9 @@ pub struct ClientPart {
     /// Faults the wire cannot cause, injected through the client's test hooks.
     #[serde(default)]
     pub faults: Faults,
+    /// HTTP: how the client reaches the server (headers, redirects, tokens, URL).
+    #[serde(default)]
+    pub http: HttpClientPart,
     /// The steps, run in order.
     pub steps: Vec<ClientStep>,
 }
@@ -83,6 +86,57 @@ pub struct TimeoutOverrides {
     /// How long the exit text may wait for the last of stderr.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exit_settle_ms: Option<u64>,
+}
+
+/// How an HTTP client is set up.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct HttpClientPart {
+    /// Headers the caller sets, in order, as `[name, value]` pairs (a name set again
+    /// replaces its value).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub headers: Vec<[String; 2]>,
+    /// The redirect policy: `same-origin` (the default), `none` or `any`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub redirects: Option<RedirectPolicy>,
+    /// A scripted token provider: `token()` gives `token`, each `refresh()` the next of
+    /// `refreshed`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokens: Option<Tokens>,
+    /// The URL to connect to instead of the mock's own; `${primary}`, `${second}` and
+    /// `${plain}` stand for the listeners' origins (`${primary}/sk-live-4f9a8b7c/mcp`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// Trust the certificate the https mock generated (true by default; false proves the
+    /// client never skips verification).
+    #[serde(default = "yes")]
+    pub trust_mock_certificate: bool,
+    /// The cap on a response body, in bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_body_bytes: Option<usize>,
+}
+
+/// A redirect policy.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum RedirectPolicy {
+    /// Follow redirects within the URL's own origin only.
+    SameOrigin,
+    /// Refuse every redirect.
+    None,
+    /// Follow redirects anywhere.
+    Any,
+}
+
+/// A scripted token provider.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Tokens {
+    /// The token `token()` gives at first.
+    pub token: String,
+    /// What each `refresh()` gives, in order; past the end, refresh fails.
+    #[serde(default)]
+    pub refreshed: Vec<String>,
 }
 
 /// Faults injected through the reference client's test hooks.
@@ -125,6 +179,15 @@ pub enum ClientStep {
     InterruptHost(Empty),
     /// Abort a spawned step, as when its run is cancelled.
     Cancel(Join),
+    /// Build a tool source over the connected client (yoagent's McpToolSource).
+    ToolSource(ToolSourceStep),
+    /// A run begins: the source lists the server's tools.
+    BeginRun(Empty),
+    /// A turn: before the next model request, the source relists if the server announced a
+    /// change, and withdraws the tools of a server that exited.
+    NextTurn(Empty),
+    /// Call a tool through the source by the name the model sees (`srv__echo`).
+    CallAdapter(CallTool),
     /// Wait until the server has received a message, bounded.
     AwaitReceived(AwaitReceived),
 }
@@ -133,6 +196,26 @@ pub enum ClientStep {
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Empty {}
+
+/// Building a tool source.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ToolSourceStep {
+    /// The server's name, as logs name it.
+    #[serde(default = "default_source_name")]
+    pub name: String,
+    /// The prefix: tools appear as `prefix__name`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefix: Option<String>,
+    /// Whether the transport reports notifications (false stands for a custom transport that
+    /// cannot).
+    #[serde(default = "yes")]
+    pub reports_notifications: bool,
+}
+
+fn default_source_name() -> String {
+    "server".into()
+}
 
 /// A tool call.
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
@@ -244,6 +327,36 @@ pub struct Expectations {
     /// How many times the server was launched.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub launches: Option<u32>,
+    /// HTTP: requests that must have reached the mock (each matched by one request at least).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub http_requests: Vec<HttpRequestExpect>,
+    /// HTTP: what every request that reached the mock must be.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http_every_request: Option<HttpRequestExpect>,
+    /// HTTP: how many requests each listener received (`{ primary = 3, second = 0 }`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub http_request_counts: BTreeMap<String, usize>,
+}
+
+/// A matcher for an HTTP request the mock received.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct HttpRequestExpect {
+    /// The listener: `primary`, `second` or `plain`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub origin: Option<String>,
+    /// The method.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub method: Option<String>,
+    /// Headers with these values (names without regard to case; `*` for any value).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub headers: BTreeMap<String, String>,
+    /// Headers it must not carry.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub absent_headers: Vec<String>,
+    /// The JSON-RPC method its body carries.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rpc_method: Option<String>,
 }
 
 fn yes() -> bool {

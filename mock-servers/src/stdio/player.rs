@@ -173,6 +173,20 @@ impl<'a> Player<'a> {
                 self.state.stdin_closed = true;
                 Flow::Next
             }
+            // Refused when the script loads (see `load::validate`); a script built in code
+            // that gets here stops as a script error.
+            Step::Respond(_)
+            | Step::Redirect(_)
+            | Step::Hang(_)
+            | Step::Disconnect(_)
+            | Step::OpenSse(_)
+            | Step::Write(_)
+            | Step::CloseStream(_)
+            | Step::ExpireSession(_)
+            | Step::Endpoint(_) => self.script_error(&format!(
+                "step {index}: `{}` is for the HTTP transports",
+                describe_step(step)
+            )),
         }
     }
 
@@ -429,6 +443,7 @@ mod tests {
             tools: vec![],
             steps: vec![step(0)],
             relaunch: (1..=relaunch as u64).map(|i| vec![step(i)]).collect(),
+            http: Default::default(),
         }
     }
 

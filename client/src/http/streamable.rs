@@ -1,0 +1,428 @@
+//! The Streamable HTTP transport: each message is a POST; the answer is plain JSON or an SSE
+//! stream read until the frame carrying it.
+
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard};
+use std::time::Duration;
+
+use hyper::body::Bytes;
+use hyper::header::{self, HeaderName, HeaderValue};
+use hyper::{Method, StatusCode};
+use serde::Serialize;
+use serde_json::{json, Value};
+use tokio::sync::watch;
+
+use super::sse::{SseParser, TooLong};
+use super::wire::{Ctx, Endpoint, Outgoing, Reply};
+use super::{timed_out, HttpServer};
+use crate::jsonrpc::{classify, ids_match, ErrorCode, ErrorObject, Incoming, Notification, Request, Response};
+use crate::redact::redact;
+use crate::{Breakage, ClientConfig, McpError, Profile, TestHooks, SUPPORTED_PROTOCOL_VERSIONS};
+
+const ACCEPT_BOTH: &str = "application/json, text/event-stream";
+const SESSION_HEADER: &str = "mcp-session-id";
+const VERSION_HEADER: &str = "mcp-protocol-version";
+/// The first revision whose requests carry `MCP-Protocol-Version`.
+const VERSION_HEADER_FROM: &str = "2025-06-18";
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+#[derive(Default)]
+struct State {
+    session: Option<String>,
+    /// The negotiated version, once it calls for the `MCP-Protocol-Version` header.
+    version_header: Option<HeaderValue>,
+    /// The `initialize` parameters, for re-initializing (strict).
+    init_params: Option<Value>,
+    /// A 404 ended the session: strict re-initializes before the next call.
+    reinit: bool,
+}
+
+/// A Streamable HTTP connection to one MCP server.
+pub(crate) struct StreamableTransport {
+    ep: Endpoint,
+    profile: Profile,
+    hooks: TestHooks,
+    state: Mutex<State>,
+    calls: tokio::sync::Mutex<()>,
+    next_id: AtomicI64,
+    list_changed: AtomicU64,
+    closed: watch::Sender<bool>,
+}
+
+impl StreamableTransport {
+    /// Checks the URL and certificates; sends nothing.
+    pub(crate) fn new(server: &HttpServer, config: &ClientConfig) -> Result<Self, McpError> {
+        Ok(StreamableTransport {
+            ep: Endpoint::new(server, config.timeouts().idle_read)?,
+            profile: config.profile,
+            hooks: config.hooks.clone(),
+            state: Mutex::new(State::default()),
+            calls: tokio::sync::Mutex::new(()),
+            next_id: AtomicI64::new(1),
+            list_changed: AtomicU64::new(0),
+            closed: watch::channel(false).0,
+        })
+    }
+
+    /// The server's origin.
+    pub(crate) fn origin(&self) -> &str {
+        &self.ep.origin
+    }
+
+    /// The session id held, if any.
+    pub(crate) fn session_id(&self) -> Option<String> {
+        lock(&self.state).session.clone()
+    }
+
+    /// How many `notifications/tools/list_changed` were read.
+    pub(crate) fn list_changes(&self) -> u64 {
+        self.list_changed.load(Ordering::SeqCst)
+    }
+
+    fn broken(&self, rule: Breakage) -> bool {
+        self.hooks.broken.contains(&rule)
+    }
+
+    /// The handshake negotiated `version`: strict sends it on every later request.
+    pub(crate) fn negotiated(&self, version: &str) {
+        if self.profile == Profile::Strict && version >= VERSION_HEADER_FROM {
+            lock(&self.state).version_header = HeaderValue::from_str(version).ok();
+        }
+    }
+
+    fn closed_error(&self, ctx: &Ctx) -> McpError {
+        ctx.transport("the client was closed")
+    }
+
+    /// Sends a request and reads its answer, bounded by `bound` (none: the idle timeout
+    /// only). Calls queue in order.
+    pub(crate) async fn request(
+        &self,
+        method: &str,
+        params: Option<Value>,
+        bound: Option<Duration>,
+    ) -> Result<Result<Value, ErrorObject>, McpError> {
+        let ctx = Ctx::call(&self.ep, method);
+        let mut closed = self.closed.subscribe();
+        let work = async {
+            let _turn = self.calls.lock().await;
+            if *self.closed.borrow() {
+                return Err(self.closed_error(&ctx));
+            }
+            if method == "initialize" {
+                lock(&self.state).init_params = params.clone();
+            } else if lock(&self.state).reinit {
+                self.reinitialize().await?;
+            }
+            let id = Value::from(self.next_id.fetch_add(1, Ordering::SeqCst));
+            let call = self.call(method, id.clone(), params, &ctx);
+            match bound {
+                None => call.await,
+                Some(bound) => match tokio::time::timeout(bound, call).await {
+                    Ok(outcome) => outcome,
+                    Err(_) => {
+                        if self.profile.sends_cancelled() {
+                            let reason = format!("timed out after {}", crate::stdio::fmt_duration(bound));
+                            let params = json!({ "requestId": id, "reason": reason });
+                            if let Err(e) = self.send_notification("notifications/cancelled", Some(params)).await {
+                                tracing::debug!(target: "mcp_refclient", "sending notifications/cancelled failed: {e}");
+                            }
+                        }
+                        Err(timed_out(method, bound))
+                    }
+                },
+            }
+        };
+        tokio::select! {
+            outcome = work => outcome,
+            _ = closed.wait_for(|c| *c) => Err(self.closed_error(&ctx)),
+        }
+    }
+
+    /// Strict, after a 404 ended the session: `initialize` again, then `initialized`.
+    async fn reinitialize(&self) -> Result<(), McpError> {
+        let params = lock(&self.state).init_params.clone();
+        let ctx = Ctx::call(&self.ep, "initialize");
+        tracing::info!(target: "mcp_refclient", origin = %self.ep.origin, "the session expired: initializing again");
+        let id = Value::from(self.next_id.fetch_add(1, Ordering::SeqCst));
+        let result = self
+            .call("initialize", id, params, &ctx)
+            .await?
+            .map_err(|e| McpError::JsonRpc { code: e.code, message: e.message, data: e.data })?;
+        let version = result.get("protocolVersion").and_then(Value::as_str).unwrap_or_default();
+        if !SUPPORTED_PROTOCOL_VERSIONS.contains(&version) {
+            return Err(ctx.protocol(format!("re-initializing, the server answered protocol version '{version}', which this client does not support")));
+        }
+        self.negotiated(version);
+        self.send_notification("notifications/initialized", None).await?;
+        lock(&self.state).reinit = false;
+        Ok(())
+    }
+
+    /// POSTs one message with the transport's headers; captures the session id, turns a
+    /// 404 on a session into "expired" and any other non-success status into an error.
+    async fn post<T: Serialize>(&self, message: &T, ctx: &Ctx) -> Result<Reply, McpError> {
+        let body = serde_json::to_vec(message).map_err(McpError::Serialization)?;
+        let (session, version) = {
+            let state = lock(&self.state);
+            (state.session.clone(), state.version_header.clone())
+        };
+        let mut extra = vec![
+            (header::ACCEPT, HeaderValue::from_static(ACCEPT_BOTH)),
+            (header::CONTENT_TYPE, HeaderValue::from_static("application/json")),
+        ];
+        if let Some(session) = &session {
+            if let Ok(value) = HeaderValue::from_str(session) {
+                extra.push((HeaderName::from_static(SESSION_HEADER), value));
+            }
+        }
+        if let Some(version) = version {
+            extra.push((HeaderName::from_static(VERSION_HEADER), version));
+        }
+        let out = Outgoing { method: Method::POST, url: &self.ep.url, body: Some(Bytes::from(body)), extra };
+        let reply = self.ep.send(&out, ctx).await?;
+        if reply.status.is_success() {
+            let given = reply.headers.get(SESSION_HEADER).and_then(|v| v.to_str().ok());
+            if let Some(id) = given.filter(|id| !id.is_empty() && id.bytes().all(|b| (0x21..=0x7e).contains(&b))) {
+                lock(&self.state).session = Some(id.to_string());
+            }
+            return Ok(reply);
+        }
+        if reply.status == StatusCode::NOT_FOUND && session.is_some() {
+            let mut state = lock(&self.state);
+            if state.session == session {
+                state.session = None;
+                state.reinit = self.profile == Profile::Strict;
+            }
+            drop(state);
+            let next = if self.profile == Profile::Strict {
+                "the next call starts a new session"
+            } else {
+                "a new client is needed"
+            };
+            let message = format!("{}: 404 Not Found: the MCP session expired (the server no longer knows it); {next}", ctx.prefix);
+            return Err(McpError::Http { status: 404, message });
+        }
+        let note = if reply.status == StatusCode::UNAUTHORIZED && self.ep.has_token_provider() {
+            " (after one token refresh)"
+        } else {
+            ""
+        };
+        Err(self.ep.status_error(reply, ctx, note).await)
+    }
+
+    /// One request and its answer: a JSON body read to its end, or SSE frames read until the
+    /// one carrying the response.
+    async fn call(
+        &self,
+        method: &str,
+        id: Value,
+        params: Option<Value>,
+        ctx: &Ctx,
+    ) -> Result<Result<Value, ErrorObject>, McpError> {
+        let mut reply = self.post(&Request::new(id.clone(), method, params), ctx).await?;
+        let outcome = if reply.media_type().as_deref() == Some("text/event-stream") {
+            self.read_sse(&mut reply, &id, ctx).await?
+        } else {
+            self.read_json(&mut reply, &id, ctx).await?
+        };
+        // A JSON-RPC error message is quoted as sent, less the URL's key-like parts.
+        Ok(outcome.map_err(|mut e| {
+            e.message = redact(&redact(&e.message, &self.ep.url), &reply.url);
+            e
+        }))
+    }
+
+    fn proxy_answered(&self, status: StatusCode, ctx: &Ctx) -> McpError {
+        ctx.protocol(format!(
+            "the server answered '{}' with an empty {} response; a proxy may have answered instead of the MCP server",
+            ctx.method,
+            status.as_u16()
+        ))
+    }
+
+    async fn read_json(&self, reply: &mut Reply, id: &Value, ctx: &Ctx) -> Result<Result<Value, ErrorObject>, McpError> {
+        let body = self.ep.read_to_end(reply, ctx).await?;
+        if body.iter().all(u8::is_ascii_whitespace) {
+            return Err(self.proxy_answered(reply.status, ctx));
+        }
+        let media = reply.media_type().unwrap_or_else(|| "none".into());
+        match classify(&body) {
+            Incoming::Response { id: got, outcome } if self.matches(id, &got) => Ok(outcome),
+            Incoming::Response { id: got, .. } => {
+                Err(ctx.protocol(format!("the response to '{}' carries id {got}, not {id}", ctx.method)))
+            }
+            Incoming::Request { method, .. } | Incoming::Notification { method, .. } => Err(ctx.protocol(format!(
+                "the server answered '{}' with a '{method}' message instead of the response",
+                ctx.method
+            ))),
+            Incoming::NotJson(_) => Err(ctx.protocol(format!(
+                "the response to '{}' is not JSON (content type {media}): {}",
+                ctx.method,
+                self.ep.quote(&String::from_utf8_lossy(&body), &reply.url)
+            ))),
+            Incoming::Invalid(why) => {
+                Err(ctx.protocol(format!("the response to '{}' is not a JSON-RPC response: {why}", ctx.method)))
+            }
+        }
+    }
+
+    fn matches(&self, sent: &Value, got: &Value) -> bool {
+        self.broken(Breakage::AnyIdAccepted) || ids_match(sent, got)
+    }
+
+    /// Reads SSE frames until the one answering `id`, then drops the stream: frames after it
+    /// are never read.
+    async fn read_sse(&self, reply: &mut Reply, id: &Value, ctx: &Ctx) -> Result<Result<Value, ErrorObject>, McpError> {
+        let mut parser = SseParser::new(self.ep.max_body);
+        let mut seen = 0usize;
+        loop {
+            while let Some(event) = parser.next_event() {
+                if let Some(outcome) = self.on_frame(&event.data, id, reply, ctx).await? {
+                    return Ok(outcome);
+                }
+            }
+            match self.ep.next_chunk(reply, ctx).await? {
+                Some(chunk) => {
+                    seen += chunk.len();
+                    parser.feed(&chunk).map_err(|TooLong(_)| {
+                        ctx.protocol(format!(
+                            "an SSE event in the response to '{}' is larger than {} bytes (max_body_bytes); refused",
+                            ctx.method, self.ep.max_body
+                        ))
+                    })?;
+                }
+                None if seen == 0 => return Err(self.proxy_answered(reply.status, ctx)),
+                None => {
+                    let tail = if parser.unterminated() {
+                        " (an unterminated event at its end was discarded)"
+                    } else {
+                        ""
+                    };
+                    return Err(ctx.protocol(format!(
+                        "the SSE stream ended before the response to '{}'{tail}",
+                        ctx.method
+                    )));
+                }
+            }
+        }
+    }
+
+    /// One SSE frame of a call's stream: the response (returned), a notification (counted
+    /// or skipped), a server request (answered or not, by profile).
+    async fn on_frame(
+        &self,
+        data: &[u8],
+        id: &Value,
+        reply: &Reply,
+        ctx: &Ctx,
+    ) -> Result<Option<Result<Value, ErrorObject>>, McpError> {
+        if data.iter().all(u8::is_ascii_whitespace) {
+            return Ok(None);
+        }
+        match classify(data) {
+            Incoming::Response { id: got, outcome } if self.matches(id, &got) => return Ok(Some(outcome)),
+            Incoming::Response { id: got, .. } => {
+                tracing::debug!(target: "mcp_refclient", "skipped a response for id {got}: not the call's");
+            }
+            Incoming::Notification { method, .. } => {
+                if method == "notifications/tools/list_changed" && !self.broken(Breakage::NoListChangedCount) {
+                    self.list_changed.fetch_add(1, Ordering::SeqCst);
+                } else {
+                    tracing::debug!(target: "mcp_refclient", "skipped notification '{method}'");
+                }
+            }
+            Incoming::Request { id: request_id, method, .. } => self.server_request(request_id, &method).await,
+            Incoming::NotJson(_) => {
+                return Err(ctx.protocol(format!(
+                    "an SSE event in the response to '{}' is not JSON: {}",
+                    ctx.method,
+                    self.ep.quote(&String::from_utf8_lossy(data), &reply.url)
+                )))
+            }
+            Incoming::Invalid(why) => {
+                tracing::warn!(target: "mcp_refclient", origin = %self.ep.origin, "skipped an invalid JSON-RPC message: {why}");
+            }
+        }
+        Ok(None)
+    }
+
+    /// A server request on a call's stream: yoagent leaves it unanswered; strict and kova
+    /// answer as over stdio (ping with `{}`, others -32601), POSTing the response.
+    async fn server_request(&self, id: Value, method: &str) {
+        if self.profile == Profile::Yoagent {
+            tracing::warn!(target: "mcp_refclient", origin = %self.ep.origin, "server request '{method}' left unanswered over HTTP");
+            return;
+        }
+        let answer = if method == "ping" {
+            if self.broken(Breakage::NoPingAnswer) {
+                return;
+            }
+            Response::ok(id, json!({}))
+        } else {
+            tracing::warn!(target: "mcp_refclient", origin = %self.ep.origin, "declined server request '{method}': method not found");
+            if self.broken(Breakage::NoDecline) {
+                return;
+            }
+            Response::err(id, ErrorCode::METHOD_NOT_FOUND, format!("Method not found: {method}"))
+        };
+        let ctx = Ctx::notification(&self.ep, &format!("response to {method}"));
+        match self.post(&answer, &ctx).await {
+            Ok(_) => {}
+            Err(e) => tracing::debug!(target: "mcp_refclient", "answering the server failed: {e}"),
+        }
+    }
+
+    /// Sends a notification: 202 or 204 is the acknowledgement; an empty 200 is an error.
+    pub(crate) async fn notify(&self, method: &str, params: Option<Value>) -> Result<(), McpError> {
+        let ctx = Ctx::notification(&self.ep, method);
+        if *self.closed.borrow() {
+            return Err(self.closed_error(&ctx));
+        }
+        self.send_notification(method, params).await
+    }
+
+    async fn send_notification(&self, method: &str, params: Option<Value>) -> Result<(), McpError> {
+        let ctx = Ctx::notification(&self.ep, method);
+        let mut reply = self.post(&Notification::new(method, params), &ctx).await?;
+        if matches!(reply.status, StatusCode::ACCEPTED | StatusCode::NO_CONTENT) {
+            return Ok(());
+        }
+        // Any other 2xx must carry something: an empty one came from something else.
+        let empty = reply.headers.get(header::CONTENT_LENGTH).is_some_and(|v| v.as_bytes() == b"0")
+            || self.ep.next_chunk(&mut reply, &ctx).await?.is_none();
+        if empty {
+            return Err(self.proxy_answered(reply.status, &ctx));
+        }
+        Ok(())
+    }
+
+    /// Ends the session with a `DELETE` (any answer tolerated) and fails later calls;
+    /// idempotent.
+    pub(crate) async fn close(&self) {
+        if self.closed.send_replace(true) {
+            return;
+        }
+        let (session, version) = {
+            let mut state = lock(&self.state);
+            (state.session.take(), state.version_header.clone())
+        };
+        let Some(session) = session else { return };
+        let ctx = Ctx::notification(&self.ep, "DELETE");
+        let mut extra = Vec::new();
+        if let Ok(value) = HeaderValue::from_str(&session) {
+            extra.push((HeaderName::from_static(SESSION_HEADER), value));
+        }
+        if let Some(version) = version {
+            extra.push((HeaderName::from_static(VERSION_HEADER), version));
+        }
+        let out = Outgoing { method: Method::DELETE, url: &self.ep.url, body: None, extra };
+        match self.ep.send(&out, &ctx).await {
+            Ok(reply) => tracing::debug!(target: "mcp_refclient", "session DELETE answered {}", reply.status),
+            Err(e) => tracing::debug!(target: "mcp_refclient", "session DELETE failed (tolerated): {e}"),
+        }
+    }
+}

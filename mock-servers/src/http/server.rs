@@ -1,0 +1,179 @@
+//! The listeners: accept connections (TLS first over https), read each request's head and
+//! body (bounded), hand it to the player and send back whatever response it makes.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use http_body_util::BodyExt;
+use hyper::body::Bytes;
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper::{Request, Response};
+use hyper_util::rt::TokioIo;
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::net::TcpListener;
+use tokio::sync::{mpsc, oneshot, watch};
+use tokio_rustls::TlsAcceptor;
+
+use crate::http::body::MockBody;
+use crate::script::Origin;
+
+/// The largest request body the mock reads; a larger one is answered 413 (and logged
+/// without its body).
+pub const MAX_BODY: usize = 16 << 20;
+
+/// How many requests may wait for the player before connections wait too.
+pub const QUEUE: usize = 64;
+
+/// A request read off a connection, waiting for the player to answer it.
+#[derive(Debug)]
+pub struct Incoming {
+    /// Its number, from 1, in arrival order over all listeners.
+    pub seq: u64,
+    /// The listener it reached.
+    pub origin: Origin,
+    /// `http` or `https`.
+    pub scheme: &'static str,
+    /// The `Host` header, else the listener's address.
+    pub authority: String,
+    /// The method.
+    pub method: String,
+    /// The path and query.
+    pub path: String,
+    /// Every header, names lowercased, values as lossy UTF-8.
+    pub headers: Vec<(String, String)>,
+    /// The body.
+    pub body: Bytes,
+    /// The body was over [`MAX_BODY`] (and is left out).
+    pub too_large: bool,
+    /// Where the answer goes; dropping it closes the connection without an answer.
+    pub respond: oneshot::Sender<Response<MockBody>>,
+}
+
+/// One listener and what its connections need.
+pub struct Listener {
+    /// The socket.
+    pub socket: TcpListener,
+    /// Which origin it is.
+    pub origin: Origin,
+    /// TLS, over https (not on the plain listener).
+    pub tls: Option<TlsAcceptor>,
+}
+
+/// What every connection shares.
+#[derive(Clone)]
+pub struct Shared {
+    /// The player's queue.
+    pub requests: mpsc::Sender<Incoming>,
+    /// Request numbers.
+    pub seq: Arc<AtomicU64>,
+    /// Turns true when the mock stops listening (an `exit` step): connections are dropped.
+    pub stop: watch::Receiver<bool>,
+}
+
+/// Accepts connections until told to stop.
+pub async fn serve(listener: Listener, shared: Shared) {
+    let mut stop = shared.stop.clone();
+    loop {
+        let accepted = tokio::select! {
+            accepted = listener.socket.accept() => accepted,
+            _ = stop.wait_for(|stopped| *stopped) => return,
+        };
+        let Ok((tcp, peer)) = accepted else { continue };
+        let _ = tcp.set_nodelay(true);
+        let shared = shared.clone();
+        let tls = listener.tls.clone();
+        let origin = listener.origin;
+        let local = listener
+            .socket
+            .local_addr()
+            .map_or_else(|_| peer.to_string(), |a| a.to_string());
+        tokio::spawn(async move {
+            let mut stop = shared.stop.clone();
+            let connection = async move {
+                match tls {
+                    Some(acceptor) => {
+                        if let Ok(stream) = acceptor.accept(tcp).await {
+                            serve_io(stream, origin, "https", local, shared).await;
+                        }
+                    }
+                    None => serve_io(tcp, origin, "http", local, shared).await,
+                }
+            };
+            tokio::select! {
+                _ = connection => {}
+                _ = stop.wait_for(|stopped| *stopped) => {}
+            }
+        });
+    }
+}
+
+async fn serve_io<I>(io: I, origin: Origin, scheme: &'static str, local: String, shared: Shared)
+where
+    I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let service = service_fn(move |request| {
+        let shared = shared.clone();
+        let local = local.clone();
+        async move { handle(request, origin, scheme, local, shared).await }
+    });
+    let _ = http1::Builder::new()
+        .serve_connection(TokioIo::new(io), service)
+        .await;
+}
+
+async fn handle(
+    request: Request<hyper::body::Incoming>,
+    origin: Origin,
+    scheme: &'static str,
+    local: String,
+    shared: Shared,
+) -> Result<Response<MockBody>, std::io::Error> {
+    let (parts, body) = request.into_parts();
+    let (body, too_large) = match http_body_util::Limited::new(body, MAX_BODY).collect().await {
+        Ok(collected) => (collected.to_bytes(), false),
+        Err(error) if error.is::<http_body_util::LengthLimitError>() => (Bytes::new(), true),
+        Err(error) => return Err(std::io::Error::other(error.to_string())),
+    };
+    let headers: Vec<(String, String)> = parts
+        .headers
+        .iter()
+        .map(|(name, value)| {
+            let value = String::from_utf8_lossy(value.as_bytes()).into_owned();
+            (name.as_str().to_ascii_lowercase(), value)
+        })
+        .collect();
+    let authority = parts
+        .headers
+        .get(hyper::header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .map_or(local, str::to_owned);
+    let (respond, answer) = oneshot::channel();
+    let incoming = Incoming {
+        seq: shared.seq.fetch_add(1, Ordering::SeqCst) + 1,
+        origin,
+        scheme,
+        authority,
+        method: parts.method.as_str().to_owned(),
+        path: parts
+            .uri
+            .path_and_query()
+            .map_or_else(|| "/".to_owned(), |p| p.as_str().to_owned()),
+        headers,
+        body,
+        too_large,
+        respond,
+    };
+    if shared.requests.send(incoming).await.is_err() {
+        return Ok(unavailable());
+    }
+    answer
+        .await
+        .map_err(|_| std::io::Error::new(std::io::ErrorKind::ConnectionAborted, "closed by the script"))
+}
+
+fn unavailable() -> Response<MockBody> {
+    let mut response = Response::new(MockBody::whole("mcp-mock-http: the script is over\n"));
+    *response.status_mut() = hyper::StatusCode::SERVICE_UNAVAILABLE;
+    response
+}

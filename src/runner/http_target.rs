@@ -1,0 +1,138 @@
+//! HTTP scenarios: the scripted HTTP(S) mock in-process, and the reference client's
+//! `HttpServer` built from the scenario's `[client.http]`.
+
+use crate::scenario::{HttpClientPart, RedirectPolicy, Tokens};
+use mcp_mock_servers::script::Transport;
+use mcp_mock_servers::HttpMock;
+use mcp_refclient::{BoxFuture, HeaderList, HttpServer, McpError, Redirects, TokenProvider};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+/// Where the client connects, and what it may trust.
+#[derive(Clone, Debug)]
+pub(super) struct HttpTarget {
+    /// The mock's own endpoint URL.
+    pub url: String,
+    /// `scheme://host:port` of each listener: primary, second, plain (https only).
+    pub origins: Vec<(&'static str, String)>,
+    /// The mock's CA certificate (https).
+    pub ca_pem: Option<String>,
+    /// Legacy HTTP+SSE rather than Streamable HTTP.
+    pub legacy: bool,
+}
+
+impl HttpTarget {
+    /// The target of a started mock.
+    pub fn of(mock: &HttpMock, transport: Transport) -> HttpTarget {
+        let mut origins = vec![("primary", origin(&mock.url())), ("second", origin(&mock.second_origin_url()))];
+        if let Some(plain) = mock.plain_url() {
+            origins.push(("plain", origin(&plain)));
+        }
+        HttpTarget { url: mock.url(), origins, ca_pem: mock.ca_certificate_pem(), legacy: transport == Transport::LegacySse }
+    }
+
+    /// The URL the client is given: the scenario's template with `${primary}` … filled in,
+    /// else the mock's own.
+    pub fn client_url(&self, part: &HttpClientPart) -> String {
+        let Some(template) = &part.url else {
+            return self.url.clone();
+        };
+        let mut url = template.clone();
+        for (name, origin) in &self.origins {
+            url = url.replace(&format!("${{{name}}}"), origin);
+        }
+        url
+    }
+
+    /// Port redactions for transcripts: `127.0.0.1:41234` → `127.0.0.1:[PORT1]`, …
+    pub fn redactions(&self) -> Vec<(String, String)> {
+        self.origins
+            .iter()
+            .enumerate()
+            .filter_map(|(i, (_, origin))| {
+                let host_port = origin.split_once("://").map(|(_, rest)| rest)?;
+                let (host, _) = host_port.rsplit_once(':')?;
+                Some((host_port.to_string(), format!("{host}:[PORT{}]", i + 1)))
+            })
+            .collect()
+    }
+}
+
+/// `scheme://host:port` of a URL.
+fn origin(url: &str) -> String {
+    let (scheme, rest) = url.split_once("://").unwrap_or(("http", url));
+    let authority = rest.split(['/', '?']).next().unwrap_or(rest);
+    format!("{scheme}://{authority}")
+}
+
+/// The client's `HttpServer`: headers are validated here, as the caller's `with_header` does.
+pub(super) fn server(target: &HttpTarget, part: &HttpClientPart) -> Result<HttpServer, McpError> {
+    let mut headers = HeaderList::new();
+    for [name, value] in &part.headers {
+        headers = headers.with_header(name, value)?;
+    }
+    let mut server = HttpServer::new(target.client_url(part));
+    server.headers = headers;
+    server.redirects = match part.redirects {
+        None | Some(RedirectPolicy::SameOrigin) => Redirects::SameOrigin,
+        Some(RedirectPolicy::None) => Redirects::None,
+        Some(RedirectPolicy::Any) => Redirects::Any,
+    };
+    server.token_provider = part.tokens.as_ref().map(|t| Arc::new(ScriptedTokens::new(t)) as Arc<dyn TokenProvider>);
+    if part.trust_mock_certificate {
+        server.root_certificates = target.ca_pem.iter().map(|pem| pem.as_bytes().to_vec()).collect();
+    }
+    if let Some(cap) = part.max_body_bytes {
+        server.max_body_bytes = cap;
+    }
+    Ok(server)
+}
+
+/// A token provider that gives the scenario's tokens: the first, then one more per refresh.
+struct ScriptedTokens {
+    tokens: Vec<String>,
+    current: AtomicUsize,
+}
+
+impl ScriptedTokens {
+    fn new(tokens: &Tokens) -> Self {
+        let mut all = vec![tokens.token.clone()];
+        all.extend(tokens.refreshed.iter().cloned());
+        ScriptedTokens { tokens: all, current: AtomicUsize::new(0) }
+    }
+}
+
+impl TokenProvider for ScriptedTokens {
+    fn token(&self) -> BoxFuture<'_, Result<String, McpError>> {
+        let token = self.tokens.get(self.current.load(Ordering::SeqCst)).cloned();
+        Box::pin(async move { token.ok_or_else(|| McpError::Transport("the token provider has no token left".into())) })
+    }
+
+    fn refresh(&self) -> BoxFuture<'_, Result<String, McpError>> {
+        let next = self.current.fetch_add(1, Ordering::SeqCst) + 1;
+        let token = self.tokens.get(next).cloned();
+        Box::pin(async move { token.ok_or_else(|| McpError::Transport("the token provider could not refresh".into())) })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn origins_and_port_redactions() {
+        assert_eq!(origin("http://127.0.0.1:4000/mcp?x=1"), "http://127.0.0.1:4000");
+        let target = HttpTarget {
+            url: "http://127.0.0.1:4000/mcp".into(),
+            origins: vec![("primary", "http://127.0.0.1:4000".into()), ("second", "http://localhost:4001".into())],
+            ca_pem: None,
+            legacy: false,
+        };
+        let part = HttpClientPart { url: Some("${second}/sk-live-12345678/mcp".into()), ..Default::default() };
+        assert_eq!(target.client_url(&part), "http://localhost:4001/sk-live-12345678/mcp");
+        assert_eq!(
+            target.redactions(),
+            vec![("127.0.0.1:4000".to_string(), "127.0.0.1:[PORT1]".to_string()), ("localhost:4001".into(), "localhost:[PORT2]".into())]
+        );
+    }
+}

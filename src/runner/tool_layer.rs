@@ -1,0 +1,68 @@
+//! Tool-layer steps: a tool source over the connected client, runs and turns, and calls
+//! through the adapters, as an agent loop drives them (without a model).
+
+use super::outcome::ErrorRecord;
+use mcp_refclient::tools::{ToolOutcome, ToolServer, ToolSource};
+use mcp_refclient::{CallToolResult, McpClient, McpError, Tool};
+use serde_json::{json, Value};
+use std::future::Future;
+use std::sync::Arc;
+
+/// The connected client as the tool layer sees it; `notifications: false` stands for a
+/// transport that cannot report server notifications.
+pub(super) struct ScenarioServer {
+    client: Arc<McpClient>,
+    notifications: bool,
+}
+
+impl ToolServer for ScenarioServer {
+    fn list_tools(&self) -> impl Future<Output = Result<Vec<Tool>, McpError>> + Send {
+        let client = self.client.clone();
+        async move { client.list_tools().await }
+    }
+
+    fn call_tool(&self, name: &str, arguments: Value) -> impl Future<Output = Result<CallToolResult, McpError>> + Send {
+        let client = self.client.clone();
+        let name = name.to_string();
+        async move { client.call_tool(&name, arguments, None).await }
+    }
+
+    fn exited(&self) -> Option<String> {
+        self.client.exited()
+    }
+
+    fn tools_list_changes(&self) -> u64 {
+        self.client.tools_list_changes()
+    }
+
+    fn reports_notifications(&self) -> bool {
+        self.notifications
+    }
+}
+
+/// The tool source a scenario built.
+pub(super) type Source = ToolSource<ScenarioServer>;
+
+/// Builds a tool source over the client.
+pub(super) fn build(client: Arc<McpClient>, name: &str, prefix: Option<&str>, notifications: bool) -> Source {
+    ToolSource::new(Arc::new(ScenarioServer { client, notifications }), name, prefix)
+}
+
+/// The tools a source offers, as the model would see them.
+pub(super) fn offered(source: &Source) -> Value {
+    let tools: Vec<Value> = source
+        .tools()
+        .iter()
+        .map(|t| json!({ "name": t.name(), "description": t.description(), "parameters": t.parameters() }))
+        .collect();
+    json!(tools)
+}
+
+/// A call through the source, as the agent loop makes it.
+pub(super) async fn call(source: &Source, name: &str, arguments: Value) -> Result<Value, ErrorRecord> {
+    Ok(match source.call(name, arguments).await {
+        ToolOutcome::Output(text) => json!({ "output": text }),
+        ToolOutcome::Failed(text) => json!({ "failed": text }),
+        ToolOutcome::Error(e) => json!({ "error": e.kind().name(), "text": e.full_text() }),
+    })
+}

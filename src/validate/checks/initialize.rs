@@ -1,0 +1,102 @@
+//! `server.initialize.*`: the handshake's result and version negotiation.
+
+use super::Ctx;
+use crate::validate::outcome::{Failure, Finding};
+use crate::validate::schema::REVISIONS;
+use crate::validate::stdio::Exchange;
+use serde_json::Value;
+
+/// answers `initialize` with protocolVersion, capabilities, serverInfo{name, version}.
+pub const RESULT: &str = "server.initialize.result";
+/// answers the requested revision when supported, otherwise another it supports.
+pub const NEGOTIATES: &str = "server.initialize.negotiates";
+
+/// A revision no server supports, offered to see the server fall back.
+pub const UNKNOWN_REVISION: &str = "1999-01-01";
+
+/// Judges an `initialize` exchange.
+pub fn judge_result(exchange: &Exchange) -> Finding {
+    let expected =
+        "a result with protocolVersion (string), capabilities (object), serverInfo {name, version} (strings)";
+    let fail = |actual: String| {
+        Finding::Fail(Failure::new(expected, actual).sent(&exchange.sent).received(Some(exchange.received())))
+    };
+    let Some(result) = exchange.result() else {
+        return fail(match exchange.error_code() {
+            Some(code) => format!("an error response ({code})"),
+            None => "no result".to_string(),
+        });
+    };
+    let mut missing = Vec::new();
+    if !result.get("protocolVersion").is_some_and(Value::is_string) {
+        missing.push("protocolVersion");
+    }
+    if !result.get("capabilities").is_some_and(Value::is_object) {
+        missing.push("capabilities");
+    }
+    let info = result.get("serverInfo");
+    if !info.is_some_and(Value::is_object) {
+        missing.push("serverInfo");
+    } else {
+        if !info.and_then(|i| i.get("name")).is_some_and(Value::is_string) {
+            missing.push("serverInfo.name");
+        }
+        if !info.and_then(|i| i.get("version")).is_some_and(Value::is_string) {
+            missing.push("serverInfo.version");
+        }
+    }
+    if missing.is_empty() {
+        Finding::pass()
+    } else {
+        fail(format!("missing or mistyped: {}", missing.join(", ")))
+    }
+}
+
+/// Offers each revision (and an unknown one) in a fresh session of its own, concurrently;
+/// the probe's answer counts for the revision it offered.
+pub async fn negotiates(ctx: &Ctx, probe: (String, Exchange)) -> Finding {
+    let wanted: Vec<&str> = REVISIONS.iter().copied().chain([UNKNOWN_REVISION]).collect();
+    let mut tasks = tokio::task::JoinSet::new();
+    for revision in wanted.iter().copied().filter(|r| *r != probe.0) {
+        let session = match ctx.open(&format!("negotiates {revision}")) {
+            Ok(session) => session,
+            Err(why) => return Finding::HarnessFault { reason: why },
+        };
+        tasks.spawn(async move {
+            let mut session = session;
+            let exchange = session.handshake(revision).await;
+            session.kill().await;
+            (revision.to_string(), exchange)
+        });
+    }
+    let mut answers = vec![probe];
+    while let Some(joined) = tasks.join_next().await {
+        match joined {
+            Ok(answer) => answers.push(answer),
+            Err(e) => return Finding::HarnessFault { reason: format!("a negotiation session failed: {e}") },
+        }
+    }
+    answers.sort_by_key(|(r, _)| wanted.iter().position(|w| w == r));
+    let mut notes = Vec::new();
+    for (offered, exchange) in &answers {
+        let answered = exchange.result().and_then(|r| r.get("protocolVersion")).and_then(Value::as_str);
+        let expected = if offered == UNKNOWN_REVISION {
+            format!("offered {offered} (unknown): a revision the server supports, never an error")
+        } else {
+            format!("offered {offered}: {offered}, or another revision the server supports, never an error")
+        };
+        let failure =
+            || Failure::new(expected.clone(), String::new()).sent(&exchange.sent).received(Some(exchange.received()));
+        match answered {
+            None => return Finding::Fail(Failure { actual: "no protocolVersion in a result".into(), ..failure() }),
+            Some(version) if !REVISIONS.contains(&version) => {
+                return Finding::Fail(Failure {
+                    actual: format!("answered `{version}`, not a published revision"),
+                    ..failure()
+                })
+            }
+            Some(version) => notes.push(format!("{offered}→{version}")),
+        }
+    }
+    Finding::pass_with(notes.join(", "))
+}

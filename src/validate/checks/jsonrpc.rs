@@ -1,0 +1,112 @@
+//! `server.jsonrpc.*`: an unknown method, a line that is not JSON, a notification.
+
+use super::Ctx;
+use crate::validate::outcome::{Failure, Finding};
+use crate::validate::stdio::{is_response, Session};
+use serde_json::{json, Value};
+
+/// an unknown method gets -32601.
+pub const UNKNOWN_METHOD: &str = "server.jsonrpc.unknown-method";
+/// a line that is not JSON gets -32700 and the server stays up.
+pub const PARSE_ERROR: &str = "server.jsonrpc.parse-error";
+/// a notification gets no response.
+pub const NOTIFICATION_SILENT: &str = "server.jsonrpc.notification-silent";
+
+/// The method no server has.
+pub const NO_SUCH_METHOD: &str = "mcp-conformance/no-such-method";
+/// The line sent where JSON is expected.
+pub const NOT_JSON: &str = "this is not JSON {";
+/// The notification no server knows.
+pub const UNKNOWN_NOTIFICATION: &str = "notifications/mcp-conformance/probe";
+
+/// Calls a method that does not exist.
+pub async fn unknown_method(session: &mut Session) -> Finding {
+    let exchange = session.request(NO_SUCH_METHOD, Some(json!({}))).await;
+    if exchange.error_code() == Some(-32601) {
+        return Finding::pass();
+    }
+    let actual = match (exchange.error_code(), exchange.result()) {
+        (Some(code), _) => format!("error code {code}"),
+        (None, Some(_)) => "a result".into(),
+        _ => "no response".into(),
+    };
+    Finding::Fail(
+        Failure::new("an error response with code -32601", actual)
+            .sent(&exchange.sent)
+            .received(Some(exchange.received())),
+    )
+}
+
+/// In a fresh session: a line that is not JSON, then a `ping` as a fence.
+pub async fn parse_error(ctx: &Ctx, revision: &str) -> Finding {
+    let mut session = match ctx.open_initialized("parse-error", revision).await {
+        Ok((session, _)) => session,
+        Err(reason) => return Finding::skip(reason),
+    };
+    let finding = judge_parse_error(&mut session).await;
+    session.kill().await;
+    finding
+}
+
+async fn judge_parse_error(session: &mut Session) -> Finding {
+    if let Err(why) = session.send_line(NOT_JSON).await {
+        return Finding::Fail(Failure::new("the line is read", why).sent(NOT_JSON));
+    }
+    let id = json!(session.next_id());
+    let fence = json!({"jsonrpc": "2.0", "id": id, "method": "ping"});
+    let sent = format!("{NOT_JSON}\n{fence}");
+    if let Err(why) = session.send_line(&fence.to_string()).await {
+        return Finding::Fail(Failure::new("the server stays up after the line", why).sent(sent));
+    }
+    let (before, fence_reply) = session.collect_until_response(&id).await;
+    let parse_error = before.iter().find(|m| is_response(m) && m.pointer("/error/code") == Some(&json!(-32700)));
+    let received =
+        before.iter().map(Value::to_string).chain(fence_reply.as_ref().map(Value::to_string).ok()).collect::<Vec<_>>();
+    let received = if received.is_empty() { "nothing".to_string() } else { received.join("\n") };
+    match (parse_error, fence_reply) {
+        (Some(_), Ok(_)) => Finding::pass(),
+        (_, Err(why)) => Finding::Fail(
+            Failure::new(
+                "a -32700 error, and the server still answers a ping",
+                format!("the ping after the line got no answer: {why}"),
+            )
+            .sent(sent)
+            .received(Some(received)),
+        ),
+        (None, Ok(_)) => Finding::Fail(
+            Failure::new(
+                "an error response with code -32700 (id null) before the ping's answer",
+                "no -32700 error (the server stayed up)",
+            )
+            .sent(sent)
+            .received(Some(received)),
+        ),
+    }
+}
+
+/// Sends an unknown notification, then a `ping` as a fence: nothing but the ping's answer
+/// may come back.
+pub async fn notification_silent(session: &mut Session) -> Finding {
+    let notification = match session.notify(UNKNOWN_NOTIFICATION, Some(json!({}))).await {
+        Ok(line) => line,
+        Err(why) => return Finding::Fail(Failure::new("the notification is read", why)),
+    };
+    let id = json!(session.next_id());
+    let fence = json!({"jsonrpc": "2.0", "id": id, "method": "ping"});
+    let sent = format!("{notification}\n{fence}");
+    if let Err(why) = session.send_line(&fence.to_string()).await {
+        return Finding::Fail(Failure::new("the server stays up", why).sent(sent));
+    }
+    let (before, fence_reply) = session.collect_until_response(&id).await;
+    if let Some(response) = before.iter().find(|m| is_response(m)) {
+        return Finding::Fail(
+            Failure::new("no response to a notification", "a response before the ping's answer")
+                .sent(sent)
+                .received(Some(response.to_string())),
+        );
+    }
+    match fence_reply {
+        Ok(_) => Finding::pass(),
+        Err(why) => Finding::Fail(Failure::new("no response, and the server still answers a ping", why).sent(sent)),
+    }
+}

@@ -1,0 +1,274 @@
+//! The server checks of RULES.md ("Server checks"), one file per area, and the plan that
+//! runs them against one target: a first session proves the server answers `initialize`
+//! (else the target is unreachable), then the checks run concurrently, each group in its
+//! own server process where one check could disturb another.
+
+pub mod capabilities;
+pub mod http;
+pub mod initialize;
+pub mod jsonrpc;
+pub mod ping;
+pub mod schema;
+pub mod stdio;
+pub mod tools;
+
+use super::log::SharedLog;
+use super::outcome::Finding;
+use super::stdio::{Exchange, Session};
+use super::target::Target;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// Every check the validator knows, in report order.
+pub const ALL: &[&str] = &[
+    initialize::RESULT,
+    initialize::NEGOTIATES,
+    schema::VALID,
+    ping::PING,
+    tools::LIST,
+    tools::UNKNOWN,
+    jsonrpc::UNKNOWN_METHOD,
+    jsonrpc::PARSE_ERROR,
+    jsonrpc::NOTIFICATION_SILENT,
+    capabilities::HONEST,
+    stdio::CLEAN_STDOUT,
+    stdio::EXITS_ON_CLOSE,
+    http::NOTIFICATION_202,
+    http::ACCEPT_REQUIRED,
+    http::SESSION_ID_ASCII,
+    http::UNKNOWN_SESSION_404,
+    http::MISSING_SESSION_400,
+    http::DELETE,
+    http::PROTOCOL_VERSION_HEADER,
+    http::ORIGIN,
+    http::GET_STREAM,
+    http::BATCH,
+];
+
+/// The checks run in one shared session, one after the other: they only ask questions, so
+/// none disturbs the next.
+const QUERIES: &[&str] = &[
+    ping::PING,
+    tools::LIST,
+    tools::UNKNOWN,
+    jsonrpc::UNKNOWN_METHOD,
+    jsonrpc::NOTIFICATION_SILENT,
+    capabilities::HONEST,
+];
+
+/// What one check found, with the revision offered and its wall time.
+#[derive(Clone, Debug)]
+pub struct Found {
+    /// The check id.
+    pub id: &'static str,
+    /// The revision offered (`all` for the negotiation check, which tries each).
+    pub revision: String,
+    /// The finding.
+    pub finding: Finding,
+    /// Wall time in milliseconds.
+    pub millis: u128,
+}
+
+/// The target could not be reached: a one-line reason.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct Unreachable(pub String);
+
+/// A run's settings for one target.
+#[derive(Clone, Debug)]
+pub struct Plan {
+    /// The checks selected (ids).
+    pub selected: Vec<&'static str>,
+    /// The revisions offered; the checks run once per revision.
+    pub revisions: Vec<String>,
+    /// The bound on every single wait.
+    pub timeout: Duration,
+}
+
+impl Plan {
+    fn wants(&self, id: &str) -> bool {
+        self.selected.contains(&id)
+    }
+}
+
+/// Opens sessions and keeps every session's log for the aggregate checks.
+pub struct Ctx {
+    /// The server.
+    pub target: Target,
+    /// The per-wait bound.
+    pub timeout: Duration,
+    logs: Mutex<Vec<SharedLog>>,
+}
+
+impl Ctx {
+    /// Starts a fresh server process for `label`.
+    pub fn open(&self, label: &str) -> Result<Session, String> {
+        let session = Session::spawn(&self.target, label, self.timeout)?;
+        self.logs.lock().unwrap_or_else(|e| e.into_inner()).push(session.log());
+        Ok(session)
+    }
+
+    /// Starts a fresh server and runs the handshake; a failure is the reason the caller's
+    /// checks are skipped.
+    pub async fn open_initialized(&self, label: &str, revision: &str) -> Result<(Session, Exchange), String> {
+        let mut session = self.open(label)?;
+        let exchange = session.handshake(revision).await;
+        if exchange.result().and_then(|r| r.get("protocolVersion")).is_none() {
+            session.kill().await;
+            return Err(format!(
+                "the handshake failed (see {}): {}",
+                initialize::RESULT,
+                super::outcome::excerpt(&exchange.received())
+            ));
+        }
+        Ok((session, exchange))
+    }
+
+    /// Every session's log so far.
+    pub fn logs(&self) -> Vec<SharedLog> {
+        self.logs.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+}
+
+/// Runs the selected checks against a stdio target.
+pub async fn run_stdio(target: &Target, plan: &Plan) -> Result<Vec<Found>, Unreachable> {
+    let ctx = Arc::new(Ctx { target: target.clone(), timeout: plan.timeout, logs: Mutex::new(Vec::new()) });
+    let mut found = Vec::new();
+    let first = plan.revisions.first().cloned().unwrap_or_else(|| super::LATEST.to_string());
+
+    // The probe: proves the server answers at all, and is the session exits-on-close watches.
+    let started = Instant::now();
+    let mut probe = ctx.open("probe").map_err(Unreachable)?;
+    let init = probe.handshake(&first).await;
+    if let Err(why) = &init.reply {
+        probe.kill().await;
+        return Err(Unreachable(format!("no answer to `initialize`: {why}")));
+    }
+    let probe_millis = started.elapsed().as_millis();
+
+    let mut tasks = tokio::task::JoinSet::new();
+    let wants_exit = plan.wants(stdio::EXITS_ON_CLOSE);
+    tasks.spawn(async move {
+        let started = Instant::now();
+        let bound = if wants_exit { stdio::EXIT_BOUND } else { Duration::ZERO };
+        let closed = probe.close(bound).await;
+        let finding = stdio::judge_exit(&closed);
+        vec![(stdio::EXITS_ON_CLOSE, String::new(), finding, started.elapsed().as_millis())]
+    });
+    if plan.wants(initialize::NEGOTIATES) {
+        let ctx = ctx.clone();
+        let probe_answer = (first.clone(), init.clone());
+        tasks.spawn(async move {
+            let started = Instant::now();
+            let finding = initialize::negotiates(&ctx, probe_answer).await;
+            vec![(initialize::NEGOTIATES, "all".to_string(), finding, started.elapsed().as_millis())]
+        });
+    }
+    for (index, revision) in plan.revisions.iter().enumerate() {
+        let queries: Vec<&'static str> = QUERIES.iter().copied().filter(|id| plan.wants(id)).collect();
+        if !queries.is_empty() {
+            let (ctx, revision) = (ctx.clone(), revision.clone());
+            tasks.spawn(async move { run_queries(&ctx, &revision, &queries).await });
+        }
+        if plan.wants(jsonrpc::PARSE_ERROR) {
+            let (ctx, revision) = (ctx.clone(), revision.clone());
+            tasks.spawn(async move {
+                let started = Instant::now();
+                let finding = jsonrpc::parse_error(&ctx, &revision).await;
+                vec![(jsonrpc::PARSE_ERROR, revision, finding, started.elapsed().as_millis())]
+            });
+        }
+        if plan.wants(initialize::RESULT) {
+            let finding = if index == 0 {
+                initialize::judge_result(&init)
+            } else {
+                match ctx.open(&format!("initialize {revision}")) {
+                    Ok(mut session) => {
+                        let exchange = session.handshake(revision).await;
+                        session.kill().await;
+                        initialize::judge_result(&exchange)
+                    }
+                    Err(why) => Finding::HarnessFault { reason: why },
+                }
+            };
+            found.push(Found { id: initialize::RESULT, revision: revision.clone(), finding, millis: probe_millis });
+        }
+    }
+    while let Some(joined) = tasks.join_next().await {
+        match joined {
+            Ok(results) => found.extend(results.into_iter().map(|(id, revision, finding, millis)| Found {
+                id,
+                revision: if revision.is_empty() { first.clone() } else { revision },
+                finding,
+                millis,
+            })),
+            Err(e) => found.push(Found {
+                id: "harness",
+                revision: first.clone(),
+                finding: Finding::HarnessFault { reason: format!("a check task failed: {e}") },
+                millis: 0,
+            }),
+        }
+    }
+    found.retain(|f| f.id == "harness" || plan.wants(f.id));
+    let logs = ctx.logs();
+    if plan.wants(schema::VALID) {
+        let started = Instant::now();
+        let finding = schema::judge(&logs);
+        found.push(Found {
+            id: schema::VALID,
+            revision: first.clone(),
+            finding,
+            millis: started.elapsed().as_millis(),
+        });
+    }
+    if plan.wants(stdio::CLEAN_STDOUT) {
+        found.push(Found {
+            id: stdio::CLEAN_STDOUT,
+            revision: first.clone(),
+            finding: stdio::judge_stdout(&logs),
+            millis: 0,
+        });
+    }
+    for id in plan.selected.iter().filter(|id| id.starts_with("server.http.")) {
+        found.push(Found {
+            id,
+            revision: first.clone(),
+            finding: Finding::skip("an HTTP check; the target is a stdio command"),
+            millis: 0,
+        });
+    }
+    found.sort_by_key(|f| (ALL.iter().position(|id| *id == f.id).unwrap_or(usize::MAX), f.revision.clone()));
+    Ok(found)
+}
+
+/// The shared session's checks, one after the other.
+async fn run_queries(
+    ctx: &Ctx,
+    revision: &str,
+    queries: &[&'static str],
+) -> Vec<(&'static str, String, Finding, u128)> {
+    let (mut session, init) = match ctx.open_initialized("queries", revision).await {
+        Ok(opened) => opened,
+        Err(reason) => {
+            return queries.iter().map(|id| (*id, revision.to_string(), Finding::skip(reason.clone()), 0)).collect();
+        }
+    };
+    let capabilities = init.result().and_then(|r| r.get("capabilities")).cloned().unwrap_or_default();
+    let mut out = Vec::new();
+    for id in queries {
+        let started = Instant::now();
+        let finding = match *id {
+            ping::PING => ping::ping(&mut session).await,
+            tools::LIST => tools::list(&mut session, &capabilities).await,
+            tools::UNKNOWN => tools::unknown(&mut session, &capabilities).await,
+            jsonrpc::UNKNOWN_METHOD => jsonrpc::unknown_method(&mut session).await,
+            jsonrpc::NOTIFICATION_SILENT => jsonrpc::notification_silent(&mut session).await,
+            capabilities::HONEST => capabilities::honest(&mut session, &capabilities).await,
+            _ => Finding::HarnessFault { reason: format!("{id} is not a query check") },
+        };
+        out.push((*id, revision.to_string(), finding, started.elapsed().as_millis()));
+    }
+    session.kill().await;
+    out
+}

@@ -1,0 +1,48 @@
+//! `server.schema.valid`: every message the server sent, in every session, against the
+//! schema of the revision that session negotiated.
+
+use crate::validate::log::SharedLog;
+use crate::validate::outcome::{Failure, Finding};
+use crate::validate::schema::{has_revision, validate_message};
+use serde_json::Value;
+
+/// every message it sends validates against the negotiated revision's schema.
+pub const VALID: &str = "server.schema.valid";
+
+/// Validates every message of every session.
+pub fn judge(logs: &[SharedLog]) -> Finding {
+    let mut checked = 0;
+    let mut unjudged = Vec::new();
+    for log in logs {
+        let log = log.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(revision) = log.revision.clone() else { continue };
+        if !has_revision(&revision) {
+            unjudged.push(revision);
+            continue;
+        }
+        for seen in &log.seen {
+            let Some(message) = &seen.message else { continue };
+            let answered = message.get("id").and_then(|id| log.methods.get(&id.to_string())).map(String::as_str);
+            let answered = if message.get("method").is_some() { None } else { answered };
+            match validate_message(&revision, message, answered) {
+                Ok(None) => checked += 1,
+                Ok(Some(problem)) => {
+                    let what = answered.map_or(String::new(), |m| format!(" (the answer to `{m}`)"));
+                    return Finding::Fail(
+                        Failure::new(format!("a message valid against the {revision} schema{what}"), problem)
+                            .received(Some(Value::to_string(message))),
+                    );
+                }
+                Err(reason) => return Finding::HarnessFault { reason },
+            }
+        }
+    }
+    if checked == 0 {
+        return if unjudged.is_empty() {
+            Finding::skip("no message was received in a session with a negotiated revision")
+        } else {
+            Finding::skip(format!("no embedded schema for the negotiated revision {}", unjudged[0]))
+        };
+    }
+    Finding::pass_with(format!("{checked} message(s) valid"))
+}

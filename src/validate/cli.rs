@@ -1,0 +1,85 @@
+//! The options of `mcp-conformance validate`.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Validate a third-party MCP server: which server rules does it keep?
+///
+/// Targets: `validate -- COMMAND [ARGS...]` (stdio), `validate --url URL` (Streamable HTTP),
+/// `validate --config FILE [NAME...]` (an `mcpServers` config file).
+/// Exit codes: 0 clean, 1 failures, 2 usage, 3 harness fault, 4 target unreachable.
+#[derive(Clone, Debug, clap::Args)]
+#[command(override_usage = "mcp-conformance validate [OPTIONS] -- COMMAND [ARGS...]\n       \
+    mcp-conformance validate [OPTIONS] --url URL [--header 'Name: value']...\n       \
+    mcp-conformance validate [OPTIONS] --config FILE [NAME...]")]
+pub struct ValidateArgs {
+    /// With --config: the servers to validate (all when none is named).
+    #[arg(value_name = "NAME")]
+    pub names: Vec<String>,
+    /// The server command and its arguments, after `--`.
+    #[arg(last = true, value_name = "COMMAND")]
+    pub command: Vec<String>,
+    /// An environment variable for the command, KEY=VALUE (repeatable).
+    #[arg(long = "env", value_name = "KEY=VALUE")]
+    pub env: Vec<String>,
+    /// A Streamable HTTP endpoint to validate.
+    #[arg(long, value_name = "URL", conflicts_with = "config")]
+    pub url: Option<String>,
+    /// A header for every HTTP request, 'Name: value' (repeatable).
+    #[arg(long = "header", value_name = "NAME: VALUE")]
+    pub headers: Vec<String>,
+    /// An `mcpServers` JSON config file (as desktop hosts write them).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// The protocol revision(s) to offer: 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25
+    /// (comma-separated or repeated; the checks run once per revision).
+    #[arg(long = "revision", value_name = "REV", value_delimiter = ',', default_value = super::LATEST)]
+    pub revisions: Vec<String>,
+    /// Judge every check as must (should-failures fail the run).
+    #[arg(long)]
+    pub strict: bool,
+    /// Run only the checks whose id starts with this prefix (repeatable).
+    #[arg(long = "only", value_name = "PREFIX")]
+    pub only: Vec<String>,
+    /// A TOML file of expected failures with reasons; an entry that passes fails the run.
+    #[arg(long, value_name = "FILE")]
+    pub baseline: Option<PathBuf>,
+    /// Write a JSON report to this file.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Write a JUnit XML report to this file.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+    /// The bound on every single wait (a response, a write, a start): 10s, 500ms, 2.5.
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_duration)]
+    pub timeout: Duration,
+}
+
+/// Parses `10s`, `500ms`, `2.5` (seconds).
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let (number, scale) = if let Some(ms) = text.strip_suffix("ms") {
+        (ms, 0.001)
+    } else if let Some(s) = text.strip_suffix('s') {
+        (s, 1.0)
+    } else {
+        (text, 1.0)
+    };
+    match number.trim().parse::<f64>() {
+        Ok(n) if n > 0.0 && n.is_finite() && n * scale < 86_400.0 => Ok(Duration::from_secs_f64(n * scale)),
+        _ => Err(format!("`{text}` is not a duration (e.g. 10s, 500ms)")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_read_as_seconds_or_milliseconds() {
+        assert_eq!(parse_duration("10s"), Ok(Duration::from_secs(10)));
+        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_duration("2.5"), Ok(Duration::from_millis(2500)));
+        assert!(parse_duration("0").is_err());
+        assert!(parse_duration("soon").is_err());
+    }
+}

@@ -1,0 +1,246 @@
+//! `mcp-conformance validate`: checks a third-party MCP server against the server rules of
+//! the registry (`kind = "server"` in `src/rules.toml`) and reports which it keeps.
+//!
+//! Use it on your own server in CI: point it at a command (stdio) or a config file, read the
+//! table, keep known deviations in a baseline file with their reasons.
+//!
+//! ```no_run
+//! use clap::Parser;
+//! #[derive(Parser)]
+//! struct Cli {
+//!     #[command(flatten)]
+//!     args: mcp_conformance::validate::ValidateArgs,
+//! }
+//! let cli = Cli::parse_from(["validate", "--strict", "--", "node", "server.js"]);
+//! std::process::exit(i32::from(mcp_conformance::validate::main(cli.args)));
+//! ```
+//!
+//! Pieces, one job each: [`cli`] (options), [`target`] (command, URL, config file),
+//! [`stdio`] (a raw, bounded stdio session), [`http`] (reaching a URL), [`log`] (what each session saw), [`checks`] (the
+//! checks by area and the plan that runs them), [`schema`] (the embedded wire schemas),
+//! [`baseline`], [`outcome`] (findings and statuses) and [`report`] (table, JSON, JUnit).
+
+pub mod baseline;
+pub mod checks;
+pub mod cli;
+pub mod http;
+pub mod log;
+pub mod outcome;
+pub mod report;
+pub mod schema;
+pub mod stdio;
+pub mod target;
+
+pub use cli::ValidateArgs;
+
+use crate::exit_code;
+use crate::rules::{self, Level};
+use baseline::Baseline;
+use checks::{Found, Plan};
+use outcome::{CheckResult, Finding, Status};
+use report::{Summary, TargetReport};
+use std::time::Instant;
+use target::Target;
+
+/// The revision offered unless `--revision` says otherwise.
+pub const LATEST: &str = "2025-11-25";
+
+/// Why `--url` does not run yet.
+pub const HTTP_UNSUPPORTED: &str = "HTTP targets are not supported yet";
+
+/// A prepared run.
+struct Job {
+    targets: Vec<(String, Option<String>, Target)>,
+    plan: Plan,
+    strict: bool,
+    baseline: Baseline,
+}
+
+/// Runs `validate` and returns its exit code (see [`crate::exit_code`]).
+pub fn main(args: ValidateArgs) -> u8 {
+    let job = match prepare(&args) {
+        Ok(job) => job,
+        Err(message) => {
+            eprintln!("error: {message}");
+            return exit_code::USAGE;
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return exit_code::HARNESS_FAULT;
+        }
+    };
+    let progress = job.targets.len() > 1 || args.config.is_some();
+    let mut reports = Vec::new();
+    let count = job.targets.len();
+    for (index, (name, config_name, target)) in job.targets.iter().enumerate() {
+        if progress {
+            eprintln!("[{}/{count}] {name}: validating {}", index + 1, target.describe());
+        }
+        let report = runtime.block_on(validate_one(&job, name, config_name.as_deref(), target));
+        if let Some(why) = &report.unreachable {
+            eprintln!("error: cannot reach {}: {why}", if progress { name.as_str() } else { "the server" });
+        } else if progress {
+            eprintln!("[{}/{count}] {name}: {} ({} ms)", index + 1, report.summary.line(), report.millis);
+        }
+        reports.push(report);
+    }
+    runtime.shutdown_timeout(std::time::Duration::from_secs(1));
+    let single_unreachable = reports.len() == 1 && reports[0].unreachable.is_some();
+    if !single_unreachable {
+        print!("{}", report::table(&reports));
+    }
+    for (path, text) in [(&args.json, report::json(&reports)), (&args.junit, report::junit(&reports))] {
+        if let Some(path) = path {
+            if let Err(e) = std::fs::write(path, text) {
+                eprintln!("error: cannot write {}: {e}", path.display());
+                return exit_code::HARNESS_FAULT;
+            }
+        }
+    }
+    exit_code_of(&reports)
+}
+
+/// The run's exit code: a harness fault, then an unreachable target, then failures, then a
+/// target kind not supported yet.
+fn exit_code_of(reports: &[TargetReport]) -> u8 {
+    let all = || reports.iter().flat_map(|r| r.checks.iter());
+    if all().any(|c| c.status == Status::HarnessFault) {
+        exit_code::HARNESS_FAULT
+    } else if reports.iter().any(|r| r.unreachable.is_some()) {
+        exit_code::UNREACHABLE
+    } else if all().any(|c| c.status.fails_run()) {
+        exit_code::FAILURES
+    } else if all().any(|c| c.note.as_deref() == Some(HTTP_UNSUPPORTED)) {
+        exit_code::USAGE
+    } else {
+        exit_code::SUCCESS
+    }
+}
+
+fn prepare(args: &ValidateArgs) -> Result<Job, String> {
+    let modes =
+        usize::from(!args.command.is_empty()) + usize::from(args.url.is_some()) + usize::from(args.config.is_some());
+    if modes != 1 {
+        return Err("name one server: a command after `--`, --url URL, or --config FILE [NAME...]".into());
+    }
+    if !args.names.is_empty() && args.config.is_none() {
+        return Err(format!("`{}` given without --config (a command goes after `--`)", args.names[0]));
+    }
+    if !args.env.is_empty() && args.command.is_empty() {
+        return Err("--env applies to a command given after `--`".into());
+    }
+    if !args.headers.is_empty() && args.url.is_none() {
+        return Err("--header applies to --url".into());
+    }
+    for revision in &args.revisions {
+        if !schema::REVISIONS.contains(&revision.as_str()) {
+            return Err(format!("--revision `{revision}` is not one of {}", schema::REVISIONS.join(", ")));
+        }
+    }
+    let selected: Vec<&'static str> = checks::ALL
+        .iter()
+        .copied()
+        .filter(|id| args.only.is_empty() || args.only.iter().any(|p| id.starts_with(p.as_str())))
+        .collect();
+    if selected.is_empty() {
+        return Err(format!("--only {} matches no check (they start with `server.`)", args.only.join(", ")));
+    }
+    let baseline = match &args.baseline {
+        Some(path) => Baseline::load(path, checks::ALL)?,
+        None => Baseline::default(),
+    };
+    let targets = if let Some(config) = &args.config {
+        target::load_config(config, &args.names)
+            .map_err(|e| e.to_string())?
+            .into_iter()
+            .map(|(name, target)| (name.clone(), Some(name), target))
+            .collect()
+    } else if let Some(url) = &args.url {
+        match url::Url::parse(url) {
+            Ok(parsed) if matches!(parsed.scheme(), "http" | "https") && parsed.host_str().is_some() => {}
+            _ => return Err(format!("--url `{url}` is not an http or https URL")),
+        }
+        let headers = target::parse_headers(&args.headers).map_err(|e| e.to_string())?;
+        vec![(url.clone(), None, Target::Http { url: url.clone(), headers })]
+    } else {
+        let env = target::parse_env(&args.env).map_err(|e| e.to_string())?;
+        let target = Target::Stdio { command: args.command[0].clone(), args: args.command[1..].to_vec(), env };
+        vec![(target.describe(), None, target)]
+    };
+    let mut revisions = args.revisions.clone();
+    revisions.dedup();
+    Ok(Job { targets, plan: Plan { selected, revisions, timeout: args.timeout }, strict: args.strict, baseline })
+}
+
+async fn validate_one(job: &Job, name: &str, config_name: Option<&str>, target: &Target) -> TargetReport {
+    let started = Instant::now();
+    let found = match target {
+        Target::Stdio { .. } => checks::run_stdio(target, &job.plan).await,
+        Target::Http { url, .. } => match http::reach(url, job.plan.timeout).await {
+            Ok(()) => Ok(job
+                .plan
+                .selected
+                .iter()
+                .map(|id| Found {
+                    id,
+                    revision: job.plan.revisions[0].clone(),
+                    finding: Finding::skip(HTTP_UNSUPPORTED),
+                    millis: 0,
+                })
+                .collect()),
+            Err((_, why)) => Err(checks::Unreachable(why)),
+        },
+    };
+    let (checks, unreachable) = match found {
+        Ok(found) => (found.into_iter().map(|f| judge(job, config_name, f)).collect::<Vec<_>>(), None),
+        Err(why) => (Vec::new(), Some(why.0)),
+    };
+    TargetReport {
+        name: name.to_string(),
+        target: target.describe(),
+        unreachable,
+        summary: Summary::of(&checks),
+        checks,
+        millis: started.elapsed().as_millis(),
+    }
+}
+
+/// Applies the level, `--strict` and the baseline to one finding.
+fn judge(job: &Job, server: Option<&str>, found: Found) -> CheckResult {
+    let rule = rules::find(found.id);
+    let level = if job.strict { Level::Must } else { rule.map_or(Level::Must, |r| r.level) };
+    let expected = job.baseline.find(found.id, server, &found.revision);
+    let (status, note, failure) = match found.finding {
+        Finding::Pass { note } => match expected {
+            Some(entry) => (
+                Status::Stale,
+                Some(format!(
+                    "the baseline expects a failure ({}) but the check passes: remove the entry",
+                    entry.reason
+                )),
+                None,
+            ),
+            None => (Status::Pass, note, None),
+        },
+        Finding::Fail(failure) => match expected {
+            Some(entry) => (Status::ExpectedFailure, Some(entry.reason.clone()), Some(failure)),
+            None if level == Level::Must => (Status::Fail, None, Some(failure)),
+            None => (Status::Warn, None, Some(failure)),
+        },
+        Finding::Skip { reason } => (Status::Skip, Some(reason), None),
+        Finding::HarnessFault { reason } => (Status::HarnessFault, Some(reason), None),
+    };
+    CheckResult {
+        id: found.id.to_string(),
+        level: level.name(),
+        revision: found.revision,
+        requirement: rule.map_or_else(|| "the harness itself".to_string(), |r| r.text.clone()),
+        status,
+        note,
+        failure,
+        millis: found.millis,
+    }
+}

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs the third-party MCP servers the validator's tests run against, into
+# target/validate-servers/ (never committed). Idempotent: a server already installed at the
+# pinned version is left alone, so a second run takes well under a second.
+#
+#   node/  @modelcontextprotocol/server-everything (npm), run as `node node/node_modules/.../dist/index.js stdio`
+#   venv/  the official Python SDK `mcp` (PyPI), for tests/validate/python_server.py
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+EVERYTHING_VERSION="2026.8.31"
+MCP_PY_VERSION="2.3.0"
+DEST="target/validate-servers"
+mkdir -p "$DEST/node"
+
+everything="$DEST/node/node_modules/@modelcontextprotocol/server-everything/package.json"
+if ! grep -q "\"version\": \"$EVERYTHING_VERSION\"" "$everything" 2>/dev/null; then
+    echo "installing @modelcontextprotocol/server-everything@$EVERYTHING_VERSION into $DEST/node"
+    [ -f "$DEST/node/package.json" ] || echo '{"private": true}' > "$DEST/node/package.json"
+    npm install --prefix "$DEST/node" --no-audit --no-fund --loglevel=error \
+        "@modelcontextprotocol/server-everything@$EVERYTHING_VERSION"
+fi
+
+if ! "$DEST/venv/bin/python" -c "import importlib.metadata as m, sys; sys.exit(m.version('mcp') != '$MCP_PY_VERSION')" 2>/dev/null; then
+    echo "installing mcp==$MCP_PY_VERSION (PyPI) into $DEST/venv"
+    [ -x "$DEST/venv/bin/python" ] || python3 -m venv "$DEST/venv"
+    "$DEST/venv/bin/python" -m pip install --quiet --disable-pip-version-check "mcp==$MCP_PY_VERSION"
+fi
