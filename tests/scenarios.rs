@@ -12,7 +12,13 @@ use mcp_refclient::TestHooks;
 use std::path::Path;
 
 fn main() {
-    let args = Arguments::from_args();
+    let mut args = Arguments::from_args();
+    // Scenarios wait on servers and bounds far more than they compute: run several per core
+    // unless told otherwise (`--test-threads`).
+    if args.test_threads.is_none() {
+        let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2);
+        args.test_threads = Some(cores * 4);
+    }
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
     let paths = scenario::discover(&root).expect("the scenarios folder can be listed");
     let trials = paths

@@ -93,3 +93,22 @@ fn the_checked_in_scenario_schema_is_fresh() {
         path.display()
     );
 }
+
+#[test]
+fn every_scenario_states_an_explicit_expectation() {
+    for s in all_scenarios() {
+        let e = &s.scenario.expect;
+        let explicit = !e.steps.is_empty()
+            || e.received.is_some()
+            || !e.received_includes.is_empty()
+            || !e.counts.is_empty()
+            || !e.logs.is_empty()
+            || !e.never_contains.is_empty()
+            || e.processes_gone.is_some()
+            || e.launches.is_some()
+            || !e.http_requests.is_empty()
+            || e.http_every_request.is_some()
+            || !e.http_request_counts.is_empty();
+        assert!(explicit, "{} states no expectation of its own in [expect]", s.name);
+    }
+}
