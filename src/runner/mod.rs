@@ -41,7 +41,7 @@ impl MockLauncher {
 }
 
 /// How long the runner waits for killed processes to be gone before recording the facts.
-const PROCESS_SETTLE: Duration = Duration::from_secs(2);
+const PROCESS_SETTLE: Duration = Duration::from_secs(5);
 
 /// Runs one scenario under one profile. Never panics on what the client or server does;
 /// a fault of the harness itself is recorded in `harness_fault`.
@@ -131,6 +131,15 @@ pub fn run(scenario: &LoadedScenario, profile: Profile, launcher: &MockLauncher,
     let mut redactions = vec![(temp.path().display().to_string(), "[TMP]".to_string())];
     redactions.push((launcher.program.display().to_string(), "mcp-mock-stdio".to_string()));
     redactions.extend(http.iter().flat_map(|target| target.redactions()));
+    // Header values and tokens the scenario gives the client never reach a transcript,
+    // even where a server echoes them.
+    let part = &scenario.scenario.client.http;
+    let tokens = part.tokens.iter().flat_map(|t| std::iter::once(&t.token).chain(&t.refreshed));
+    for secret in part.headers.iter().map(|[_, value]| value).chain(tokens) {
+        if secret.len() >= 4 {
+            redactions.push((secret.clone(), "[redacted]".to_string()));
+        }
+    }
     let http_url = http.as_ref().map(|target| target.client_url(&scenario.scenario.client.http));
     Outcome { profile, steps, wire, logs, logs_dropped, processes, harness_fault, redactions, http_url }
 }

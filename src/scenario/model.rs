@@ -89,7 +89,7 @@ pub struct TimeoutOverrides {
 }
 
 /// How an HTTP client is set up.
-#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct HttpClientPart {
     /// Headers the caller sets, in order, as `[name, value]` pairs (a name set again
@@ -114,6 +114,20 @@ pub struct HttpClientPart {
     /// The cap on a response body, in bytes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_body_bytes: Option<usize>,
+}
+
+impl Default for HttpClientPart {
+    /// As an absent `[client.http]` table reads: the mock's certificate trusted.
+    fn default() -> Self {
+        HttpClientPart {
+            headers: Vec::new(),
+            redirects: None,
+            tokens: None,
+            url: None,
+            trust_mock_certificate: true,
+            max_body_bytes: None,
+        }
+    }
 }
 
 /// A redirect policy.

@@ -19,7 +19,7 @@ use super::sse::{SseParser, TooLong};
 use super::wire::{Ctx, Endpoint, Outgoing, Reply};
 use super::{timed_out, HttpServer};
 use crate::jsonrpc::{classify, ErrorCode, ErrorObject, Incoming, Notification, Request, Response};
-use crate::redact::{origin_of, redact};
+use crate::redact::origin_of;
 use crate::stdio::fmt_duration;
 use crate::{Breakage, ClientConfig, McpError, TestHooks};
 
@@ -144,7 +144,7 @@ impl LegacyTransport {
                     outcome = &mut rx => {
                         return match outcome {
                             Ok(outcome) => Ok(outcome.map_err(|mut e| {
-                                e.message = redact(&e.message, &shared.ep.url);
+                                e.message = shared.ep.scrub(&e.message, None);
                                 e
                             })),
                             Err(_) => Err(McpError::Transport(

@@ -16,7 +16,6 @@ use super::sse::{SseParser, TooLong};
 use super::wire::{Ctx, Endpoint, Outgoing, Reply};
 use super::{timed_out, HttpServer};
 use crate::jsonrpc::{classify, ids_match, ErrorCode, ErrorObject, Incoming, Notification, Request, Response};
-use crate::redact::redact;
 use crate::{Breakage, ClientConfig, McpError, Profile, TestHooks, SUPPORTED_PROTOCOL_VERSIONS};
 
 const ACCEPT_BOTH: &str = "application/json, text/event-stream";
@@ -231,7 +230,7 @@ impl StreamableTransport {
         };
         // A JSON-RPC error message is quoted as sent, less the URL's key-like parts.
         Ok(outcome.map_err(|mut e| {
-            e.message = redact(&redact(&e.message, &self.ep.url), &reply.url);
+            e.message = self.ep.scrub(&e.message, Some(&reply.url));
             e
         }))
     }

@@ -104,6 +104,9 @@ pub(crate) struct Endpoint {
     tls: tokio_rustls::TlsConnector,
     pub(crate) max_body: usize,
     pub(crate) idle: Duration,
+    /// Header values and tokens sent so far: a server may echo them in a body the client
+    /// quotes, and they never reach an error text.
+    secrets: std::sync::Mutex<Vec<String>>,
 }
 
 impl Endpoint {
@@ -148,7 +151,38 @@ impl Endpoint {
             tls: tokio_rustls::TlsConnector::from(Arc::new(tls)),
             max_body: server.max_body_bytes.max(1),
             idle,
+            secrets: std::sync::Mutex::new(
+                server.headers.entries().iter().filter_map(|(_, v)| v.to_str().ok().map(str::to_string)).collect(),
+            ),
         })
+    }
+
+    /// `text` with every header value and token sent so far, and every key-like part of the
+    /// configured URL and of `answering`, replaced by `[redacted]`.
+    pub(crate) fn scrub(&self, text: &str, answering: Option<&Url>) -> String {
+        let mut text = crate::redact::redact(text, &self.url);
+        if let Some(answering) = answering {
+            text = crate::redact::redact(&text, answering);
+        }
+        let secrets = self.secrets.lock().unwrap_or_else(|e| e.into_inner());
+        for secret in secrets.iter() {
+            // A bearer value is also hidden on its own, without its scheme word.
+            for part in [secret.as_str(), secret.strip_prefix("Bearer ").unwrap_or("")] {
+                if part.len() >= MIN_SECRET_CHARS {
+                    text = text.replace(part, crate::redact::REDACTED);
+                }
+            }
+        }
+        text
+    }
+
+    fn remember_secret(&self, value: &HeaderValue) {
+        if let Ok(text) = value.to_str() {
+            let mut secrets = self.secrets.lock().unwrap_or_else(|e| e.into_inner());
+            if !secrets.iter().any(|s| s == text) {
+                secrets.push(text.to_string());
+            }
+        }
     }
 
     /// Whether a token provider is configured.
@@ -159,7 +193,7 @@ impl Endpoint {
     /// `text` from the server, redacted against the configured and the answering URL and
     /// cut to a readable length.
     pub(crate) fn quote(&self, text: &str, answering: &Url) -> String {
-        quote(&crate::redact::redact(text, &self.url), answering)
+        quote(&self.scrub(text, None), answering)
     }
 
     /// Sends with the bearer token (refreshed once on a 401) and follows redirects.
@@ -168,6 +202,7 @@ impl Endpoint {
             return self.send_redirecting(out, None, ctx).await;
         };
         let token = bearer(provider.token().await?, ctx)?;
+        self.remember_secret(&token);
         let reply = self.send_redirecting(out, Some(&token), ctx).await?;
         if reply.status != StatusCode::UNAUTHORIZED {
             return Ok(reply);
@@ -175,6 +210,7 @@ impl Endpoint {
         drop(reply);
         tracing::debug!(target: "mcp_refclient", origin = %self.origin, "401: refreshing the token once");
         let token = bearer(provider.refresh().await?, ctx)?;
+        self.remember_secret(&token);
         self.send_redirecting(out, Some(&token), ctx).await
     }
 
@@ -389,11 +425,14 @@ impl Endpoint {
         })
         .await;
         body.truncate(ERROR_BODY_BYTES);
-        let body = crate::redact::redact(&String::from_utf8_lossy(&body), &self.url);
+        let body = self.scrub(&String::from_utf8_lossy(&body), None);
         let message = status_text(&ctx.prefix, reply.status, note, &body, &reply.url);
         McpError::Http { status: reply.status.as_u16(), message }
     }
 }
+
+/// Shorter values are not worth hiding (and would blot out common words).
+const MIN_SECRET_CHARS: usize = 4;
 
 /// The text of a non-success status: `<prefix>: <status> <reason><note>: <quoted body>`, the
 /// body redacted against `url` and cut to a readable length.
