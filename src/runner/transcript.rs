@@ -50,8 +50,8 @@ pub fn render(outcome: &Outcome) -> String {
     out.push_str("client:\n");
     for step in &outcome.steps {
         let result = match &step.result {
-            Ok(value) => format!("ok {}", cut(&without_metrics(value).to_string(), 600)),
-            Err(e) => format!("error [{}]: {}", e.kind, cut(&e.text, 600)),
+            Ok(value) => format!("ok {}", cut(&shorten_stderr_tail(&without_metrics(value).to_string()), 600)),
+            Err(e) => format!("error [{}]: {}", e.kind, cut(&shorten_stderr_tail(&e.text), 600)),
         };
         let _ = writeln!(out, "  {} {} → {}", step.number, step.label, outcome.redact(&result));
     }
@@ -115,6 +115,26 @@ impl PidNames {
         }
         text
     }
+}
+
+/// A long `last stderr: …` tail cut to its end: where a flood's window starts depends on
+/// how the pipe was read, its last lines do not.
+fn shorten_stderr_tail(line: &str) -> String {
+    const MARK: &str = "last stderr: ";
+    const KEEP: usize = 160;
+    let Some(at) = line.find(MARK) else {
+        return line.to_string();
+    };
+    let start = at + MARK.len();
+    let rest = &line[start..];
+    // Inside a JSON value the tail ends at the closing quote; in an error text, at the end.
+    let end = if rest.ends_with("\"}") || rest.ends_with('"') { rest.rfind('"').unwrap_or(rest.len()) } else { rest.len() };
+    let tail = &rest[..end];
+    if tail.chars().count() <= KEEP + 40 {
+        return line.to_string();
+    }
+    let kept: String = tail.chars().rev().take(KEEP).collect::<Vec<_>>().into_iter().rev().collect();
+    format!("{}{MARK}…{kept}{}", &line[..at], &rest[end..])
 }
 
 /// Header names, with the values of the few that carry protocol state rather than
