@@ -596,7 +596,8 @@ impl HttpSession {
             self.lock_log().methods.insert(id.to_string(), method.to_string());
         }
         let text = message.to_string();
-        let posted = self.send(Method::POST, self.headers(), Some(text.clone().into_bytes()), Until::Response(id.clone())).await;
+        let posted =
+            self.send(Method::POST, self.headers(), Some(text.clone().into_bytes()), Until::Response(id.clone())).await;
         let reply = match &posted.reply {
             Ok(reply) => match reply.response_to(&id) {
                 Some(response) => Ok(response.clone()),

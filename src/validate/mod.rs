@@ -130,7 +130,9 @@ fn prepare(args: &ValidateArgs) -> Result<Job, String> {
         return Err("--header applies to --url".into());
     }
     let ca_cert = match &args.ca_cert {
-        Some(_) if !args.command.is_empty() => return Err("--ca-cert applies to https targets (--url or --config)".into()),
+        Some(_) if !args.command.is_empty() => {
+            return Err("--ca-cert applies to https targets (--url or --config)".into())
+        }
         Some(path) => {
             let pem = std::fs::read(path).map_err(|e| format!("cannot read --ca-cert {}: {e}", path.display()))?;
             http::check_ca_cert(&pem).map_err(|e| format!("--ca-cert {} {e}", path.display()))?;

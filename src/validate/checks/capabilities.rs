@@ -1,8 +1,8 @@
 //! `server.capabilities.honest`: declared capabilities answer their list methods, undeclared
 //! ones get -32601.
 
-use crate::validate::outcome::{Failure, Finding};
 use super::Rpc;
+use crate::validate::outcome::{Failure, Finding};
 use serde_json::Value;
 
 /// declared capabilities answer their list methods; undeclared ones get -32601.

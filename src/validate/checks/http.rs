@@ -111,8 +111,7 @@ pub async fn run_http(target: &Target, plan: &Plan) -> Result<Vec<Found>, Unreac
         return Err(Unreachable("not an HTTP target".into()));
     };
     let wire = Wire::new(url, headers, plan.ca_cert.as_deref(), plan.timeout).map_err(Unreachable)?;
-    let ctx =
-        Arc::new(HttpCtx { wire: Arc::new(wire), logs: Mutex::new(Vec::new()), issued: Mutex::new(Vec::new()) });
+    let ctx = Arc::new(HttpCtx { wire: Arc::new(wire), logs: Mutex::new(Vec::new()), issued: Mutex::new(Vec::new()) });
     let first = plan.revisions.first().cloned().unwrap_or_else(|| crate::validate::LATEST.to_string());
 
     let started = Instant::now();
@@ -338,7 +337,9 @@ fn judge_session_ids(issued: &[(String, String)]) -> Finding {
     if issued.is_empty() {
         return no_sessions();
     }
-    if let Some((label, id)) = issued.iter().find(|(_, id)| id.is_empty() || !id.bytes().all(|b| (0x21..=0x7e).contains(&b))) {
+    if let Some((label, id)) =
+        issued.iter().find(|(_, id)| id.is_empty() || !id.bytes().all(|b| (0x21..=0x7e).contains(&b)))
+    {
         return Finding::Fail(
             Failure::new(
                 "an Mcp-Session-Id of visible ASCII characters only (0x21 to 0x7E)",
@@ -392,13 +393,17 @@ async fn delete(session: &mut HttpSession) -> Finding {
         return Finding::pass();
     }
     let actual = match after.status() {
-        Some(status) => format!("DELETE answered {}, then the ended session's id got {status}", deleted.status().unwrap_or(0)),
+        Some(status) => {
+            format!("DELETE answered {}, then the ended session's id got {status}", deleted.status().unwrap_or(0))
+        }
         None => format!("DELETE answered {}, then no response", deleted.status().unwrap_or(0)),
     };
     Finding::Fail(
-        Failure::new(expected, actual)
-            .sent(format!("{}\n{}", deleted.sent, after.sent))
-            .received(Some(format!("{}\n{}", deleted.received(), after.received()))),
+        Failure::new(expected, actual).sent(format!("{}\n{}", deleted.sent, after.sent)).received(Some(format!(
+            "{}\n{}",
+            deleted.received(),
+            after.received()
+        ))),
     )
 }
 
@@ -442,7 +447,9 @@ async fn get_stream(session: &mut HttpSession) -> Finding {
 /// A JSON array is rejected (a 4xx status, or only error responses) once batches are gone.
 async fn batch(session: &mut HttpSession, negotiated: &str) -> Finding {
     if negotiated < NO_BATCH_SINCE {
-        return Finding::skip(format!("the session negotiated {negotiated}; batches are allowed before {NO_BATCH_SINCE}"));
+        return Finding::skip(format!(
+            "the session negotiated {negotiated}; batches are allowed before {NO_BATCH_SINCE}"
+        ));
     }
     let id = session.next_id();
     let body = json!([{"jsonrpc": "2.0", "id": id, "method": "ping"}]).to_string().into_bytes();

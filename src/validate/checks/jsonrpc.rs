@@ -1,8 +1,8 @@
 //! `server.jsonrpc.*`: an unknown method, a line that is not JSON, a notification.
 
 use super::{Ctx, Rpc};
-use crate::validate::outcome::{Failure, Finding};
 use crate::validate::http::Until;
+use crate::validate::outcome::{Failure, Finding};
 use crate::validate::stdio::{is_response, Session};
 use serde_json::{json, Value};
 

@@ -1,7 +1,7 @@
 //! `server.ping`: a `ping` gets an empty result.
 
-use crate::validate::outcome::{Failure, Finding};
 use super::Rpc;
+use crate::validate::outcome::{Failure, Finding};
 
 /// answers `ping` with an empty result.
 pub const PING: &str = "server.ping";

@@ -1,7 +1,7 @@
 //! `server.tools.*`: the tool list (with its pages) and calling a tool that does not exist.
 
-use crate::validate::outcome::{Failure, Finding};
 use super::Rpc;
+use crate::validate::outcome::{Failure, Finding};
 use serde_json::{json, Value};
 use std::collections::HashSet;
 
