@@ -153,10 +153,13 @@ fn python_http() -> Served {
 /// A scripted HTTP server (`mcp-conformance mock-http`), with the lines it printed (its URL
 /// first; `ca: FILE` over https).
 fn mock_http(script: &Path) -> (Served, Vec<String>) {
-    let mut child = Command::new(BIN)
-        .arg("mock-http")
-        .arg("--script")
-        .arg(script)
+    let mut command = Command::new(BIN);
+    command.arg("mock-http").arg("--script").arg(script);
+    if script_is_https(script) {
+        // The CA certificate goes beside the script, not into the shared temp folder.
+        command.arg("--state-dir").arg(script.parent().unwrap());
+    }
+    let mut child = command
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())

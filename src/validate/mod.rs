@@ -1,8 +1,8 @@
 //! `mcp-conformance validate`: checks a third-party MCP server against the server rules of
 //! the registry (`kind = "server"` in `src/rules.toml`) and reports which it keeps.
 //!
-//! Use it on your own server in CI: point it at a command (stdio) or a config file, read the
-//! table, keep known deviations in a baseline file with their reasons.
+//! Use it on your own server in CI: point it at a command (stdio), a URL (Streamable HTTP) or
+//! a config file, read the table, keep known deviations in a baseline file with their reasons.
 //!
 //! ```no_run
 //! use clap::Parser;
