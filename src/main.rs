@@ -40,6 +40,13 @@ enum Command {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<std::ffi::OsString>,
     },
+    /// Play a scripted HTTP(S) server and print its URL (the same as `mcp-mock-http`).
+    #[command(hide = true, disable_help_flag = true)]
+    MockHttp {
+        /// Everything after `mock-http`.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<std::ffi::OsString>,
+    },
 }
 
 #[derive(clap::Args)]
@@ -99,6 +106,7 @@ fn main() -> ExitCode {
             }
         },
         Command::MockStdio { args } => mcp_mock_servers::stdio_main(args),
+        Command::MockHttp { args } => mcp_mock_servers::http_main(args),
         Command::HostClient(args) => ExitCode::from(mcp_conformance::host::host_main(args)),
     }
 }

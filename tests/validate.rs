@@ -1,11 +1,14 @@
 //! `mcp-conformance validate`: against real third-party servers (installed by
-//! `tests/validate/install-servers.sh` into `target/validate-servers/`), against deliberately
-//! broken scripted servers (one per check, `tests/validate/broken/<check id>.toml`), and with
-//! bad input.
+//! `tests/validate/install-servers.sh` into `target/validate-servers/`), over stdio and over
+//! Streamable HTTP on 127.0.0.1, against deliberately broken scripted servers (one per check,
+//! `tests/validate/broken/<check id>.toml` over stdio, `tests/validate/broken-http/<check
+//! id>.toml` over HTTP), and with bad input.
 
 use serde_json::Value;
+use std::io::{BufRead, BufReader};
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 const BIN: &str = env!("CARGO_BIN_EXE_mcp-conformance");
@@ -28,6 +31,30 @@ const STDIO_CHECKS: &[&str] = &[
     "server.capabilities.honest",
     "server.stdio.clean-stdout",
     "server.stdio.exits-on-close",
+];
+
+/// The checks that apply to an HTTP target (the stdio ones are skipped there).
+const HTTP_CHECKS: &[&str] = &[
+    "server.initialize.result",
+    "server.initialize.negotiates",
+    "server.schema.valid",
+    "server.ping",
+    "server.tools.list",
+    "server.tools.unknown",
+    "server.jsonrpc.unknown-method",
+    "server.jsonrpc.parse-error",
+    "server.jsonrpc.notification-silent",
+    "server.capabilities.honest",
+    "server.http.notification-202",
+    "server.http.accept-required",
+    "server.http.session-id-ascii",
+    "server.http.unknown-session-404",
+    "server.http.missing-session-400",
+    "server.http.delete",
+    "server.http.protocol-version-header",
+    "server.http.origin",
+    "server.http.get-stream",
+    "server.http.batch",
 ];
 
 fn servers() -> PathBuf {
@@ -54,6 +81,109 @@ fn python_server() -> Vec<String> {
         python.display()
     );
     vec![python.display().to_string(), root().join("tests/validate/python_server.py").display().to_string()]
+}
+
+/// A server process listening on 127.0.0.1, killed (its whole process group) when dropped.
+struct Served {
+    child: Child,
+    url: String,
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        if let Ok(pid) = i32::try_from(self.child.id()) {
+            // SAFETY: killpg only sends a signal, to the group spawn() created for this child.
+            unsafe {
+                libc::killpg(pid, libc::SIGKILL);
+            }
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A port free on 127.0.0.1 a moment ago (bound, read, released).
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// Starts `command` in its own process group and waits (at most 20 s) until 127.0.0.1:`port`
+/// accepts connections.
+fn serve(mut command: Command, port: u16, what: &str) -> Served {
+    command.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null()).process_group(0);
+    let child = command.spawn().unwrap_or_else(|e| panic!("cannot start {what}: {e}"));
+    let mut served = Served { child, url: format!("http://127.0.0.1:{port}/mcp") };
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            return served;
+        }
+        if let Ok(Some(status)) = served.child.try_wait() {
+            panic!("{what} exited before listening on 127.0.0.1:{port}: {status}");
+        }
+        assert!(Instant::now() < deadline, "{what} is not listening on 127.0.0.1:{port} after 20 s");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// server-everything in Streamable HTTP mode, forced onto 127.0.0.1 by `loopback.js` (it
+/// listens on every interface by default), on a free port given in `PORT`.
+fn everything_http() -> Served {
+    let entry = &everything()[1];
+    let port = free_port();
+    let mut command = Command::new("node");
+    command
+        .arg("--require")
+        .arg(root().join("tests/validate/loopback.js"))
+        .arg(entry)
+        .arg("streamableHttp")
+        .env("PORT", port.to_string());
+    serve(command, port, "server-everything (streamableHttp)")
+}
+
+/// The Python SDK server over Streamable HTTP on 127.0.0.1.
+fn python_http() -> Served {
+    let command = python_server();
+    let port = free_port();
+    let mut cmd = Command::new(&command[0]);
+    cmd.arg(&command[1]).arg("streamable-http").arg(port.to_string());
+    serve(cmd, port, "the Python SDK server (streamable-http)")
+}
+
+/// A scripted HTTP server (`mcp-conformance mock-http`), with the lines it printed (its URL
+/// first; `ca: FILE` over https).
+fn mock_http(script: &Path) -> (Served, Vec<String>) {
+    let mut command = Command::new(BIN);
+    command.arg("mock-http").arg("--script").arg(script);
+    if script_is_https(script) {
+        // The CA certificate goes beside the script, not into the shared temp folder.
+        command.arg("--state-dir").arg(script.parent().unwrap());
+    }
+    let mut child = command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .process_group(0)
+        .spawn()
+        .expect("start mcp-conformance mock-http");
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut lines = Vec::new();
+    let mut line = String::new();
+    while stdout.read_line(&mut line).unwrap_or(0) > 0 {
+        let done = line.starts_with("second:") && !script_is_https(script) || line.starts_with("ca:");
+        lines.push(line.trim().to_string());
+        line.clear();
+        if done {
+            break;
+        }
+    }
+    assert!(!lines.is_empty(), "mock-http printed no URL for {}", script.display());
+    let url = lines[0].clone();
+    (Served { child, url }, lines)
+}
+
+fn script_is_https(script: &Path) -> bool {
+    std::fs::read_to_string(script).unwrap_or_default().contains("transport = \"https\"")
 }
 
 fn validate(args: &[&str], command: &[String]) -> Output {
@@ -105,6 +235,78 @@ fn assert_keeps_its_baseline(command: &[String], baseline: &str) {
             assert_eq!(status, "skip", "{id}");
         }
     }
+}
+
+/// Every HTTP check ran (none skipped) and either passed or is a baseline entry; the stdio
+/// checks are skipped.
+fn assert_keeps_its_http_baseline(url: &str, baseline: &str) -> Duration {
+    let baseline = root().join("tests/validate/baseline").join(baseline);
+    let started = Instant::now();
+    let (code, report, shown) =
+        validate_json(&["--strict", "--baseline", baseline.to_str().unwrap(), "--url", url], &[]);
+    let elapsed = started.elapsed();
+    assert_eq!(code, 0, "{shown}");
+    let statuses = statuses(&report);
+    for id in HTTP_CHECKS {
+        let status = statuses.iter().find(|(i, _)| i == id).map(|(_, s)| s.as_str());
+        assert!(matches!(status, Some("pass" | "expected_failure")), "{id}: {status:?}\n{shown}");
+    }
+    for (id, status) in &statuses {
+        if id.starts_with("server.stdio.") {
+            assert_eq!(status, "skip", "{id}");
+        }
+    }
+    elapsed
+}
+
+#[test]
+fn server_everything_over_http_keeps_every_rule_but_its_baseline() {
+    let server = everything_http();
+    let elapsed = assert_keeps_its_http_baseline(&server.url, "server-everything-http.toml");
+    println!("validate --url against server-everything: {elapsed:?}");
+    assert!(elapsed < Duration::from_secs(5), "{elapsed:?}");
+}
+
+#[test]
+fn a_python_sdk_server_over_http_keeps_every_rule_but_its_baseline() {
+    let server = python_http();
+    let elapsed = assert_keeps_its_http_baseline(&server.url, "python-sdk-http.toml");
+    println!("validate --url against the Python SDK server: {elapsed:?}");
+}
+
+#[test]
+fn every_http_check_fails_against_its_broken_server() {
+    let folder = root().join("tests/validate/broken-http");
+    let mut covered = Vec::new();
+    for entry in std::fs::read_dir(&folder).unwrap() {
+        let path = entry.unwrap().path();
+        let id = path.file_stem().unwrap().to_str().unwrap().to_string();
+        let (server, _) = mock_http(&path);
+        let (code, report, shown) =
+            validate_json(&["--strict", "--timeout", "3s", "--only", &id, "--url", &server.url], &[]);
+        assert_eq!(code, 1, "{id}: {shown}");
+        assert_eq!(statuses(&report), vec![(id.clone(), "fail".to_string())], "{id}: {shown}");
+        let check = &report["targets"][0]["checks"][0];
+        assert!(check["failure"]["expected"].is_string() && check["failure"]["actual"].is_string(), "{check}");
+        covered.push(id);
+    }
+    for id in HTTP_CHECKS.iter().filter(|id| id.starts_with("server.http.")) {
+        assert!(covered.iter().any(|c| c == id), "{id} needs a broken server in {}", folder.display());
+    }
+}
+
+#[test]
+fn an_https_url_is_trusted_through_ca_cert_and_refused_without_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = write(dir.path(), "https.toml", "transport = \"https\"\nsteps = [{ handshake = {} }]\n");
+    let (server, lines) = mock_http(&script);
+    let ca = lines.iter().find_map(|l| l.strip_prefix("ca: ")).expect("the https mock names its CA").to_string();
+    assert!(server.url.starts_with("https://127.0.0.1:"), "{}", server.url);
+    let (code, report, shown) = validate_json(&["--only", "server.ping", "--ca-cert", &ca, "--url", &server.url], &[]);
+    assert_eq!((code, statuses(&report)), (0, vec![("server.ping".to_string(), "pass".to_string())]), "{shown}");
+    let (code, stderr) = bad_input(&["--url", &server.url], &[]);
+    assert_eq!(code, 4, "{stderr}");
+    assert!(stderr.contains("TLS handshake failed") && stderr.contains("UnknownIssuer"), "{stderr}");
 }
 
 #[test]
@@ -271,13 +473,16 @@ fn a_url_that_refuses_connections_is_unreachable() {
 }
 
 #[test]
-fn a_reachable_url_has_every_check_skipped_as_not_supported_yet() {
+fn a_url_that_never_answers_is_unreachable_within_the_timeout() {
+    // Connections complete in the listener's backlog; no request is ever read.
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://127.0.0.1:{}/mcp", listener.local_addr().unwrap().port());
-    let output = validate(&["--url", &url, "--header", "Authorization: Bearer x"], &[]);
-    assert_eq!(output.status.code(), Some(2));
-    let stdout = text(&output.stdout);
-    assert!(stdout.contains("skipped: HTTP targets are not supported yet") && !stdout.contains("pass "), "{stdout}");
+    let (code, stderr) =
+        bad_input(&["--timeout", "1s", "--url", &url, "--header", "Authorization: Bearer secret-x"], &[]);
+    assert_eq!(code, 4, "{stderr}");
+    assert!(stderr.contains("no answer to `initialize`: nothing within 1s"), "{stderr}");
+    assert!(!stderr.contains("secret-x"), "{stderr}");
+    drop(listener);
 }
 
 #[test]

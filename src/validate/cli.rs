@@ -28,6 +28,10 @@ pub struct ValidateArgs {
     /// A header for every HTTP request, 'Name: value' (repeatable).
     #[arg(long = "header", value_name = "NAME: VALUE")]
     pub headers: Vec<String>,
+    /// HTTPS: a PEM file of CA certificates to trust besides the system roots
+    /// (verification is never turned off).
+    #[arg(long = "ca-cert", value_name = "FILE")]
+    pub ca_cert: Option<PathBuf>,
     /// An `mcpServers` JSON config file (as desktop hosts write them).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,

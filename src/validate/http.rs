@@ -1,21 +1,754 @@
-//! HTTP targets: for now only reachability (a TCP connection to the URL's host and port,
-//! bounded by `--timeout`); the `server.http.*` checks themselves are not run yet.
+//! HTTP targets: the validator's own small HTTP/1.1 client for Streamable HTTP, so every byte
+//! the server sends is seen (the reference client tolerates what the validator must judge).
+//!
+//! [`Wire`] sends one request over a fresh connection (TCP, or TLS trusting the system roots
+//! plus `--ca-cert`; verification is never turned off) and reads the answer: a JSON body to
+//! its end, an SSE body frame by frame until the awaited answer, or only the head. Every
+//! wait (connect, TLS, the head, the body) is bounded by `--timeout`. [`HttpSession`] keeps
+//! a session's `Mcp-Session-Id`, negotiated revision and log, and speaks JSON-RPC over it.
 
-use std::time::Duration;
+use super::log::{Seen, SessionLog, SharedLog};
+use super::outcome::excerpt;
+use super::stdio::{is_response, Exchange};
+use http_body_util::{BodyExt, Full};
+use hyper::body::Bytes;
+use hyper::header::{HeaderName, HeaderValue};
+use hyper::{Method, Request};
+use hyper_util::rt::TokioIo;
+use serde_json::{json, Value};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::net::TcpStream;
+use tokio_rustls::rustls;
+use url::Url;
 
-/// Checks the URL and connects to its host and port. The error is a one-line reason, and
-/// whether it is a usage error (a malformed URL) rather than an unreachable target.
-pub async fn reach(url: &str, timeout: Duration) -> Result<(), (bool, String)> {
-    let parsed = url::Url::parse(url).map_err(|e| (true, format!("--url `{url}` is not a URL: {e}")))?;
-    if !matches!(parsed.scheme(), "http" | "https") {
-        return Err((true, format!("--url `{url}` is not an http or https URL")));
+/// The most of a response body the validator reads; the rest is left unread.
+pub const MAX_BODY: usize = 8 << 20;
+
+/// Where systems keep their trusted roots as one PEM bundle (`SSL_CERT_FILE` first).
+const SYSTEM_ROOTS: &[&str] = &[
+    "/etc/ssl/certs/ca-certificates.crt",
+    "/etc/pki/tls/certs/ca-bundle.crt",
+    "/etc/ssl/ca-bundle.pem",
+    "/etc/ssl/cert.pem",
+    "/usr/local/etc/openssl/cert.pem",
+];
+
+/// The first revision whose clients send `MCP-Protocol-Version` on every request.
+pub const PROTOCOL_VERSION_HEADER_SINCE: &str = "2025-06-18";
+
+/// Why a request got no HTTP answer. Lowercase, one line.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum WireError {
+    /// No connection (refused, unresolvable, TLS refused).
+    #[error("cannot connect to {address}: {reason}")]
+    Connect {
+        /// `host:port`.
+        address: String,
+        /// Why.
+        reason: String,
+    },
+    /// Connected, but no response head within the bound.
+    #[error("nothing within {0:?}")]
+    NoAnswer(Duration),
+    /// The connection broke before a response head.
+    #[error("the connection broke: {0}")]
+    Broken(String),
+}
+
+impl WireError {
+    /// Whether the server cannot be reached at all (then the target is unreachable).
+    pub fn is_unreachable(&self) -> bool {
+        matches!(self, WireError::Connect { .. } | WireError::NoAnswer(_))
     }
-    let host = parsed.host_str().ok_or_else(|| (true, format!("--url `{url}` has no host")))?.to_string();
-    let port = parsed.port_or_known_default().unwrap_or(80);
-    let host = host.trim_start_matches('[').trim_end_matches(']').to_string();
-    match tokio::time::timeout(timeout, tokio::net::TcpStream::connect((host.as_str(), port))).await {
-        Ok(Ok(_)) => Ok(()),
-        Ok(Err(e)) => Err((false, format!("cannot connect to {host}:{port}: {e}"))),
-        Err(_) => Err((false, format!("cannot connect to {host}:{port}: no answer within {timeout:?}"))),
+}
+
+/// How much of a response to read.
+#[derive(Clone, Debug)]
+pub enum Until {
+    /// The whole body (bounded).
+    End,
+    /// Up to the JSON-RPC response with this id (an SSE stream may stay open after it).
+    Response(Value),
+    /// The status line and headers only; the connection is closed after them.
+    Head,
+}
+
+/// A response as read.
+#[derive(Clone, Debug)]
+pub struct Reply {
+    /// The status code.
+    pub status: u16,
+    /// The headers, names lowercased, values as lossy UTF-8.
+    pub headers: Vec<(String, String)>,
+    /// The body bytes read.
+    pub body: Vec<u8>,
+    /// The JSON-RPC messages found: the JSON body (an array's elements), or each SSE frame's data.
+    pub messages: Vec<Value>,
+    /// SSE `data` that is not JSON.
+    pub bad_frames: Vec<String>,
+    /// Why reading stopped before the body ended, if it did.
+    pub cut: Option<String>,
+}
+
+impl Reply {
+    /// A header's value (name without regard to case).
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+    }
+
+    /// The media type, lowercased, without parameters.
+    pub fn media_type(&self) -> String {
+        self.header("content-type").unwrap_or("").split(';').next().unwrap_or("").trim().to_ascii_lowercase()
+    }
+
+    /// Whether the status is 2xx.
+    pub fn is_success(&self) -> bool {
+        (200..300).contains(&self.status)
+    }
+
+    /// The JSON-RPC response with `id`.
+    pub fn response_to(&self, id: &Value) -> Option<&Value> {
+        self.messages.iter().find(|m| is_response(m) && m.get("id") == Some(id))
+    }
+
+    /// The answer for a report: status, media type, body (cut), and why reading stopped.
+    pub fn describe(&self) -> String {
+        let reason = hyper::StatusCode::from_u16(self.status).ok().and_then(|s| s.canonical_reason()).unwrap_or("");
+        let mut text = format!("{} {reason}", self.status).trim_end().to_string();
+        let media = self.media_type();
+        if !media.is_empty() {
+            text.push_str(&format!(" ({media})"));
+        }
+        let body = String::from_utf8_lossy(&self.body);
+        let body = body.trim();
+        if body.is_empty() {
+            text.push_str(", empty body");
+        } else {
+            text.push_str(": ");
+            text.push_str(&excerpt(body));
+        }
+        if let Some(cut) = &self.cut {
+            text.push_str(&format!(" [{cut}]"));
+        }
+        text
+    }
+}
+
+/// A request sent and what came of it.
+#[derive(Clone, Debug)]
+pub struct Posted {
+    /// The request for a report: method, path, the headers the validator set (never the
+    /// `--header` ones, which may hold credentials) and the body.
+    pub sent: String,
+    /// The response, or why there was none.
+    pub reply: Result<Reply, WireError>,
+}
+
+impl Posted {
+    /// The status, when a response came.
+    pub fn status(&self) -> Option<u16> {
+        self.reply.as_ref().ok().map(|r| r.status)
+    }
+
+    /// What came back, for a report.
+    pub fn received(&self) -> String {
+        match &self.reply {
+            Ok(reply) => reply.describe(),
+            Err(e) => format!("no response: {e}"),
+        }
+    }
+}
+
+trait Io: AsyncRead + AsyncWrite + Unpin + Send {}
+impl<T: AsyncRead + AsyncWrite + Unpin + Send> Io for T {}
+
+/// The endpoint and how to reach it.
+pub struct Wire {
+    url: Url,
+    headers: Vec<(HeaderName, HeaderValue)>,
+    tls: Option<tokio_rustls::TlsConnector>,
+    timeout: Duration,
+}
+
+impl Wire {
+    /// Checks the URL, the `--header` values and (for https) builds the trust store: the
+    /// system roots plus `ca_pem`. The error is one line.
+    pub fn new(
+        url: &str,
+        headers: &[(String, String)],
+        ca_pem: Option<&[u8]>,
+        timeout: Duration,
+    ) -> Result<Wire, String> {
+        let url = Url::parse(url).map_err(|e| format!("`{url}` is not a URL: {e}"))?;
+        if !matches!(url.scheme(), "http" | "https") || url.host_str().is_none() {
+            return Err(format!("`{url}` is not an http or https URL"));
+        }
+        let headers = headers
+            .iter()
+            .map(|(name, value)| {
+                let name = HeaderName::from_bytes(name.as_bytes())
+                    .map_err(|_| format!("--header `{name}` is not a valid header name"))?;
+                let value = HeaderValue::from_str(value)
+                    .map_err(|_| format!("the value of --header `{name}` is not a valid header value (not shown)"))?;
+                Ok((name, value))
+            })
+            .collect::<Result<Vec<_>, String>>()?;
+        let tls = if url.scheme() == "https" { Some(tls_connector(ca_pem)?) } else { None };
+        Ok(Wire { url, headers, tls, timeout })
+    }
+
+    /// The per-wait bound.
+    pub fn timeout(&self) -> Duration {
+        self.timeout
+    }
+
+    /// `host:port`, as connection errors name it.
+    fn address(&self) -> String {
+        let host = self.url.host_str().unwrap_or("").trim_start_matches('[').trim_end_matches(']');
+        format!("{host}:{}", self.url.port_or_known_default().unwrap_or(80))
+    }
+
+    /// The path and query requests go to.
+    pub fn target(&self) -> String {
+        match self.url.query() {
+            Some(query) => format!("{}?{query}", self.url.path()),
+            None => self.url.path().to_string(),
+        }
+    }
+
+    async fn connect(&self) -> Result<Box<dyn Io>, WireError> {
+        let address = self.address();
+        let fail = |reason: String| WireError::Connect { address: address.clone(), reason };
+        let port = self.url.port_or_known_default().unwrap_or(80);
+        let connect = async {
+            match self.url.host() {
+                Some(url::Host::Ipv4(ip)) => TcpStream::connect((ip, port)).await,
+                Some(url::Host::Ipv6(ip)) => TcpStream::connect((ip, port)).await,
+                Some(url::Host::Domain(name)) => TcpStream::connect((name, port)).await,
+                None => Err(std::io::Error::other("the URL has no host")),
+            }
+        };
+        let tcp = match tokio::time::timeout(self.timeout, connect).await {
+            Ok(Ok(tcp)) => tcp,
+            Ok(Err(e)) => return Err(fail(e.to_string())),
+            Err(_) => return Err(fail(format!("no connection within {:?}", self.timeout))),
+        };
+        let _ = tcp.set_nodelay(true);
+        let Some(tls) = &self.tls else { return Ok(Box::new(tcp)) };
+        let name = match self.url.host() {
+            Some(url::Host::Ipv4(ip)) => rustls_pki_types::ServerName::IpAddress(std::net::IpAddr::V4(ip).into()),
+            Some(url::Host::Ipv6(ip)) => rustls_pki_types::ServerName::IpAddress(std::net::IpAddr::V6(ip).into()),
+            Some(url::Host::Domain(name)) => rustls_pki_types::ServerName::try_from(name.to_string())
+                .map_err(|e| fail(format!("invalid TLS server name: {e}")))?,
+            None => return Err(fail("the URL has no host".into())),
+        };
+        match tokio::time::timeout(self.timeout, tls.connect(name, tcp)).await {
+            Ok(Ok(stream)) => Ok(Box::new(stream)),
+            Ok(Err(e)) => Err(fail(format!("TLS handshake failed: {e}"))),
+            Err(_) => Err(fail(format!("no TLS handshake within {:?}", self.timeout))),
+        }
+    }
+
+    /// Sends one request over a fresh connection and reads its answer as far as `until`
+    /// says; `on_message` sees each message as it arrives (to answer server requests).
+    pub async fn send(
+        &self,
+        method: Method,
+        headers: &[(String, String)],
+        body: Option<Vec<u8>>,
+        until: &Until,
+        mut on_message: impl FnMut(&Value) + Send,
+    ) -> Result<Reply, WireError> {
+        let io = self.connect().await?;
+        let handshake = hyper::client::conn::http1::handshake::<_, Full<Bytes>>(TokioIo::new(io));
+        let (mut sender, connection) = match tokio::time::timeout(self.timeout, handshake).await {
+            Ok(Ok(pair)) => pair,
+            Ok(Err(e)) => return Err(WireError::Broken(e.to_string())),
+            Err(_) => return Err(WireError::NoAnswer(self.timeout)),
+        };
+        let task = AbortOnDrop(tokio::spawn(connection));
+        let host = match self.url.port() {
+            Some(port) => format!("{}:{port}", self.url.host_str().unwrap_or("")),
+            None => self.url.host_str().unwrap_or("").to_string(),
+        };
+        let mut request = Request::builder()
+            .method(method)
+            .uri(self.target())
+            .header(hyper::header::HOST, host)
+            .body(Full::new(Bytes::from(body.unwrap_or_default())))
+            .map_err(|e| WireError::Broken(format!("invalid request: {e}")))?;
+        let own: Vec<(HeaderName, HeaderValue)> = headers
+            .iter()
+            .filter_map(|(n, v)| Some((HeaderName::from_bytes(n.as_bytes()).ok()?, HeaderValue::from_str(v).ok()?)))
+            .collect();
+        for (name, value) in &self.headers {
+            if !own.iter().any(|(n, _)| n == name) {
+                request.headers_mut().append(name.clone(), value.clone());
+            }
+        }
+        for (name, value) in own {
+            request.headers_mut().insert(name, value);
+        }
+        let response = match tokio::time::timeout(self.timeout, sender.send_request(request)).await {
+            Ok(Ok(response)) => response,
+            Ok(Err(e)) => return Err(WireError::Broken(e.to_string())),
+            Err(_) => return Err(WireError::NoAnswer(self.timeout)),
+        };
+        let (parts, mut body) = response.into_parts();
+        let mut reply = Reply {
+            status: parts.status.as_u16(),
+            headers: parts
+                .headers
+                .iter()
+                .map(|(n, v)| (n.as_str().to_string(), String::from_utf8_lossy(v.as_bytes()).into_owned()))
+                .collect(),
+            body: Vec::new(),
+            messages: Vec::new(),
+            bad_frames: Vec::new(),
+            cut: None,
+        };
+        if matches!(until, Until::Head) {
+            drop(task);
+            return Ok(reply);
+        }
+        let sse = reply.media_type() == "text/event-stream";
+        let mut parser = SseParser::default();
+        let deadline = Instant::now() + self.timeout;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let frame = match tokio::time::timeout(left, body.frame()).await {
+                Err(_) => {
+                    reply.cut = Some(format!("no more data within {:?}", self.timeout));
+                    break;
+                }
+                Ok(None) => break,
+                Ok(Some(Err(e))) => {
+                    reply.cut = Some(format!("the body broke off: {e}"));
+                    break;
+                }
+                Ok(Some(Ok(frame))) => frame,
+            };
+            let Ok(data) = frame.into_data() else { continue };
+            if reply.body.len() + data.len() > MAX_BODY {
+                reply.cut = Some(format!("stopped reading at {MAX_BODY} bytes"));
+                break;
+            }
+            reply.body.extend_from_slice(&data);
+            if sse {
+                for event in parser.push(&data) {
+                    if event.trim().is_empty() {
+                        continue;
+                    }
+                    match serde_json::from_str::<Value>(&event) {
+                        Ok(value) => {
+                            for message in flatten(value) {
+                                on_message(&message);
+                                reply.messages.push(message);
+                            }
+                        }
+                        Err(_) => reply.bad_frames.push(event),
+                    }
+                }
+                if let Until::Response(id) = until {
+                    if reply.response_to(id).is_some() {
+                        break;
+                    }
+                }
+            }
+        }
+        if !sse {
+            if let Ok(value) = serde_json::from_slice::<Value>(&reply.body) {
+                for message in flatten(value) {
+                    on_message(&message);
+                    reply.messages.push(message);
+                }
+            }
+        }
+        drop(task);
+        Ok(reply)
+    }
+}
+
+/// A JSON body's messages: the object, or an array's objects.
+fn flatten(value: Value) -> Vec<Value> {
+    match value {
+        Value::Array(items) => items.into_iter().filter(Value::is_object).collect(),
+        Value::Object(_) => vec![value],
+        _ => Vec::new(),
+    }
+}
+
+/// Ends the connection task (closing the connection) when the exchange is done.
+struct AbortOnDrop<T>(tokio::task::JoinHandle<T>);
+
+impl<T> Drop for AbortOnDrop<T> {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// The system roots (from `SSL_CERT_FILE` or a usual bundle path) and `ca_pem`.
+fn tls_connector(ca_pem: Option<&[u8]>) -> Result<tokio_rustls::TlsConnector, String> {
+    use rustls_pki_types::pem::PemObject;
+    let mut roots = rustls::RootCertStore::empty();
+    let system = std::env::var_os("SSL_CERT_FILE")
+        .map(std::path::PathBuf::from)
+        .into_iter()
+        .chain(SYSTEM_ROOTS.iter().map(std::path::PathBuf::from))
+        .find(|p| p.is_file());
+    if let Some(bundle) = system.and_then(|p| std::fs::read(p).ok()) {
+        for cert in rustls_pki_types::CertificateDer::pem_slice_iter(&bundle).flatten() {
+            let _ = roots.add(cert);
+        }
+    }
+    if let Some(pem) = ca_pem {
+        for cert in rustls_pki_types::CertificateDer::pem_slice_iter(pem) {
+            let cert = cert.map_err(|e| format!("--ca-cert is not valid PEM: {e}"))?;
+            roots.add(cert).map_err(|e| format!("--ca-cert holds a certificate that was refused: {e}"))?;
+        }
+    }
+    if roots.is_empty() {
+        return Err("no trusted root certificates: none in the system locations and no --ca-cert".into());
+    }
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| format!("TLS setup failed: {e}"))?
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    Ok(tokio_rustls::TlsConnector::from(Arc::new(config)))
+}
+
+/// Checks `--header` names and values before anything is sent. The error is one line and
+/// never shows a value.
+pub fn check_headers(headers: &[(String, String)]) -> Result<(), String> {
+    for (name, value) in headers {
+        HeaderName::from_bytes(name.as_bytes()).map_err(|_| format!("--header `{name}` is not a valid header name"))?;
+        HeaderValue::from_str(value)
+            .map_err(|_| format!("the value of --header `{name}` is not a valid header value (not shown)"))?;
+    }
+    Ok(())
+}
+
+/// Checks a `--ca-cert` file: PEM holding at least one certificate. The error is one line.
+pub fn check_ca_cert(pem: &[u8]) -> Result<(), String> {
+    use rustls_pki_types::pem::PemObject;
+    let certs = rustls_pki_types::CertificateDer::pem_slice_iter(pem)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| format!("is not valid PEM: {e}"))?;
+    if certs.is_empty() {
+        return Err("holds no PEM certificate".into());
+    }
+    Ok(())
+}
+
+/// An SSE parser (the HTML living standard's rules): lines end in CRLF, LF or CR; `data`
+/// lines of one event are joined with `\n`; a blank line ends an event.
+#[derive(Default)]
+struct SseParser {
+    buf: Vec<u8>,
+    data: Option<String>,
+}
+
+impl SseParser {
+    /// Feeds bytes; returns the data of each event they complete.
+    fn push(&mut self, bytes: &[u8]) -> Vec<String> {
+        self.buf.extend_from_slice(bytes);
+        let mut events = Vec::new();
+        while let Some(end) = self.buf.iter().position(|b| *b == b'\n' || *b == b'\r') {
+            if self.buf[end] == b'\r' && end + 1 == self.buf.len() {
+                break; // a CR whose LF may be in the next chunk
+            }
+            let line = String::from_utf8_lossy(&self.buf[..end]).into_owned();
+            let width = if self.buf[end] == b'\r' && self.buf.get(end + 1) == Some(&b'\n') { 2 } else { 1 };
+            self.buf.drain(..end + width);
+            if line.is_empty() {
+                events.extend(self.data.take());
+                continue;
+            }
+            if line.starts_with(':') {
+                continue;
+            }
+            let (field, value) = match line.split_once(':') {
+                Some((field, value)) => (field, value.strip_prefix(' ').unwrap_or(value)),
+                None => (line.as_str(), ""),
+            };
+            if field == "data" {
+                match &mut self.data {
+                    Some(data) => {
+                        data.push('\n');
+                        data.push_str(value);
+                    }
+                    None => self.data = Some(value.to_string()),
+                }
+            }
+        }
+        events
+    }
+}
+
+/// How a handshake went: the `initialize` exchange and the `notifications/initialized` POST.
+#[derive(Clone, Debug)]
+pub struct Handshake {
+    /// `initialize` and its answer.
+    pub init: Exchange,
+    /// The `initialize` POST as HTTP.
+    pub init_posted: Posted,
+    /// The `notifications/initialized` POST, when `initialize` succeeded.
+    pub initialized: Option<Posted>,
+}
+
+/// One Streamable HTTP session: its id, its negotiated revision and its log.
+pub struct HttpSession {
+    wire: Arc<Wire>,
+    log: SharedLog,
+    /// The `Mcp-Session-Id` the server issued (lossy UTF-8).
+    pub session_id: Option<String>,
+    /// The revision the server answered in `initialize`.
+    pub revision: Option<String>,
+    next_id: i64,
+    ended: bool,
+}
+
+impl HttpSession {
+    /// A session not yet initialized, logged under `label`.
+    pub fn new(wire: Arc<Wire>, label: &str) -> HttpSession {
+        HttpSession {
+            wire,
+            log: Arc::new(Mutex::new(SessionLog::new(label))),
+            session_id: None,
+            revision: None,
+            next_id: 0,
+            ended: false,
+        }
+    }
+
+    /// The session's log.
+    pub fn log(&self) -> SharedLog {
+        self.log.clone()
+    }
+
+    /// The next request id.
+    pub fn next_id(&mut self) -> i64 {
+        self.next_id += 1;
+        self.next_id
+    }
+
+    /// The headers every POST of this session carries: both Accept types, the content type,
+    /// the session id and (from 2025-06-18) `MCP-Protocol-Version`.
+    pub fn headers(&self) -> Vec<(String, String)> {
+        let mut headers = vec![
+            ("Accept".to_string(), "application/json, text/event-stream".to_string()),
+            ("Content-Type".to_string(), "application/json".to_string()),
+        ];
+        if let Some(id) = &self.session_id {
+            headers.push(("Mcp-Session-Id".into(), id.clone()));
+        }
+        if let Some(revision) = self.revision.as_deref().filter(|r| *r >= PROTOCOL_VERSION_HEADER_SINCE) {
+            headers.push(("MCP-Protocol-Version".into(), revision.to_string()));
+        }
+        headers
+    }
+
+    /// Sends a request with `headers` (the session's, as changed by the caller), logs what
+    /// comes back and answers server requests on the way.
+    pub async fn send(
+        &mut self,
+        method: Method,
+        headers: Vec<(String, String)>,
+        body: Option<Vec<u8>>,
+        until: Until,
+    ) -> Posted {
+        let sent = describe_request(&method, &self.wire.target(), &headers, body.as_deref());
+        let answers = Arc::new(Mutex::new(Vec::new()));
+        let collected = answers.clone();
+        let on_message = move |message: &Value| {
+            if message.get("method").is_some() && message.get("id").is_some() {
+                collected.lock().unwrap_or_else(|e| e.into_inner()).push(message.clone());
+            }
+        };
+        let reply = self.wire.send(method, &headers, body, &until, on_message).await;
+        if let Ok(reply) = &reply {
+            let mut log = self.log.lock().unwrap_or_else(|e| e.into_inner());
+            for message in &reply.messages {
+                if reply.is_success() || message.get("jsonrpc").is_some() {
+                    log.seen.push(Seen { line: message.to_string(), message: Some(message.clone()) });
+                }
+            }
+            for frame in &reply.bad_frames {
+                log.seen.push(Seen { line: frame.clone(), message: None });
+            }
+        }
+        let requests = std::mem::take(&mut *answers.lock().unwrap_or_else(|e| e.into_inner()));
+        for request in requests {
+            self.answer_server_request(&request).await;
+        }
+        Posted { sent, reply }
+    }
+
+    /// POSTs a JSON-RPC request with the session's headers and waits for its answer.
+    pub async fn call(&mut self, message: Value) -> (Exchange, Posted) {
+        let id = message.get("id").cloned().unwrap_or(Value::Null);
+        if let Some(method) = message.get("method").and_then(Value::as_str) {
+            self.lock_log().methods.insert(id.to_string(), method.to_string());
+        }
+        let text = message.to_string();
+        let posted =
+            self.send(Method::POST, self.headers(), Some(text.clone().into_bytes()), Until::Response(id.clone())).await;
+        let reply = match &posted.reply {
+            Ok(reply) => match reply.response_to(&id) {
+                Some(response) => Ok(response.clone()),
+                None => Err(format!("no JSON-RPC response with id {id}: {}", reply.describe())),
+            },
+            Err(e) => Err(e.to_string()),
+        };
+        (Exchange { sent: text, reply }, posted)
+    }
+
+    /// A request with the next id.
+    pub async fn request(&mut self, method: &str, params: Option<Value>) -> Exchange {
+        self.request_posted(method, params).await.0
+    }
+
+    /// A request with the next id, with the HTTP exchange.
+    pub async fn request_posted(&mut self, method: &str, params: Option<Value>) -> (Exchange, Posted) {
+        let id = self.next_id();
+        let mut message = json!({"jsonrpc": "2.0", "id": id, "method": method});
+        if let Some(params) = params {
+            message["params"] = params;
+        }
+        self.call(message).await
+    }
+
+    /// POSTs a notification with the session's headers; reads the whole (normally empty) body.
+    pub async fn notify(&mut self, method: &str, params: Option<Value>) -> Posted {
+        let mut message = json!({"jsonrpc": "2.0", "method": method});
+        if let Some(params) = params {
+            message["params"] = params;
+        }
+        self.send(Method::POST, self.headers(), Some(message.to_string().into_bytes()), Until::End).await
+    }
+
+    /// `initialize` offering `revision` (the session id and revision are taken from the
+    /// answer), then `notifications/initialized`.
+    pub async fn handshake(&mut self, revision: &str) -> Handshake {
+        let id = self.next_id();
+        let message = json!({
+            "jsonrpc": "2.0",
+            "id": id,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": revision,
+                "capabilities": {},
+                "clientInfo": {"name": "mcp-conformance-validate", "version": env!("CARGO_PKG_VERSION")},
+            },
+        });
+        let (init, init_posted) = self.call(message).await;
+        if let Ok(reply) = &init_posted.reply {
+            self.session_id = reply.header("mcp-session-id").map(str::to_string);
+        }
+        let mut initialized = None;
+        if let Some(version) = init.result().and_then(|r| r.get("protocolVersion")).and_then(Value::as_str) {
+            self.revision = Some(version.to_string());
+            self.lock_log().revision = Some(version.to_string());
+            initialized = Some(self.notify("notifications/initialized", None).await);
+        }
+        Handshake { init, init_posted, initialized }
+    }
+
+    /// Ends the session with a DELETE (best effort, bounded, not logged), unless it was
+    /// ended already or has no id.
+    pub async fn close(mut self) {
+        if self.ended {
+            return;
+        }
+        self.ended = true;
+        if self.session_id.is_none() {
+            return;
+        }
+        let mut headers = self.headers();
+        headers.retain(|(n, _)| n != "Content-Type");
+        let wire = self.wire.clone();
+        let bound = wire.timeout().min(Duration::from_secs(2));
+        let _ = tokio::time::timeout(bound, wire.send(Method::DELETE, &headers, None, &Until::End, |_| {})).await;
+    }
+
+    /// Marks the session as ended (a check sent its DELETE itself).
+    pub fn mark_ended(&mut self) {
+        self.ended = true;
+    }
+
+    /// Answers a server request that came on a response: `ping` with `{}`, others -32601.
+    async fn answer_server_request(&mut self, message: &Value) {
+        let (Some(id), Some(method)) = (message.get("id"), message.get("method").and_then(Value::as_str)) else {
+            return;
+        };
+        let reply = if method == "ping" {
+            json!({"jsonrpc": "2.0", "id": id, "result": {}})
+        } else {
+            json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": "Method not found"}})
+        };
+        let headers = self.headers();
+        let _ = self.wire.send(Method::POST, &headers, Some(reply.to_string().into_bytes()), &Until::End, |_| {}).await;
+    }
+
+    fn lock_log(&self) -> std::sync::MutexGuard<'_, SessionLog> {
+        self.log.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// `POST /mcp [Accept: …; Mcp-Session-Id: …] body` for a report.
+fn describe_request(method: &Method, target: &str, headers: &[(String, String)], body: Option<&[u8]>) -> String {
+    let shown: Vec<String> = headers.iter().map(|(n, v)| format!("{n}: {v}")).collect();
+    let mut text = format!("{method} {target}");
+    if !shown.is_empty() {
+        text.push_str(&format!(" [{}]", shown.join("; ")));
+    }
+    if let Some(body) = body {
+        text.push(' ');
+        text.push_str(&String::from_utf8_lossy(body));
+    }
+    text
+}
+
+/// Removes a header (name without regard to case) from a request's list.
+pub fn without(mut headers: Vec<(String, String)>, name: &str) -> Vec<(String, String)> {
+    headers.retain(|(n, _)| !n.eq_ignore_ascii_case(name));
+    headers
+}
+
+/// Sets a header (replacing one of that name) in a request's list.
+pub fn with(headers: Vec<(String, String)>, name: &str, value: &str) -> Vec<(String, String)> {
+    let mut headers = without(headers, name);
+    headers.push((name.to_string(), value.to_string()));
+    headers
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sse_events_join_data_lines_across_chunks_and_line_endings() {
+        let mut parser = SseParser::default();
+        let mut events = parser.push(b"id: 1\ndata: \n\nevent: message\r\ndata: {\"a\":\r");
+        events.extend(parser.push(b"\ndata: 1}\r\n\r\n: comment\rdata:x\r\r\n"));
+        assert_eq!(events, ["", "{\"a\":\n1}", "x"]);
+    }
+
+    #[test]
+    fn a_reply_describes_itself_with_status_type_and_body() {
+        let reply = Reply {
+            status: 406,
+            headers: vec![("content-type".into(), "application/json; charset=utf-8".into())],
+            body: b"{\"error\":1}".to_vec(),
+            messages: vec![],
+            bad_frames: vec![],
+            cut: None,
+        };
+        assert_eq!(reply.describe(), "406 Not Acceptable (application/json): {\"error\":1}");
     }
 }

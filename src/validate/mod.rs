@@ -1,8 +1,8 @@
 //! `mcp-conformance validate`: checks a third-party MCP server against the server rules of
 //! the registry (`kind = "server"` in `src/rules.toml`) and reports which it keeps.
 //!
-//! Use it on your own server in CI: point it at a command (stdio) or a config file, read the
-//! table, keep known deviations in a baseline file with their reasons.
+//! Use it on your own server in CI: point it at a command (stdio), a URL (Streamable HTTP) or
+//! a config file, read the table, keep known deviations in a baseline file with their reasons.
 //!
 //! ```no_run
 //! use clap::Parser;
@@ -16,7 +16,7 @@
 //! ```
 //!
 //! Pieces, one job each: [`cli`] (options), [`target`] (command, URL, config file),
-//! [`stdio`] (a raw, bounded stdio session), [`http`] (reaching a URL), [`log`] (what each session saw), [`checks`] (the
+//! [`stdio`] (a raw, bounded stdio session), [`http`] (a raw, bounded Streamable HTTP session), [`log`] (what each session saw), [`checks`] (the
 //! checks by area and the plan that runs them), [`schema`] (the embedded wire schemas),
 //! [`baseline`], [`outcome`] (findings and statuses) and [`report`] (table, JSON, JUnit).
 
@@ -44,9 +44,6 @@ use target::Target;
 
 /// The revision offered unless `--revision` says otherwise.
 pub const LATEST: &str = "2025-11-25";
-
-/// Why `--url` does not run yet.
-pub const HTTP_UNSUPPORTED: &str = "HTTP targets are not supported yet";
 
 /// A prepared run.
 struct Job {
@@ -103,8 +100,7 @@ pub fn main(args: ValidateArgs) -> u8 {
     exit_code_of(&reports)
 }
 
-/// The run's exit code: a harness fault, then an unreachable target, then failures, then a
-/// target kind not supported yet.
+/// The run's exit code: a harness fault, then an unreachable target, then failures.
 fn exit_code_of(reports: &[TargetReport]) -> u8 {
     let all = || reports.iter().flat_map(|r| r.checks.iter());
     if all().any(|c| c.status == Status::HarnessFault) {
@@ -113,8 +109,6 @@ fn exit_code_of(reports: &[TargetReport]) -> u8 {
         exit_code::UNREACHABLE
     } else if all().any(|c| c.status.fails_run()) {
         exit_code::FAILURES
-    } else if all().any(|c| c.note.as_deref() == Some(HTTP_UNSUPPORTED)) {
-        exit_code::USAGE
     } else {
         exit_code::SUCCESS
     }
@@ -135,6 +129,17 @@ fn prepare(args: &ValidateArgs) -> Result<Job, String> {
     if !args.headers.is_empty() && args.url.is_none() {
         return Err("--header applies to --url".into());
     }
+    let ca_cert = match &args.ca_cert {
+        Some(_) if !args.command.is_empty() => {
+            return Err("--ca-cert applies to https targets (--url or --config)".into())
+        }
+        Some(path) => {
+            let pem = std::fs::read(path).map_err(|e| format!("cannot read --ca-cert {}: {e}", path.display()))?;
+            http::check_ca_cert(&pem).map_err(|e| format!("--ca-cert {} {e}", path.display()))?;
+            Some(pem)
+        }
+        None => None,
+    };
     for revision in &args.revisions {
         if !schema::REVISIONS.contains(&revision.as_str()) {
             return Err(format!("--revision `{revision}` is not one of {}", schema::REVISIONS.join(", ")));
@@ -164,6 +169,7 @@ fn prepare(args: &ValidateArgs) -> Result<Job, String> {
             _ => return Err(format!("--url `{url}` is not an http or https URL")),
         }
         let headers = target::parse_headers(&args.headers).map_err(|e| e.to_string())?;
+        http::check_headers(&headers)?;
         vec![(url.clone(), None, Target::Http { url: url.clone(), headers })]
     } else {
         let env = target::parse_env(&args.env).map_err(|e| e.to_string())?;
@@ -172,27 +178,15 @@ fn prepare(args: &ValidateArgs) -> Result<Job, String> {
     };
     let mut revisions = args.revisions.clone();
     revisions.dedup();
-    Ok(Job { targets, plan: Plan { selected, revisions, timeout: args.timeout }, strict: args.strict, baseline })
+    let plan = Plan { selected, revisions, timeout: args.timeout, ca_cert };
+    Ok(Job { targets, plan, strict: args.strict, baseline })
 }
 
 async fn validate_one(job: &Job, name: &str, config_name: Option<&str>, target: &Target) -> TargetReport {
     let started = Instant::now();
     let found = match target {
         Target::Stdio { .. } => checks::run_stdio(target, &job.plan).await,
-        Target::Http { url, .. } => match http::reach(url, job.plan.timeout).await {
-            Ok(()) => Ok(job
-                .plan
-                .selected
-                .iter()
-                .map(|id| Found {
-                    id,
-                    revision: job.plan.revisions[0].clone(),
-                    finding: Finding::skip(HTTP_UNSUPPORTED),
-                    millis: 0,
-                })
-                .collect()),
-            Err((_, why)) => Err(checks::Unreachable(why)),
-        },
+        Target::Http { .. } => checks::http::run_http(target, &job.plan).await,
     };
     let (checks, unreachable) = match found {
         Ok(found) => (found.into_iter().map(|f| judge(job, config_name, f)).collect::<Vec<_>>(), None),
@@ -211,7 +205,7 @@ async fn validate_one(job: &Job, name: &str, config_name: Option<&str>, target: 
 /// Applies the level, `--strict` and the baseline to one finding.
 fn judge(job: &Job, server: Option<&str>, found: Found) -> CheckResult {
     let rule = rules::find(found.id);
-    let level = if job.strict { Level::Must } else { rule.map_or(Level::Must, |r| r.level) };
+    let level = if job.strict { Level::Must } else { found.level.or(rule.map(|r| r.level)).unwrap_or(Level::Must) };
     let expected = job.baseline.find(found.id, server, &found.revision);
     let (status, note, failure) = match found.finding {
         Finding::Pass { note } => match expected {

@@ -1,5 +1,11 @@
-"""A small MCP server written with the official Python SDK (`mcp` 2.x, `MCPServer`), run
-over stdio by the validator's tests: `venv/bin/python tests/validate/python_server.py`."""
+"""A small MCP server written with the official Python SDK (`mcp` 2.x, `MCPServer`), run by
+the validator's tests over stdio or Streamable HTTP:
+
+    venv/bin/python tests/validate/python_server.py                          # stdio
+    venv/bin/python tests/validate/python_server.py streamable-http PORT     # http://127.0.0.1:PORT/mcp
+"""
+
+import sys
 
 from mcp.server.mcpserver import MCPServer
 
@@ -31,4 +37,12 @@ def review(code: str) -> str:
 
 
 if __name__ == "__main__":
-    server.run("stdio")
+    transport = sys.argv[1] if len(sys.argv) > 1 else "stdio"
+    if transport == "stdio":
+        server.run("stdio")
+    elif transport == "streamable-http" and len(sys.argv) == 3:
+        # Loopback only: the SDK then turns on its DNS-rebinding protection (Host and Origin
+        # checked against 127.0.0.1, localhost and [::1]).
+        server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
+    else:
+        sys.exit(f"usage: {sys.argv[0]} [stdio | streamable-http PORT]")

@@ -1,8 +1,8 @@
 //! `server.capabilities.honest`: declared capabilities answer their list methods, undeclared
 //! ones get -32601.
 
+use super::Rpc;
 use crate::validate::outcome::{Failure, Finding};
-use crate::validate::stdio::Session;
 use serde_json::Value;
 
 /// declared capabilities answer their list methods; undeclared ones get -32601.
@@ -13,7 +13,7 @@ pub const LISTED: [(&str, &str); 3] =
     [("tools", "tools/list"), ("prompts", "prompts/list"), ("resources", "resources/list")];
 
 /// Asks each list method and compares with what `initialize` declared.
-pub async fn honest(session: &mut Session, capabilities: &Value) -> Finding {
+pub async fn honest(session: &mut impl Rpc, capabilities: &Value) -> Finding {
     let mut notes = Vec::new();
     for (capability, method) in LISTED {
         let declared = capabilities.get(capability).is_some();

@@ -55,7 +55,7 @@ pub fn judge_result(exchange: &Exchange) -> Finding {
 /// Offers each revision (and an unknown one) in a fresh session of its own, concurrently;
 /// the probe's answer counts for the revision it offered.
 pub async fn negotiates(ctx: &Ctx, probe: (String, Exchange)) -> Finding {
-    let wanted: Vec<&str> = REVISIONS.iter().copied().chain([UNKNOWN_REVISION]).collect();
+    let wanted = offered();
     let mut tasks = tokio::task::JoinSet::new();
     for revision in wanted.iter().copied().filter(|r| *r != probe.0) {
         let session = match ctx.open(&format!("negotiates {revision}")) {
@@ -76,6 +76,17 @@ pub async fn negotiates(ctx: &Ctx, probe: (String, Exchange)) -> Finding {
             Err(e) => return Finding::HarnessFault { reason: format!("a negotiation session failed: {e}") },
         }
     }
+    judge_negotiation(answers)
+}
+
+/// The revisions [`negotiates`] offers: each published one, then an unknown one.
+pub fn offered() -> Vec<&'static str> {
+    REVISIONS.iter().copied().chain([UNKNOWN_REVISION]).collect()
+}
+
+/// Judges the answers to `initialize` offering each revision of [`offered`].
+pub fn judge_negotiation(mut answers: Vec<(String, Exchange)>) -> Finding {
+    let wanted = offered();
     answers.sort_by_key(|(r, _)| wanted.iter().position(|w| w == r));
     let mut notes = Vec::new();
     for (offered, exchange) in &answers {

@@ -1,6 +1,7 @@
 //! `server.jsonrpc.*`: an unknown method, a line that is not JSON, a notification.
 
-use super::Ctx;
+use super::{Ctx, Rpc};
+use crate::validate::http::Until;
 use crate::validate::outcome::{Failure, Finding};
 use crate::validate::stdio::{is_response, Session};
 use serde_json::{json, Value};
@@ -20,7 +21,7 @@ pub const NOT_JSON: &str = "this is not JSON {";
 pub const UNKNOWN_NOTIFICATION: &str = "notifications/mcp-conformance/probe";
 
 /// Calls a method that does not exist.
-pub async fn unknown_method(session: &mut Session) -> Finding {
+pub async fn unknown_method(session: &mut impl Rpc) -> Finding {
     let exchange = session.request(NO_SUCH_METHOD, Some(json!({}))).await;
     if exchange.error_code() == Some(-32601) {
         return Finding::pass();
@@ -108,5 +109,53 @@ pub async fn notification_silent(session: &mut Session) -> Finding {
     match fence_reply {
         Ok(_) => Finding::pass(),
         Err(why) => Finding::Fail(Failure::new("no response, and the server still answers a ping", why).sent(sent)),
+    }
+}
+
+/// Over HTTP, in a fresh session: a POST whose body is not JSON gets 400, and the session
+/// still answers a `ping` afterwards.
+pub async fn parse_error_http(ctx: &super::http::HttpCtx, revision: &str) -> Finding {
+    let mut session = match ctx.open_initialized("parse-error", revision).await {
+        Ok((session, _)) => session,
+        Err(reason) => return Finding::skip(reason),
+    };
+    let headers = session.headers();
+    let posted = session.send(hyper::Method::POST, headers, Some(NOT_JSON.as_bytes().to_vec()), Until::End).await;
+    let (fence, _) = session.request_posted("ping", None).await;
+    session.close().await;
+    let expected = "400 Bad Request for a body that is not JSON, and the session still answers a ping";
+    if posted.status() != Some(400) {
+        let actual = match posted.status() {
+            Some(status) => format!("status {status}"),
+            None => "no response".to_string(),
+        };
+        return Finding::Fail(Failure::new(expected, actual).sent(&posted.sent).received(Some(posted.received())));
+    }
+    match fence.reply {
+        Ok(_) => Finding::pass(),
+        Err(why) => Finding::Fail(
+            Failure::new(expected, "400, but the ping after it got no answer")
+                .sent(format!("{}\n{}", posted.sent, fence.sent))
+                .received(Some(why)),
+        ),
+    }
+}
+
+/// Over HTTP: a notification POST gets 202 with an empty body (no JSON-RPC response).
+pub async fn notification_silent_http(session: &mut crate::validate::http::HttpSession) -> Finding {
+    let posted = session.notify(UNKNOWN_NOTIFICATION, Some(json!({}))).await;
+    let fail = |actual: String| {
+        Finding::Fail(
+            Failure::new("202 Accepted with an empty body (no response to a notification)", actual)
+                .sent(&posted.sent)
+                .received(Some(posted.received())),
+        )
+    };
+    match &posted.reply {
+        Err(e) => fail(format!("no response: {e}")),
+        Ok(reply) if reply.messages.iter().any(is_response) => fail("a JSON-RPC response".into()),
+        Ok(reply) if reply.status != 202 => fail(format!("status {}", reply.status)),
+        Ok(reply) if !String::from_utf8_lossy(&reply.body).trim().is_empty() => fail("202 with a body".into()),
+        Ok(_) => Finding::pass(),
     }
 }

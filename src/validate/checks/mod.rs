@@ -1,7 +1,9 @@
 //! The server checks of RULES.md ("Server checks"), one file per area, and the plan that
 //! runs them against one target: a first session proves the server answers `initialize`
 //! (else the target is unreachable), then the checks run concurrently, each group in its
-//! own server process where one check could disturb another.
+//! own server process (stdio) or its own session (HTTP, see [`http::run_http`]) where one
+//! check could disturb another. The checks that only ask questions are written once, over
+//! [`Rpc`], for both transports.
 
 pub mod capabilities;
 pub mod http;
@@ -16,8 +18,30 @@ use super::log::SharedLog;
 use super::outcome::Finding;
 use super::stdio::{Exchange, Session};
 use super::target::Target;
+use crate::rules::Level;
+use serde_json::Value;
+use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+
+/// A session that sends JSON-RPC requests and waits (bounded) for their answers: a stdio
+/// [`Session`] or an HTTP [`crate::validate::http::HttpSession`].
+pub trait Rpc: Send {
+    /// Sends a request with the session's next id and waits for the response.
+    fn request(&mut self, method: &str, params: Option<Value>) -> impl Future<Output = Exchange> + Send;
+}
+
+impl Rpc for Session {
+    fn request(&mut self, method: &str, params: Option<Value>) -> impl Future<Output = Exchange> + Send {
+        Session::request(self, method, params)
+    }
+}
+
+impl Rpc for super::http::HttpSession {
+    fn request(&mut self, method: &str, params: Option<Value>) -> impl Future<Output = Exchange> + Send {
+        super::http::HttpSession::request(self, method, params)
+    }
+}
 
 /// Every check the validator knows, in report order.
 pub const ALL: &[&str] = &[
@@ -67,6 +91,16 @@ pub struct Found {
     pub finding: Finding,
     /// Wall time in milliseconds.
     pub millis: u128,
+    /// The level to judge at when it depends on the negotiated revision (`server.http.origin`
+    /// is must from 2025-11-25); the rule's own level when `None`.
+    pub level: Option<Level>,
+}
+
+impl Found {
+    /// A finding judged at the rule's own level.
+    pub fn new(id: &'static str, revision: impl Into<String>, finding: Finding, millis: u128) -> Found {
+        Found { id, revision: revision.into(), finding, millis, level: None }
+    }
 }
 
 /// The target could not be reached: a one-line reason.
@@ -83,6 +117,8 @@ pub struct Plan {
     pub revisions: Vec<String>,
     /// The bound on every single wait.
     pub timeout: Duration,
+    /// HTTPS: PEM certificates trusted besides the system roots (`--ca-cert`).
+    pub ca_cert: Option<Vec<u8>>,
 }
 
 impl Plan {
@@ -191,23 +227,20 @@ pub async fn run_stdio(target: &Target, plan: &Plan) -> Result<Vec<Found>, Unrea
                     Err(why) => Finding::HarnessFault { reason: why },
                 }
             };
-            found.push(Found { id: initialize::RESULT, revision: revision.clone(), finding, millis: probe_millis });
+            found.push(Found::new(initialize::RESULT, revision.clone(), finding, probe_millis));
         }
     }
     while let Some(joined) = tasks.join_next().await {
         match joined {
-            Ok(results) => found.extend(results.into_iter().map(|(id, revision, finding, millis)| Found {
-                id,
-                revision: if revision.is_empty() { first.clone() } else { revision },
-                finding,
-                millis,
+            Ok(results) => found.extend(results.into_iter().map(|(id, revision, finding, millis)| {
+                Found::new(id, if revision.is_empty() { first.clone() } else { revision }, finding, millis)
             })),
-            Err(e) => found.push(Found {
-                id: "harness",
-                revision: first.clone(),
-                finding: Finding::HarnessFault { reason: format!("a check task failed: {e}") },
-                millis: 0,
-            }),
+            Err(e) => found.push(Found::new(
+                "harness",
+                first.clone(),
+                Finding::HarnessFault { reason: format!("a check task failed: {e}") },
+                0,
+            )),
         }
     }
     found.retain(|f| f.id == "harness" || plan.wants(f.id));
@@ -215,31 +248,21 @@ pub async fn run_stdio(target: &Target, plan: &Plan) -> Result<Vec<Found>, Unrea
     if plan.wants(schema::VALID) {
         let started = Instant::now();
         let finding = schema::judge(&logs);
-        found.push(Found {
-            id: schema::VALID,
-            revision: first.clone(),
-            finding,
-            millis: started.elapsed().as_millis(),
-        });
+        found.push(Found::new(schema::VALID, first.clone(), finding, started.elapsed().as_millis()));
     }
     if plan.wants(stdio::CLEAN_STDOUT) {
-        found.push(Found {
-            id: stdio::CLEAN_STDOUT,
-            revision: first.clone(),
-            finding: stdio::judge_stdout(&logs),
-            millis: 0,
-        });
+        found.push(Found::new(stdio::CLEAN_STDOUT, first.clone(), stdio::judge_stdout(&logs), 0));
     }
     for id in plan.selected.iter().filter(|id| id.starts_with("server.http.")) {
-        found.push(Found {
-            id,
-            revision: first.clone(),
-            finding: Finding::skip("an HTTP check; the target is a stdio command"),
-            millis: 0,
-        });
+        found.push(Found::new(id, first.clone(), Finding::skip("an HTTP check; the target is a stdio command"), 0));
     }
-    found.sort_by_key(|f| (ALL.iter().position(|id| *id == f.id).unwrap_or(usize::MAX), f.revision.clone()));
+    sort(&mut found);
     Ok(found)
+}
+
+/// Puts findings in report order: by check, then revision.
+pub fn sort(found: &mut [Found]) {
+    found.sort_by_key(|f| (ALL.iter().position(|id| *id == f.id).unwrap_or(usize::MAX), f.revision.clone()));
 }
 
 /// The shared session's checks, one after the other.

@@ -1,13 +1,13 @@
 //! `server.ping`: a `ping` gets an empty result.
 
+use super::Rpc;
 use crate::validate::outcome::{Failure, Finding};
-use crate::validate::stdio::Session;
 
 /// answers `ping` with an empty result.
 pub const PING: &str = "server.ping";
 
 /// Sends `ping` and judges the answer (`_meta` is allowed in an empty result).
-pub async fn ping(session: &mut Session) -> Finding {
+pub async fn ping(session: &mut impl Rpc) -> Finding {
     let exchange = session.request("ping", None).await;
     let empty = exchange.result().and_then(|r| r.as_object()).is_some_and(|r| r.keys().all(|k| k == "_meta"));
     if empty {

@@ -1,7 +1,7 @@
 //! `server.tools.*`: the tool list (with its pages) and calling a tool that does not exist.
 
+use super::Rpc;
 use crate::validate::outcome::{Failure, Finding};
-use crate::validate::stdio::Session;
 use serde_json::{json, Value};
 use std::collections::HashSet;
 
@@ -21,7 +21,7 @@ fn no_tools(capabilities: &Value) -> Option<Finding> {
 }
 
 /// Lists every page and checks names and input schemas.
-pub async fn list(session: &mut Session, capabilities: &Value) -> Finding {
+pub async fn list(session: &mut impl Rpc, capabilities: &Value) -> Finding {
     if let Some(skip) = no_tools(capabilities) {
         return skip;
     }
@@ -77,7 +77,7 @@ pub async fn list(session: &mut Session, capabilities: &Value) -> Finding {
 }
 
 /// Calls a tool that does not exist.
-pub async fn unknown(session: &mut Session, capabilities: &Value) -> Finding {
+pub async fn unknown(session: &mut impl Rpc, capabilities: &Value) -> Finding {
     if let Some(skip) = no_tools(capabilities) {
         return skip;
     }
