@@ -64,7 +64,7 @@ struct Registry {
 }
 
 /// The client rule groups whose every rule must have a scenario (grown as transports land).
-pub const COVERED_GROUPS: &[&str] = &["lifecycle", "stdio", "process", "timeouts"];
+pub const COVERED_GROUPS: &[&str] = &["lifecycle", "stdio", "process", "timeouts", "resilience", "tools", "errors"];
 
 /// Every rule, in registry order.
 pub fn all() -> &'static [Rule] {
