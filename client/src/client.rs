@@ -349,7 +349,9 @@ impl McpClient {
 
     /// Runs `op` on the connection; kova: if it failed on a dead transport, reconnects once
     /// and runs it again, except a call (`is_call`) the server may have received, which is
-    /// reported as such instead of being sent twice.
+    /// reported as such instead of being sent twice. That call leaves the connection as it
+    /// is (a crashed server stays visible to `exited()`): the next request that finds it
+    /// dead reconnects, before anything was sent.
     async fn retrying<T, F, Fut>(&self, is_call: bool, op: F) -> Result<T, McpError>
     where
         F: Fn(Arc<Connection>) -> Fut,
