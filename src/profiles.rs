@@ -41,6 +41,9 @@ mod tests {
             assert_eq!(table["reads_only_during_calls"].as_bool(), Some(profile.reads_only_during_calls()));
             assert_eq!(table["sends_cancelled"].as_bool(), Some(profile.sends_cancelled()));
             assert_eq!(table["paginates"].as_bool(), Some(profile.paginates()));
+            assert_eq!(table["reconnects"].as_bool(), Some(profile.reconnects()));
+            assert_eq!(table["retries_connect"].as_bool(), Some(profile.retries_connect()));
+            assert_eq!(table["caches_tools"].as_bool(), Some(profile.caches_tools()));
         }
         assert_eq!(file.len(), Profile::ALL.len(), "one section per profile");
     }

@@ -66,7 +66,7 @@ struct Registry {
 /// The client rule groups whose every rule must have a scenario (grown as transports land).
 pub const COVERED_GROUPS: &[&str] = &[
     "lifecycle", "stdio", "process", "timeouts", "http", "headers", "redirects", "auth", "redaction", "legacy-sse",
-    "tools", "errors",
+    "resilience", "tools", "errors",
 ];
 
 /// Every rule, in registry order.

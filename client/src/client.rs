@@ -1,5 +1,10 @@
-//! [`McpClient`]: the handshake and the MCP methods over a connected transport.
+//! [`McpClient`]: the handshake and the MCP methods over a connected transport, and the
+//! kova profile's resilience: reconnect-and-retry on a dead transport, connect retry, the
+//! tools cache.
 
+use std::future::Future;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 use std::time::Duration;
 
 use serde_json::{json, Value};
@@ -9,7 +14,8 @@ use crate::http::streamable::StreamableTransport;
 use crate::jsonrpc::ErrorObject;
 use crate::stdio::{fmt_duration, StdioTransport};
 use crate::tool::{CallToolResult, Tool, ToolsPage};
-use crate::{ClientConfig, HttpServer, McpError, Profile, StdioServer, SUPPORTED_PROTOCOL_VERSIONS};
+use crate::error::{Failed, Fate};
+use crate::{Breakage, ClientConfig, HttpServer, McpError, Profile, StdioServer, SUPPORTED_PROTOCOL_VERSIONS};
 
 /// More pages than this in one listing is taken for a server looping on its cursor.
 const MAX_PAGES: usize = 10_000;
@@ -35,11 +41,43 @@ impl Transport {
         }
     }
 
+    /// [`request`](Self::request), saying on failure whether the transport is dead and
+    /// whether the request may have reached the server. The legacy transport never says it
+    /// is dead (it is not reconnected by itself).
+    async fn request_fated(
+        &self,
+        method: &str,
+        params: Option<Value>,
+        bound: Option<Duration>,
+    ) -> Result<Result<Value, ErrorObject>, Failed> {
+        match self {
+            Transport::Stdio(t) => t.request_fated(method, params, bound).await,
+            Transport::Http(t) => t.request_fated(method, params, bound).await,
+            Transport::LegacySse(t) => t.request(method, params, bound).await.map_err(Failed::alive),
+        }
+    }
+
     async fn notify(&self, method: &str, params: Option<Value>) -> Result<(), McpError> {
         match self {
             Transport::Stdio(t) => t.notify(method, params).await,
             Transport::Http(t) => t.notify(method, params).await,
             Transport::LegacySse(t) => t.notify(method, params).await,
+        }
+    }
+
+    async fn notify_fated(&self, method: &str, params: Option<Value>) -> Result<(), Failed> {
+        match self {
+            Transport::Stdio(t) => t.notify_fated(method, params).await,
+            Transport::Http(t) => t.notify_fated(method, params).await,
+            Transport::LegacySse(t) => t.notify(method, params).await.map_err(Failed::alive),
+        }
+    }
+
+    fn list_changes(&self) -> u64 {
+        match self {
+            Transport::Stdio(t) => t.list_changes(),
+            Transport::Http(t) => t.list_changes(),
+            Transport::LegacySse(t) => t.list_changes(),
         }
     }
 
@@ -97,89 +135,268 @@ impl Transport {
     }
 }
 
-/// A connected MCP client. `Send + Sync`: every method takes `&self`, so it can be shared in
-/// an `Arc` across concurrent steps; calls queue in order.
-pub struct McpClient {
+/// Where the server is, kept so the client can reach it again.
+#[derive(Clone)]
+enum Target {
+    Stdio(StdioServer),
+    Http(HttpServer),
+    LegacySse(HttpServer),
+}
+
+impl Target {
+    /// What names the server in log lines: the command as given, or the origin.
+    fn name(&self) -> String {
+        match self {
+            Target::Stdio(server) => format!("server '{}'", server.command),
+            Target::Http(server) | Target::LegacySse(server) => url::Url::parse(&server.url)
+                .map(|u| crate::redact::origin_of(&u))
+                .unwrap_or_else(|_| "[invalid url]".into()),
+        }
+    }
+}
+
+/// One established connection: the transport and what its handshake settled.
+struct Connection {
     transport: Transport,
-    config: ClientConfig,
     protocol_version: String,
     server_info: Value,
+    /// Counts the connections of a client (1 for the first), so a listing that raced a
+    /// reconnect is not cached.
+    generation: u64,
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// A connected MCP client. `Send + Sync`: every method takes `&self`, so it can be shared in
+/// an `Arc` across concurrent steps; calls queue in order.
+///
+/// The connection can be replaced under the callers' feet: by [`reconnect`](Self::reconnect)
+/// in every profile, and in the kova profile by a list or call that hits a dead transport.
+pub struct McpClient {
+    target: Target,
+    config: ClientConfig,
+    /// The connection in use (never locked across an await).
+    current: RwLock<Arc<Connection>>,
+    /// One reconnect at a time.
+    reconnecting: tokio::sync::Mutex<()>,
+    /// kova: the last `tools/list`, until the next reconnect.
+    tools: Mutex<Option<Vec<Tool>>>,
+    /// `close()` was called: nothing reconnects by itself any more.
+    closed: AtomicBool,
+    generations: AtomicU64,
+    /// `list_changed` counted by connections replaced since.
+    earlier_list_changes: AtomicU64,
 }
 
 impl std::fmt::Debug for McpClient {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let connection = self.connection();
         let mut f = f.debug_struct("McpClient");
-        match &self.transport {
+        match &connection.transport {
             Transport::Stdio(t) => f.field("command", &t.command()),
             Transport::Http(t) => f.field("origin", &t.origin()),
             Transport::LegacySse(t) => f.field("legacy_sse_origin", &t.origin()),
         };
         f
             .field("profile", &self.config.profile)
-            .field("protocol_version", &self.protocol_version)
+            .field("protocol_version", &connection.protocol_version)
             .finish_non_exhaustive()
+    }
+}
+
+/// Whether a failed connect is worth one more try (kova): the connection died or timed
+/// out during the handshake, or the server answered 5xx. A command that cannot be spawned,
+/// a 4xx (after the token provider's refresh), a JSON-RPC or protocol error are permanent.
+fn transient(failed: &Failed) -> bool {
+    failed.fate != Fate::Alive
+        || matches!(failed.error, McpError::Timeout(_))
+        || failed.error.http_status().is_some_and(|status| status >= 500)
+}
+
+/// Opens a connection to `target`: spawn or connect, then the bounded handshake. On
+/// failure whatever was started is stopped.
+async fn open(target: &Target, config: &ClientConfig, generation: u64) -> Result<Connection, Failed> {
+    let transport = match target {
+        Target::Stdio(server) => Transport::Stdio(StdioTransport::spawn(server, config)?),
+        Target::Http(server) => Transport::Http(Box::new(StreamableTransport::new(server, config)?)),
+        Target::LegacySse(server) => {
+            let transport = Transport::LegacySse(LegacyTransport::connect(server, config).await?);
+            if config.profile == Profile::Kova {
+                let protocol_version = "2024-11-05".to_string();
+                return Ok(Connection { transport, protocol_version, server_info: Value::Null, generation });
+            }
+            transport
+        }
+    };
+    let handshake = handshake(&transport, config);
+    let outcome = match config.timeouts().handshake {
+        Some(bound) => match tokio::time::timeout(bound, handshake).await {
+            Ok(outcome) => outcome,
+            Err(_) => Err(Failed::alive(McpError::Timeout(format!(
+                "MCP handshake with {} timed out after {}",
+                transport.name(),
+                fmt_duration(bound)
+            )))),
+        },
+        None => handshake.await,
+    };
+    match outcome {
+        Ok((protocol_version, server_info)) => Ok(Connection { transport, protocol_version, server_info, generation }),
+        Err(failed) => {
+            transport.close().await;
+            Err(failed)
+        }
     }
 }
 
 impl McpClient {
     /// Spawns the server and runs the handshake (bounded by `timeouts().handshake`). On any
-    /// failure the server is stopped before the error is returned.
+    /// failure the server is stopped before the error is returned. kova: a transient failure
+    /// (the server died or timed out during the handshake) is retried once after
+    /// `timeouts().connect_retry_delay`; a command that cannot be spawned fails at once.
     pub async fn connect_stdio(server: StdioServer, config: ClientConfig) -> Result<McpClient, McpError> {
-        let transport = Transport::Stdio(StdioTransport::spawn(&server, &config)?);
-        McpClient::start(transport, config).await
+        McpClient::connect(Target::Stdio(server), config).await
     }
 
     /// Connects to a Streamable HTTP server and runs the handshake (bounded by
     /// `timeouts().handshake`). Offers 2024-11-05 (yoagent), 2025-06-18 (kova) or 2025-11-25
-    /// (strict). Nothing is sent before the URL and certificates are checked.
+    /// (strict). Nothing is sent before the URL and certificates are checked. kova: a
+    /// refused or reset connection, a timeout or a 5xx is retried once; a 4xx is not.
     pub async fn connect_http(server: HttpServer, config: ClientConfig) -> Result<McpClient, McpError> {
-        let transport = Transport::Http(Box::new(StreamableTransport::new(&server, &config)?));
-        McpClient::start(transport, config).await
+        McpClient::connect(Target::Http(server), config).await
     }
 
     /// Connects to a legacy HTTP+SSE server (2024-11-05): opens the event stream, takes its
     /// `endpoint` event, and (strict and yoagent) runs the 2024-11-05 handshake; the kova
     /// profile skips the handshake, as Kova's `HttpSse` does.
     pub async fn connect_legacy_sse(server: HttpServer, config: ClientConfig) -> Result<McpClient, McpError> {
-        let transport = Transport::LegacySse(LegacyTransport::connect(&server, &config).await?);
-        if config.profile == Profile::Kova {
-            let protocol_version = "2024-11-05".to_string();
-            return Ok(McpClient { transport, config, protocol_version, server_info: Value::Null });
-        }
-        McpClient::start(transport, config).await
+        McpClient::connect(Target::LegacySse(server), config).await
     }
 
-    /// Runs the bounded handshake; on failure closes the transport.
-    async fn start(transport: Transport, config: ClientConfig) -> Result<McpClient, McpError> {
-        let handshake = handshake(&transport, &config);
-        let outcome = match config.timeouts().handshake {
-            Some(bound) => match tokio::time::timeout(bound, handshake).await {
-                Ok(outcome) => outcome,
-                Err(_) => Err(McpError::Timeout(format!(
-                    "MCP handshake with {} timed out after {}",
-                    transport.name(),
-                    fmt_duration(bound)
-                ))),
-            },
-            None => handshake.await,
-        };
-        match outcome {
-            Ok((protocol_version, server_info)) => Ok(McpClient { transport, config, protocol_version, server_info }),
-            Err(error) => {
-                transport.close().await;
-                Err(error)
+    async fn connect(target: Target, config: ClientConfig) -> Result<McpClient, McpError> {
+        let connection = match open(&target, &config, 1).await {
+            Ok(connection) => connection,
+            Err(failed) if config.profile.retries_connect() && transient(&failed) => {
+                let delay = config.timeouts().connect_retry_delay;
+                tracing::warn!(
+                    target: "mcp_refclient",
+                    "connecting to {} failed ({}); retrying once in {}",
+                    target.name(),
+                    failed.error.full_text(),
+                    fmt_duration(delay)
+                );
+                tokio::time::sleep(delay).await;
+                open(&target, &config, 1).await.map_err(|f| f.error)?
             }
+            Err(failed) => return Err(failed.error),
+        };
+        Ok(McpClient {
+            target,
+            config,
+            current: RwLock::new(Arc::new(connection)),
+            reconnecting: tokio::sync::Mutex::new(()),
+            tools: Mutex::new(None),
+            closed: AtomicBool::new(false),
+            generations: AtomicU64::new(1),
+            earlier_list_changes: AtomicU64::new(0),
+        })
+    }
+
+    /// The connection in use.
+    fn connection(&self) -> Arc<Connection> {
+        self.current.read().unwrap_or_else(|poisoned| poisoned.into_inner()).clone()
+    }
+
+    fn broken(&self, rule: Breakage) -> bool {
+        self.config.hooks.broken.contains(&rule)
+    }
+
+    /// Tears the connection down and establishes it again from the stored server (respawn
+    /// the command, or a new HTTP session), runs the handshake and clears the tools cache.
+    /// Every profile; it also reopens a client that was closed. On failure the old
+    /// connection stays closed and the error is returned.
+    pub async fn reconnect(&self) -> Result<(), McpError> {
+        let _turn = self.reconnecting.lock().await;
+        let old = self.connection();
+        self.replace(&old).await?;
+        self.closed.store(false, Ordering::SeqCst);
+        Ok(())
+    }
+
+    /// kova, after `old` was found dead: reconnects, unless another call already did.
+    async fn reconnect_after(&self, old: &Arc<Connection>) -> Result<(), McpError> {
+        let _turn = self.reconnecting.lock().await;
+        if !Arc::ptr_eq(&self.connection(), old) {
+            return Ok(());
         }
+        self.replace(old).await
+    }
+
+    /// Closes `old` (the server is gone before the new one starts), opens a new connection
+    /// and puts it in use. The tools cache is cleared either way.
+    async fn replace(&self, old: &Arc<Connection>) -> Result<(), McpError> {
+        *lock(&self.tools) = None;
+        old.transport.close().await;
+        let generation = self.generations.fetch_add(1, Ordering::SeqCst) + 1;
+        let connection = open(&self.target, &self.config, generation).await.map_err(|f| f.error)?;
+        self.earlier_list_changes.fetch_add(old.transport.list_changes(), Ordering::SeqCst);
+        *self.current.write().unwrap_or_else(|poisoned| poisoned.into_inner()) = Arc::new(connection);
+        *lock(&self.tools) = None;
+        Ok(())
+    }
+
+    /// Runs `op` on the connection; kova: if it failed on a dead transport, reconnects once
+    /// and runs it again, except a call (`is_call`) the server may have received, which is
+    /// reported as such instead of being sent twice. That call leaves the connection as it
+    /// is (a crashed server stays visible to `exited()`): the next request that finds it
+    /// dead reconnects, before anything was sent.
+    async fn retrying<T, F, Fut>(&self, is_call: bool, op: F) -> Result<T, McpError>
+    where
+        F: Fn(Arc<Connection>) -> Fut,
+        Fut: Future<Output = Result<T, Failed>>,
+    {
+        let connection = self.connection();
+        let failed = match op(connection.clone()).await {
+            Ok(value) => return Ok(value),
+            Err(failed) => failed,
+        };
+        let any_error = self.broken(Breakage::RetryAnyError);
+        let dead = failed.fate != Fate::Alive || any_error;
+        if !self.config.profile.reconnects() || !dead || self.closed.load(Ordering::SeqCst) {
+            return Err(failed.error);
+        }
+        if is_call && failed.fate == Fate::DeadMaybeSent && !self.broken(Breakage::RetryDeliveredCalls) {
+            return Err(McpError::Transport(format!(
+                "{}; the call may have run on the server, so it was not sent again",
+                failed.error.full_text()
+            )));
+        }
+        tracing::warn!(
+            target: "mcp_refclient",
+            "the connection to {} is dead ({}); reconnecting once",
+            self.target.name(),
+            failed.error.full_text()
+        );
+        if let Err(error) = self.reconnect_after(&connection).await {
+            return Err(McpError::Transport(format!(
+                "{}; reconnecting failed: {}",
+                failed.error.full_text(),
+                error.full_text()
+            )));
+        }
+        op(self.connection()).await.map_err(|f| f.error)
     }
 
     /// The protocol version the server answered.
-    pub fn protocol_version(&self) -> &str {
-        &self.protocol_version
+    pub fn protocol_version(&self) -> String {
+        self.connection().protocol_version.clone()
     }
 
     /// The server's `initialize` result (serverInfo, capabilities…), as sent.
-    pub fn server_info(&self) -> &Value {
-        &self.server_info
+    pub fn server_info(&self) -> Value {
+        self.connection().server_info.clone()
     }
 
     /// The configuration the client runs with.
@@ -188,83 +405,91 @@ impl McpClient {
     }
 
     /// `tools/list`, bounded by `timeouts().list`; the strict profile follows `nextCursor`
-    /// until the list ends, the others read one page.
+    /// until the list ends, the others read one page. kova: answered from a cache until the
+    /// next reconnect, and retried once over a new connection when the transport is dead.
     pub async fn list_tools(&self) -> Result<Vec<Tool>, McpError> {
-        let mut tools = Vec::new();
-        let mut cursor: Option<String> = None;
-        for _ in 0..MAX_PAGES {
-            let params = cursor.as_ref().map(|c| json!({ "cursor": c }));
-            let result = self.request("tools/list", params).await?;
-            let page: ToolsPage = serde_json::from_value(result)
-                .map_err(|e| McpError::Protocol(format!("invalid tools/list result: {e}")))?;
-            tools.extend(page.tools);
-            match page.next_cursor {
-                Some(next) if self.config.profile.paginates() => {
-                    if cursor.as_deref() == Some(next.as_str()) {
-                        return Err(McpError::Protocol(format!("tools/list returned its own cursor '{next}' again")));
-                    }
-                    cursor = Some(next);
-                }
-                _ => return Ok(tools),
+        let caches = self.config.profile.caches_tools() && !self.broken(Breakage::NoToolsCache);
+        if caches {
+            if let Some(tools) = lock(&self.tools).as_ref() {
+                return Ok(tools.clone());
             }
         }
-        Err(McpError::Protocol(format!("tools/list did not end within {MAX_PAGES} pages")))
+        let (generation, tools) = self
+            .retrying(false, |connection| async move {
+                let tools = list_all(&connection.transport, &self.config).await?;
+                Ok((connection.generation, tools))
+            })
+            .await?;
+        if caches && generation == self.connection().generation {
+            *lock(&self.tools) = Some(tools.clone());
+        }
+        Ok(tools)
     }
 
     /// `tools/call`. `timeout`: `None` = the client's bound (`timeouts().call`, itself `None`
     /// for unbounded); `Some(d)` overrides it for this call only. Over HTTP, yoagent has no
     /// whole-call bound (the idle timeout only), strict only the override, kova both. A
-    /// result with `isError` is data, not an error.
+    /// result with `isError` is data, not an error. kova: on a dead transport the call is
+    /// sent again over a new connection only if it never reached the server; otherwise the
+    /// error says it may have run.
     pub async fn call_tool(
         &self,
         name: &str,
         arguments: Value,
         timeout: Option<Duration>,
     ) -> Result<CallToolResult, McpError> {
-        let bound = self.transport.call_bound(&self.config, timeout);
         let params = json!({ "name": name, "arguments": arguments });
-        let result = rpc(self.transport.request("tools/call", Some(params), bound).await?)?;
+        let result = self
+            .retrying(true, |connection| {
+                let params = params.clone();
+                async move {
+                    let bound = connection.transport.call_bound(&self.config, timeout);
+                    let outcome = connection.transport.request_fated("tools/call", Some(params), bound).await?;
+                    rpc(outcome).map_err(Failed::alive)
+                }
+            })
+            .await?;
         serde_json::from_value(result).map_err(|e| McpError::Protocol(format!("invalid tools/call result: {e}")))
     }
 
-    /// Any request, bounded like `tools/list`; the result as sent.
+    /// Any request, bounded like `tools/list`; the result as sent. Never retried.
     pub async fn request(&self, method: &str, params: Option<Value>) -> Result<Value, McpError> {
-        rpc(self.transport.request(method, params, self.transport.list_bound(&self.config)).await?)
+        let connection = self.connection();
+        let bound = connection.transport.list_bound(&self.config);
+        rpc(connection.transport.request(method, params, bound).await?)
     }
 
     /// Any notification (no id, not awaited).
     pub async fn notify(&self, method: &str, params: Option<Value>) -> Result<(), McpError> {
-        self.transport.notify(method, params).await
+        self.connection().transport.notify(method, params).await
     }
 
     /// Stops the server (its whole group with `own_process_group`) and reaps it; afterwards
-    /// `exited()` reads "was closed". Idempotent; a call in flight fails as closed.
+    /// `exited()` reads "was closed" and nothing reconnects by itself. Idempotent; a call in
+    /// flight fails as closed.
     pub async fn close(&self) -> Result<(), McpError> {
-        self.transport.close().await;
+        self.closed.store(true, Ordering::SeqCst);
+        self.connection().transport.close().await;
         Ok(())
     }
 
     /// `None` while the server runs; once it has gone, why (exit status and the last of its
     /// stderr). Never blocks, never waits behind a call. Always `None` over HTTP.
     pub fn exited(&self) -> Option<String> {
-        match &self.transport {
+        match &self.connection().transport {
             Transport::Stdio(t) => t.exited(),
             Transport::Http(_) | Transport::LegacySse(_) => None,
         }
     }
 
-    /// How many `notifications/tools/list_changed` were read.
+    /// How many `notifications/tools/list_changed` were read (over every connection).
     pub fn tools_list_changes(&self) -> u64 {
-        match &self.transport {
-            Transport::Stdio(t) => t.list_changes(),
-            Transport::Http(t) => t.list_changes(),
-            Transport::LegacySse(t) => t.list_changes(),
-        }
+        self.earlier_list_changes.load(Ordering::SeqCst) + self.connection().transport.list_changes()
     }
 
     /// The server's process id (for tests); `None` over HTTP.
     pub fn server_pid(&self) -> Option<u32> {
-        match &self.transport {
+        match &self.connection().transport {
             Transport::Stdio(t) => t.pid(),
             Transport::Http(_) | Transport::LegacySse(_) => None,
         }
@@ -272,11 +497,35 @@ impl McpClient {
 
     /// The Streamable HTTP session id held (for tests); `None` over other transports.
     pub fn session_id(&self) -> Option<String> {
-        match &self.transport {
+        match &self.connection().transport {
             Transport::Http(t) => t.session_id(),
             _ => None,
         }
     }
+}
+
+/// Every page of `tools/list` the profile reads.
+async fn list_all(transport: &Transport, config: &ClientConfig) -> Result<Vec<Tool>, Failed> {
+    let mut tools = Vec::new();
+    let mut cursor: Option<String> = None;
+    let bound = transport.list_bound(config);
+    for _ in 0..MAX_PAGES {
+        let params = cursor.as_ref().map(|c| json!({ "cursor": c }));
+        let result = rpc(transport.request_fated("tools/list", params, bound).await?)?;
+        let page: ToolsPage = serde_json::from_value(result)
+            .map_err(|e| McpError::Protocol(format!("invalid tools/list result: {e}")))?;
+        tools.extend(page.tools);
+        match page.next_cursor {
+            Some(next) if config.profile.paginates() => {
+                if cursor.as_deref() == Some(next.as_str()) {
+                    return Err(McpError::Protocol(format!("tools/list returned its own cursor '{next}' again")).into());
+                }
+                cursor = Some(next);
+            }
+            _ => return Ok(tools),
+        }
+    }
+    Err(McpError::Protocol(format!("tools/list did not end within {MAX_PAGES} pages")).into())
 }
 
 /// Turns a JSON-RPC error response into [`McpError::JsonRpc`], code and message kept.
@@ -285,7 +534,7 @@ fn rpc(outcome: Result<Value, ErrorObject>) -> Result<Value, McpError> {
 }
 
 /// `initialize`, the version check, then `notifications/initialized`.
-async fn handshake(transport: &Transport, config: &ClientConfig) -> Result<(String, Value), McpError> {
+async fn handshake(transport: &Transport, config: &ClientConfig) -> Result<(String, Value), Failed> {
     let params = json!({
         "protocolVersion": transport.offered_version(config.profile),
         "capabilities": {},
@@ -294,24 +543,26 @@ async fn handshake(transport: &Transport, config: &ClientConfig) -> Result<(Stri
             "version": env!("CARGO_PKG_VERSION"),
         },
     });
-    let result = rpc(transport.request("initialize", Some(params), None).await?)?;
+    let result = rpc(transport.request_fated("initialize", Some(params), None).await?)?;
     let version = match result.get("protocolVersion") {
         Some(Value::String(version)) => version.clone(),
         Some(other) => {
             return Err(McpError::Protocol(format!(
                 "initialize result has a protocolVersion that is not a string: {other}"
-            )))
+            ))
+            .into())
         }
-        None => return Err(McpError::Protocol("initialize result has no protocolVersion".into())),
+        None => return Err(McpError::Protocol("initialize result has no protocolVersion".into()).into()),
     };
     if !SUPPORTED_PROTOCOL_VERSIONS.contains(&version.as_str()) {
         return Err(McpError::Protocol(format!(
             "server answered protocol version '{version}', which this client does not support ({}); disconnected",
             SUPPORTED_PROTOCOL_VERSIONS.join(", ")
-        )));
+        ))
+        .into());
     }
     transport.negotiated(&version);
-    transport.notify("notifications/initialized", None).await?;
+    transport.notify_fated("notifications/initialized", None).await?;
     Ok((version, result))
 }
 

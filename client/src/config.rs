@@ -58,6 +58,22 @@ impl Profile {
         self == Profile::Strict
     }
 
+    /// Whether a `tools/list` or `tools/call` that hits a dead transport reconnects once and
+    /// retries (kova); a call that may have reached the server is not sent again.
+    pub fn reconnects(self) -> bool {
+        self == Profile::Kova
+    }
+
+    /// Whether `connect()` retries a transient failure once after `connect_retry_delay`.
+    pub fn retries_connect(self) -> bool {
+        self == Profile::Kova
+    }
+
+    /// Whether `list_tools()` is answered from a cache kept until the next reconnect.
+    pub fn caches_tools(self) -> bool {
+        self == Profile::Kova
+    }
+
     /// The profile's timeouts.
     pub fn timeouts(self) -> Timeouts {
         match self {
@@ -140,6 +156,12 @@ pub enum Breakage {
     StderrHeadKept,
     /// Do not count `notifications/tools/list_changed`.
     NoListChangedCount,
+    /// kova: retry a `tools/call` after a reconnect even when the server may have received it.
+    RetryDeliveredCalls,
+    /// kova: do not cache `tools/list`.
+    NoToolsCache,
+    /// kova: reconnect and retry on any error, a JSON-RPC error or a timeout included.
+    RetryAnyError,
 }
 
 /// How the client is configured.

@@ -123,6 +123,44 @@ impl McpError {
     }
 }
 
+/// What a failed request says about its connection: whether it is dead, and whether the
+/// request may have reached the server. Drives the kova profile's reconnect-and-retry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Fate {
+    /// The connection may still be alive: a timeout, an HTTP status, a protocol or JSON-RPC
+    /// error, a refused redirect.
+    Alive,
+    /// The connection is dead and the request never left the client (the write to the
+    /// server failed, the TCP connection was refused).
+    DeadUnsent,
+    /// The connection died after the request went out: the server may have received it.
+    DeadMaybeSent,
+}
+
+/// A failed request and what it says about the connection.
+#[derive(Debug)]
+pub(crate) struct Failed {
+    pub(crate) error: McpError,
+    pub(crate) fate: Fate,
+}
+
+impl Failed {
+    pub(crate) fn new(error: McpError, fate: Fate) -> Self {
+        Failed { error, fate }
+    }
+
+    /// A failure that says nothing about the connection.
+    pub(crate) fn alive(error: McpError) -> Self {
+        Failed { error, fate: Fate::Alive }
+    }
+}
+
+impl From<McpError> for Failed {
+    fn from(error: McpError) -> Self {
+        Failed::alive(error)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

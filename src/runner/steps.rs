@@ -135,6 +135,7 @@ async fn play_steps(plan: Plan<'_>) -> Played {
                 .await
             }
             ClientStep::AwaitReceived(wait) => await_received(&plan, &wait.message, wait.count, wait.within_ms).await,
+            ClientStep::AwaitStep(wait) => await_step(&plan, wait.launch, wait.step, wait.within_ms).await,
             ClientStep::Close(_) => {
                 let result = run_on_client(client.clone(), step.clone()).await;
                 client_gone = true;
@@ -223,6 +224,11 @@ async fn run_on_client(client: Option<Arc<McpClient>>, step: ClientStep) -> Step
             .map(|result| serde_json::to_value(result).unwrap_or(Value::Null))
             .map_err(|e| error_record(&e)),
         ClientStep::Close(_) => client.close().await.map(|()| json!("closed")).map_err(|e| error_record(&e)),
+        ClientStep::Reconnect(_) => client
+            .reconnect()
+            .await
+            .map(|()| json!({ "protocolVersion": client.protocol_version() }))
+            .map_err(|e| error_record(&e)),
         ClientStep::Exited(_) => Ok(json!(client.exited())),
         ClientStep::ListChanged(_) => Ok(json!(client.tools_list_changes())),
         ClientStep::WaitExited(wait) => {
@@ -296,6 +302,38 @@ async fn await_received(plan: &Plan<'_>, method: &str, count: usize, within_ms: 
     }
 }
 
+/// Whether launch `launch` of the server has begun step `step` (1-based) of its script: its
+/// records are those after its `started` record and before the next launch's.
+fn step_begun(wire: &[wire_log::Record], launch: u32, step: usize) -> bool {
+    let mut current = None;
+    wire.iter().any(|record| match record {
+        wire_log::Record::Started { launch: started, .. } => {
+            current = Some(*started);
+            false
+        }
+        wire_log::Record::Step { index, .. } => current == Some(launch) && index + 1 >= step,
+        _ => false,
+    })
+}
+
+/// Waits, bounded, until launch `launch` of the server has begun step `step`.
+async fn await_step(plan: &Plan<'_>, launch: u32, step: usize, within_ms: u64) -> StepResult {
+    let deadline = Instant::now() + Duration::from_millis(within_ms);
+    loop {
+        let wire = wire_log::read_wire_log(&plan.log_path).unwrap_or_default();
+        if step_begun(&wire, launch, step) {
+            return Ok(json!({ "launch": launch, "step": step }));
+        }
+        if Instant::now() >= deadline {
+            return Err(ErrorRecord {
+                kind: "timeout".into(),
+                text: format!("launch {launch} of the server did not begin step {step} within {within_ms} ms"),
+            });
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
 fn error_record(error: &McpError) -> ErrorRecord {
     ErrorRecord { kind: error.kind().name().into(), text: error.full_text() }
 }
@@ -336,5 +374,7 @@ pub fn label(step: &ClientStep) -> String {
         ClientStep::CallAdapter(call) => format!("call_adapter {}", call.name),
         ClientStep::Cancel(c) => format!("cancel {}", c.name),
         ClientStep::AwaitReceived(a) => format!("await_received {} x{}", a.message, a.count),
+        ClientStep::Reconnect(_) => "reconnect".into(),
+        ClientStep::AwaitStep(a) => format!("await_step {} of launch {}", a.step, a.launch),
     }
 }

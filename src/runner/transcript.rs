@@ -49,11 +49,12 @@ pub fn render(outcome: &Outcome) -> String {
     }
     out.push_str("client:\n");
     for step in &outcome.steps {
+        // Redacted before it is cut, so where the cut falls does not depend on the checkout's path.
         let result = match &step.result {
-            Ok(value) => format!("ok {}", cut(&shorten_stderr_tail(&without_metrics(value).to_string()), 600)),
-            Err(e) => format!("error [{}]: {}", e.kind, cut(&shorten_stderr_tail(&e.text), 600)),
+            Ok(value) => format!("ok {}", cut(&shorten_stderr_tail(&outcome.redact(&without_metrics(value).to_string())), 600)),
+            Err(e) => format!("error [{}]: {}", e.kind, cut(&shorten_stderr_tail(&outcome.redact(&e.text)), 600)),
         };
-        let _ = writeln!(out, "  {} {} → {}", step.number, step.label, outcome.redact(&result));
+        let _ = writeln!(out, "  {} {} → {}", step.number, step.label, result);
     }
     let warnings: Vec<_> = outcome.logs.iter().filter(|e| e.level == "WARN" || e.level == "ERROR").collect();
     if !warnings.is_empty() {

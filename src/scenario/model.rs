@@ -204,6 +204,12 @@ pub enum ClientStep {
     CallAdapter(CallTool),
     /// Wait until the server has received a message, bounded.
     AwaitReceived(AwaitReceived),
+    /// `reconnect()`: tear the connection down, establish it again (respawn or a new HTTP
+    /// session, handshake) and clear the tools cache.
+    Reconnect(Empty),
+    /// Wait until a launch of the stdio server has begun a step of its script (so every
+    /// step before it has played, e.g. a `stop_reading`), bounded.
+    AwaitStep(AwaitStep),
 }
 
 /// An empty step body: `{}`.
@@ -301,6 +307,24 @@ pub struct AwaitReceived {
 }
 
 fn one() -> usize {
+    1
+}
+
+/// Waiting for the server to reach a step of its script.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AwaitStep {
+    /// The step, numbered from 1 as the transcript numbers them.
+    pub step: usize,
+    /// Which launch of the server (1 for the first).
+    #[serde(default = "first_launch")]
+    pub launch: u32,
+    /// The bound.
+    #[serde(default = "default_await_ms")]
+    pub within_ms: u64,
+}
+
+fn first_launch() -> u32 {
     1
 }
 

@@ -58,3 +58,19 @@ fn a_client_that_keeps_the_head_of_stderr_fails_the_tail_scenario() {
 fn a_client_that_does_not_count_list_changed_fails_the_count_scenario() {
     assert_breakage_caught("stdio/list-changed-counted", Breakage::NoListChangedCount);
 }
+
+#[test]
+fn a_client_that_resends_a_delivered_call_fails_the_no_double_call_scenario() {
+    assert_breakage_caught("resilience/delivered-call-not-resent", Breakage::RetryDeliveredCalls);
+}
+
+#[test]
+fn a_client_without_a_tools_cache_fails_the_cache_scenario() {
+    assert_breakage_caught("resilience/tools-cached-until-reconnect", Breakage::NoToolsCache);
+}
+
+#[test]
+fn a_client_that_reconnects_on_any_error_fails_the_json_rpc_and_timeout_scenarios() {
+    assert_breakage_caught("resilience/jsonrpc-error-no-reconnect", Breakage::RetryAnyError);
+    assert_breakage_caught("resilience/timeout-no-reconnect", Breakage::RetryAnyError);
+}

@@ -16,6 +16,7 @@ use super::sse::{SseParser, TooLong};
 use super::wire::{Ctx, Endpoint, Outgoing, Reply};
 use super::{timed_out, HttpServer};
 use crate::jsonrpc::{classify, ids_match, ErrorCode, ErrorObject, Incoming, Notification, Request, Response};
+use crate::error::{Failed, Fate};
 use crate::{Breakage, ClientConfig, McpError, Profile, TestHooks, SUPPORTED_PROTOCOL_VERSIONS};
 
 const ACCEPT_BOTH: &str = "application/json, text/event-stream";
@@ -104,12 +105,38 @@ impl StreamableTransport {
         params: Option<Value>,
         bound: Option<Duration>,
     ) -> Result<Result<Value, ErrorObject>, McpError> {
+        self.request_fated(method, params, bound).await.map_err(|f| f.error)
+    }
+
+    /// [`request`](Self::request), saying on failure whether the connection died and
+    /// whether the request may have reached the server.
+    pub(crate) async fn request_fated(
+        &self,
+        method: &str,
+        params: Option<Value>,
+        bound: Option<Duration>,
+    ) -> Result<Result<Value, ErrorObject>, Failed> {
         let ctx = Ctx::call(&self.ep, method);
+        let outcome = self.request_in(method, params, bound, &ctx).await;
+        outcome.map_err(|error| {
+            // A timeout says nothing about the connection, whatever failed before it.
+            let fate = if error.kind() == crate::ErrorKind::Timeout { Fate::Alive } else { ctx.fate() };
+            Failed::new(error, fate)
+        })
+    }
+
+    async fn request_in(
+        &self,
+        method: &str,
+        params: Option<Value>,
+        bound: Option<Duration>,
+        ctx: &Ctx,
+    ) -> Result<Result<Value, ErrorObject>, McpError> {
         let mut closed = self.closed.subscribe();
         let work = async {
             let _turn = self.calls.lock().await;
             if *self.closed.borrow() {
-                return Err(self.closed_error(&ctx));
+                return Err(self.closed_error(ctx));
             }
             if method == "initialize" {
                 lock(&self.state).init_params = params.clone();
@@ -117,7 +144,7 @@ impl StreamableTransport {
                 self.reinitialize().await?;
             }
             let id = Value::from(self.next_id.fetch_add(1, Ordering::SeqCst));
-            let call = self.call(method, id.clone(), params, &ctx);
+            let call = self.call(method, id.clone(), params, ctx);
             match bound {
                 None => call.await,
                 Some(bound) => match tokio::time::timeout(bound, call).await {
@@ -137,7 +164,7 @@ impl StreamableTransport {
         };
         tokio::select! {
             outcome = work => outcome,
-            _ = closed.wait_for(|c| *c) => Err(self.closed_error(&ctx)),
+            _ = closed.wait_for(|c| *c) => Err(self.closed_error(ctx)),
         }
     }
 
@@ -377,24 +404,37 @@ impl StreamableTransport {
 
     /// Sends a notification: 202 or 204 is the acknowledgement; an empty 200 is an error.
     pub(crate) async fn notify(&self, method: &str, params: Option<Value>) -> Result<(), McpError> {
+        self.notify_fated(method, params).await.map_err(|f| f.error)
+    }
+
+    /// [`notify`](Self::notify), saying on failure whether the connection died.
+    pub(crate) async fn notify_fated(&self, method: &str, params: Option<Value>) -> Result<(), Failed> {
         let ctx = Ctx::notification(&self.ep, method);
         if *self.closed.borrow() {
-            return Err(self.closed_error(&ctx));
+            return Err(Failed::alive(self.closed_error(&ctx)));
         }
-        self.send_notification(method, params).await
+        let outcome = self.notification_in(method, params, &ctx).await;
+        outcome.map_err(|error| {
+            let fate = if error.kind() == crate::ErrorKind::Timeout { Fate::Alive } else { ctx.fate() };
+            Failed::new(error, fate)
+        })
     }
 
     async fn send_notification(&self, method: &str, params: Option<Value>) -> Result<(), McpError> {
         let ctx = Ctx::notification(&self.ep, method);
-        let mut reply = self.post(&Notification::new(method, params), &ctx).await?;
+        self.notification_in(method, params, &ctx).await
+    }
+
+    async fn notification_in(&self, method: &str, params: Option<Value>, ctx: &Ctx) -> Result<(), McpError> {
+        let mut reply = self.post(&Notification::new(method, params), ctx).await?;
         if matches!(reply.status, StatusCode::ACCEPTED | StatusCode::NO_CONTENT) {
             return Ok(());
         }
         // Any other 2xx must carry something: an empty one came from something else.
         let empty = reply.headers.get(header::CONTENT_LENGTH).is_some_and(|v| v.as_bytes() == b"0")
-            || self.ep.next_chunk(&mut reply, &ctx).await?.is_none();
+            || self.ep.next_chunk(&mut reply, ctx).await?.is_none();
         if empty {
-            return Err(self.proxy_answered(reply.status, &ctx));
+            return Err(self.proxy_answered(reply.status, ctx));
         }
         Ok(())
     }

@@ -19,6 +19,7 @@ use super::headers::{valid_value, HeaderList};
 use super::{HttpServer, Redirects, TokenProvider, MAX_REDIRECTS};
 use crate::redact::{origin_of, quote};
 use crate::stdio::fmt_duration;
+use crate::error::Fate;
 use crate::McpError;
 
 /// How much of an error status's body is read to quote it.
@@ -33,17 +34,35 @@ pub(crate) struct Ctx {
     pub(crate) prefix: String,
     /// The MCP method (or what the exchange does).
     pub(crate) method: String,
+    /// Set where the connection itself failed (refused, reset, broken stream): whether the
+    /// request may have reached the server. `Alive` otherwise.
+    fate: std::sync::Mutex<Fate>,
 }
 
 impl Ctx {
     /// A request (the handshake's `initialize` included).
     pub(crate) fn call(endpoint: &Endpoint, method: &str) -> Ctx {
-        Ctx { prefix: format!("HTTP error reaching {}", endpoint.origin), method: method.into() }
+        Ctx { prefix: format!("HTTP error reaching {}", endpoint.origin), method: method.into(), fate: Fate::Alive.into() }
     }
 
     /// A notification (or a response the client sends).
     pub(crate) fn notification(endpoint: &Endpoint, method: &str) -> Ctx {
-        Ctx { prefix: format!("HTTP error on '{method}' reaching {}", endpoint.origin), method: method.into() }
+        Ctx {
+            prefix: format!("HTTP error on '{method}' reaching {}", endpoint.origin),
+            method: method.into(),
+            fate: Fate::Alive.into(),
+        }
+    }
+
+    /// What the exchange's failure says about the connection.
+    pub(crate) fn fate(&self) -> Fate {
+        *self.fate.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// A connection failure: `fate` says whether the request may have gone out.
+    fn dead(&self, fate: Fate, what: impl std::fmt::Display) -> McpError {
+        *self.fate.lock().unwrap_or_else(|p| p.into_inner()) = fate;
+        self.transport(what)
     }
 
     pub(crate) fn transport(&self, what: impl std::fmt::Display) -> McpError {
@@ -307,7 +326,7 @@ impl Endpoint {
         })??;
         let (mut sender, conn) = hyper::client::conn::http1::handshake::<_, Full<Bytes>>(TokioIo::new(io))
             .await
-            .map_err(|e| ctx.transport(e))?;
+            .map_err(|e| ctx.dead(Fate::DeadUnsent, e))?;
         let task = AbortOnDrop(tokio::spawn(async move {
             if let Err(e) = conn.await {
                 tracing::debug!(target: "mcp_refclient", "HTTP connection ended: {e}");
@@ -331,7 +350,8 @@ impl Endpoint {
         let response = tokio::time::timeout(idle, sender.send_request(request))
             .await
             .map_err(|_| stalled())?
-            .map_err(|e| ctx.transport(e))?;
+            // Some of the request may have gone out before the connection broke.
+            .map_err(|e| ctx.dead(Fate::DeadMaybeSent, e))?;
         let (parts, body) = response.into_parts();
         Ok(Reply { status: parts.status, headers: parts.headers, body, url: url.clone(), _conn: task })
     }
@@ -344,7 +364,7 @@ impl Endpoint {
             Some(url::Host::Domain(name)) => TcpStream::connect((name, port)).await,
             None => return Err(ctx.transport("the URL has no host")),
         }
-        .map_err(|e| ctx.transport(e))?;
+        .map_err(|e| ctx.dead(Fate::DeadUnsent, e))?;
         let _ = tcp.set_nodelay(true);
         if url.scheme() != "https" {
             return Ok(Box::new(tcp));
@@ -374,7 +394,7 @@ impl Endpoint {
             })?;
             match frame {
                 None => return Ok(None),
-                Some(Err(e)) => return Err(ctx.transport(format!("the response stream broke: {e}"))),
+                Some(Err(e)) => return Err(ctx.dead(Fate::DeadMaybeSent, format!("the response stream broke: {e}"))),
                 Some(Ok(frame)) => {
                     if let Ok(data) = frame.into_data() {
                         if !data.is_empty() {

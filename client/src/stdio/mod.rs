@@ -23,6 +23,7 @@ use tokio::sync::{oneshot, watch};
 use tokio::task::JoinHandle;
 
 use crate::jsonrpc::{ids_match, ErrorObject, Notification, Request};
+use crate::error::{Failed, Fate};
 use crate::{Breakage, ClientConfig, McpError, Profile, StdioServer, TestHooks, Timeouts};
 use exit::{ExitReason, ExitState, Facts};
 use stderr::{StderrTail, TAIL_BYTES};
@@ -418,6 +419,18 @@ impl StdioTransport {
         params: Option<Value>,
         bound: Option<Duration>,
     ) -> Result<Result<Value, ErrorObject>, McpError> {
+        self.request_fated(method, params, bound).await.map_err(|f| f.error)
+    }
+
+    /// [`request`](Self::request), saying on failure whether the server is gone and
+    /// whether the request was written to it: a write that failed, or a connection already
+    /// dead, never delivered it; a server gone after the write may have received it.
+    pub(crate) async fn request_fated(
+        &self,
+        method: &str,
+        params: Option<Value>,
+        bound: Option<Duration>,
+    ) -> Result<Result<Value, ErrorObject>, Failed> {
         let queued_at = Instant::now();
         let shared = &*self.shared;
         let queue_counts = shared.broken(Breakage::TimeoutIncludesQueue);
@@ -425,7 +438,7 @@ impl StdioTransport {
             // The breakage: the bound runs while the call waits behind another.
             Some(bound) if queue_counts => match tokio::time::timeout(bound, self.calls.lock()).await {
                 Ok(turn) => turn,
-                Err(_) => return Err(timed_out(method, bound)),
+                Err(_) => return Err(Failed::alive(timed_out(method, bound))),
             },
             _ => self.calls.lock().await,
         };
@@ -434,17 +447,18 @@ impl StdioTransport {
         {
             let mut conn = lock(&shared.conn);
             if let Some(text) = &conn.dead {
-                return Err(McpError::Transport(text.clone()));
+                return Err(Failed::new(McpError::Transport(text.clone()), Fate::DeadUnsent));
             }
             if let Some(message) = conn.poison.take() {
-                return Err(McpError::Protocol(message));
+                return Err(Failed::alive(McpError::Protocol(message)));
             }
             conn.pending = Some(Pending { id: id.clone(), tx });
         }
         let guard = PendingGuard { shared, id: id.clone() };
         if let Err(e) = shared.write_message(&Request::new(id.clone(), method, params)).await {
             drop(guard);
-            return Err(shared.write_failed(e).await);
+            // The line did not go out whole (its newline is its last byte): never delivered.
+            return Err(Failed::new(shared.write_failed(e).await, Fate::DeadUnsent));
         }
         let started = if queue_counts { queued_at } else { Instant::now() };
         shared.awaiting.send_replace(true);
@@ -455,12 +469,15 @@ impl StdioTransport {
         drop(guard);
         match delivery {
             Some(Ok(Delivery::Response(outcome))) => Ok(outcome),
-            Some(Ok(Delivery::Failed(error))) => Err(error),
+            // The server went after the request was written: it may have received it.
+            Some(Ok(Delivery::Failed(error @ McpError::Transport(_)))) => Err(Failed::new(error, Fate::DeadMaybeSent)),
+            Some(Ok(Delivery::Failed(error))) => Err(Failed::alive(error)),
             Some(Err(_)) => {
                 let text = lock(&shared.conn).dead.clone();
-                Err(McpError::Transport(
+                let error = McpError::Transport(
                     text.unwrap_or_else(|| format!("Connection closed: MCP server '{}' is gone", shared.command)),
-                ))
+                );
+                Err(Failed::new(error, Fate::DeadMaybeSent))
             }
             None => {
                 let bound = bound.unwrap_or_default();
@@ -472,19 +489,24 @@ impl StdioTransport {
                         tracing::debug!(target: "mcp_refclient", "sending notifications/cancelled failed: {e}");
                     }
                 }
-                Err(timed_out(method, bound))
+                Err(Failed::alive(timed_out(method, bound)))
             }
         }
     }
 
     /// Sends a notification (no id, not awaited). A failed write is a transport error.
     pub(crate) async fn notify(&self, method: &str, params: Option<Value>) -> Result<(), McpError> {
+        self.notify_fated(method, params).await.map_err(|f| f.error)
+    }
+
+    /// [`notify`](Self::notify), saying on failure that the server is gone.
+    pub(crate) async fn notify_fated(&self, method: &str, params: Option<Value>) -> Result<(), Failed> {
         if let Some(text) = lock(&self.shared.conn).dead.clone() {
-            return Err(McpError::Transport(text));
+            return Err(Failed::new(McpError::Transport(text), Fate::DeadUnsent));
         }
         match self.shared.write_message(&Notification::new(method, params)).await {
             Ok(()) => Ok(()),
-            Err(e) => Err(self.shared.write_failed(e).await),
+            Err(e) => Err(Failed::new(self.shared.write_failed(e).await, Fate::DeadUnsent)),
         }
     }
 
