@@ -193,8 +193,38 @@ pub fn ids_match(sent: &Value, received: &Value) -> bool {
     }
 }
 
+/// The client's answer to a request the server sent: `{}` to a `ping`, "method not found"
+/// (-32601) to anything else — on every transport. `None` where a test breakage
+/// (`NoPingAnswer`, `NoDecline`) leaves the request unanswered; `broken` tells which are on.
+/// The caller logs a declined request at WARN, naming its peer.
+pub(crate) fn answer_server_request(
+    id: Value,
+    method: &str,
+    broken: impl Fn(crate::Breakage) -> bool,
+) -> Option<Response> {
+    if method == "ping" {
+        (!broken(crate::Breakage::NoPingAnswer)).then(|| Response::ok(id, Value::Object(Default::default())))
+    } else {
+        (!broken(crate::Breakage::NoDecline))
+            .then(|| Response::err(id, ErrorCode::METHOD_NOT_FOUND, format!("Method not found: {method}")))
+    }
+}
+
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_server_ping_gets_an_empty_result_and_other_requests_method_not_found() {
+        let none = |_| false;
+        let pong = answer_server_request(Value::from(7), "ping", none).unwrap();
+        assert_eq!(serde_json::to_value(pong).unwrap(), serde_json::json!({"jsonrpc": "2.0", "id": 7, "result": {}}));
+        let declined = serde_json::to_value(answer_server_request(Value::from("s"), "roots/list", none).unwrap()).unwrap();
+        assert_eq!(declined["error"]["code"], -32601);
+        assert_eq!(declined["error"]["message"], "Method not found: roots/list");
+        assert!(answer_server_request(Value::from(1), "ping", |b| b == crate::Breakage::NoPingAnswer).is_none());
+        assert!(answer_server_request(Value::from(1), "x", |b| b == crate::Breakage::NoDecline).is_none());
+    }
+
     use super::*;
     use serde_json::json;
 

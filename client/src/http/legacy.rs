@@ -10,7 +10,7 @@ use hyper::body::Bytes;
 use hyper::header::{self, HeaderValue};
 use hyper::Method;
 use serde::Serialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 use tokio::sync::{oneshot, watch};
 use tokio::task::JoinHandle;
 use url::Url;
@@ -18,7 +18,7 @@ use url::Url;
 use super::sse::{SseParser, TooLong};
 use super::wire::{Ctx, Endpoint, Outgoing, Reply};
 use super::{timed_out, HttpServer};
-use crate::jsonrpc::{classify, ErrorCode, ErrorObject, Incoming, Notification, Request, Response};
+use crate::jsonrpc::{answer_server_request, classify, ErrorObject, Incoming, Notification, Request};
 use crate::redact::origin_of;
 use crate::stdio::fmt_duration;
 use crate::{Breakage, ClientConfig, McpError, TestHooks};
@@ -237,17 +237,11 @@ impl Shared {
                 }
             }
             Incoming::Request { id, method, .. } => {
-                let answer = if method == "ping" {
-                    if self.broken(Breakage::NoPingAnswer) {
-                        return;
-                    }
-                    Response::ok(id, json!({}))
-                } else {
+                if method != "ping" {
                     tracing::warn!(target: "mcp_refclient", origin = %self.ep.origin, "declined server request '{method}': method not found");
-                    if self.broken(Breakage::NoDecline) {
-                        return;
-                    }
-                    Response::err(id, ErrorCode::METHOD_NOT_FOUND, format!("Method not found: {method}"))
+                }
+                let Some(answer) = answer_server_request(id, &method, |rule| self.broken(rule)) else {
+                    return;
                 };
                 let ctx = Ctx::notification(&self.ep, &format!("response to {method}"));
                 if let Err(e) = self.post(&answer, &ctx).await {

@@ -15,7 +15,7 @@ use tokio::sync::watch;
 use super::sse::{SseParser, TooLong};
 use super::wire::{Ctx, Endpoint, Outgoing, Reply};
 use super::{timed_out, HttpServer};
-use crate::jsonrpc::{classify, ids_match, ErrorCode, ErrorObject, Incoming, Notification, Request, Response};
+use crate::jsonrpc::{answer_server_request, classify, ids_match, ErrorObject, Incoming, Notification, Request};
 use crate::error::{Failed, Fate};
 use crate::{Breakage, ClientConfig, McpError, Profile, TestHooks, SUPPORTED_PROTOCOL_VERSIONS};
 
@@ -383,17 +383,11 @@ impl StreamableTransport {
             tracing::warn!(target: "mcp_refclient", origin = %self.ep.origin, "server request '{method}' left unanswered over HTTP");
             return;
         }
-        let answer = if method == "ping" {
-            if self.broken(Breakage::NoPingAnswer) {
-                return;
-            }
-            Response::ok(id, json!({}))
-        } else {
+        if method != "ping" {
             tracing::warn!(target: "mcp_refclient", origin = %self.ep.origin, "declined server request '{method}': method not found");
-            if self.broken(Breakage::NoDecline) {
-                return;
-            }
-            Response::err(id, ErrorCode::METHOD_NOT_FOUND, format!("Method not found: {method}"))
+        }
+        let Some(answer) = answer_server_request(id, method, |rule| self.broken(rule)) else {
+            return;
         };
         let ctx = Ctx::notification(&self.ep, &format!("response to {method}"));
         match self.post(&answer, &ctx).await {

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader};
 
 use super::Shared;
-use crate::jsonrpc::{classify, ErrorCode, Incoming, Response};
+use crate::jsonrpc::{answer_server_request, classify, Incoming};
 use crate::Breakage;
 
 /// The longest line kept: past it the line is discarded as a protocol violation.
@@ -149,24 +149,17 @@ async fn dispatch(shared: &Shared, line: &[u8]) {
     }
     match classify(line) {
         Incoming::Response { id, outcome } => shared.deliver(id, outcome),
-        Incoming::Request { id, method, .. } if method == "ping" => {
-            if shared.broken(Breakage::NoPingAnswer) {
-                tracing::debug!(target: "mcp_refclient", "ping left unanswered (breakage)");
-                return;
-            }
-            shared.answer(&Response::ok(id, serde_json::json!({}))).await;
-        }
         Incoming::Request { id, method, .. } => {
-            tracing::warn!(
-                target: "mcp_refclient",
-                server = %shared.command,
-                "declined server request '{method}': method not found"
-            );
-            if shared.broken(Breakage::NoDecline) {
-                return;
+            if method != "ping" {
+                tracing::warn!(
+                    target: "mcp_refclient",
+                    server = %shared.command,
+                    "declined server request '{method}': method not found"
+                );
             }
-            let message = format!("Method not found: {method}");
-            shared.answer(&Response::err(id, ErrorCode::METHOD_NOT_FOUND, message)).await;
+            if let Some(answer) = answer_server_request(id, &method, |rule| shared.broken(rule)) {
+                shared.answer(&answer).await;
+            }
         }
         Incoming::Notification { method, .. } => {
             if method == "notifications/tools/list_changed" && !shared.broken(Breakage::NoListChangedCount) {
