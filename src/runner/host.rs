@@ -40,9 +40,17 @@ pub(super) async fn interrupt_host(plan: HostPlan<'_>) -> Result<Value, ErrorRec
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())
         .kill_on_drop(true);
-    // SAFETY: setsid is async-signal-safe and touches no memory of ours.
+    // SAFETY: setsid and signal are async-signal-safe and touch no memory of ours.
     unsafe {
-        command.pre_exec(|| if libc::setsid() == -1 { Err(std::io::Error::last_os_error()) } else { Ok(()) });
+        command.pre_exec(|| {
+            if libc::setsid() == -1 {
+                return Err(std::io::Error::last_os_error());
+            }
+            // A terminal host takes Ctrl+C by default; a shell running us in the background
+            // may have left SIGINT ignored, and that would be inherited.
+            libc::signal(libc::SIGINT, libc::SIG_DFL);
+            Ok(())
+        });
     }
     let mut host = command.spawn().map_err(|e| harness(format!("cannot start the host: {e}")))?;
     let host_pid = host.id().ok_or_else(|| harness("the host has no pid".into()))?;
