@@ -30,6 +30,7 @@
 //! loopback listener: [`HttpMock::start`] in-process (it runs on a thread of its own), or
 //! `mcp-mock-http --script my-script.toml` by hand, which prints its URL.
 
+mod args;
 pub mod describe;
 pub mod error;
 pub mod http;

@@ -44,17 +44,9 @@ pub struct HttpArgs {
 /// Runs the scripted HTTP server with `args` (without the program name). Returns the exit
 /// code.
 pub fn http_main(args: Vec<OsString>) -> ExitCode {
-    let argv = std::iter::once(OsString::from("mcp-mock-http")).chain(args);
-    let cli = match HttpArgs::try_parse_from(argv) {
+    let cli: HttpArgs = match crate::args::parse("mcp-mock-http", args) {
         Ok(cli) => cli,
-        Err(error) => {
-            let _ = error.print();
-            return if error.use_stderr() {
-                ExitCode::from(exit_code::USAGE)
-            } else {
-                ExitCode::SUCCESS
-            };
-        }
+        Err(code) => return code,
     };
     match run(cli) {
         Ok(code) => ExitCode::from(code),

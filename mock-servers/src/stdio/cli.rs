@@ -57,17 +57,9 @@ pub struct StdioArgs {
 /// code; a script that lives on forever (`stall`, `ignore_stdin_close`, …) never returns.
 pub fn stdio_main(args: Vec<OsString>) -> ExitCode {
     let prefix = prefix_of(&args);
-    let argv = std::iter::once(OsString::from("mcp-mock-stdio")).chain(args);
-    let cli = match StdioArgs::try_parse_from(argv) {
+    let cli: StdioArgs = match crate::args::parse("mcp-mock-stdio", args) {
         Ok(cli) => cli,
-        Err(error) => {
-            let _ = error.print();
-            return if error.use_stderr() {
-                ExitCode::from(exit_code::USAGE)
-            } else {
-                ExitCode::SUCCESS
-            };
-        }
+        Err(code) => return code,
     };
     if cli.sleeper {
         sleep_forever();
