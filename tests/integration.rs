@@ -7,5 +7,6 @@ mod integration {
     mod bad_input;
     mod broken_clients;
     mod leaks;
+    mod redaction_property;
     mod tidy;
 }

@@ -41,6 +41,10 @@ impl HttpTarget {
         for (name, origin) in &self.origins {
             url = url.replace(&format!("${{{name}}}"), origin);
         }
+        // `${port}`: the primary listener's port, for a URL built by hand (with userinfo).
+        if let Some(port) = self.origins.first().and_then(|(_, origin)| origin.rsplit_once(':')).map(|(_, p)| p) {
+            url = url.replace("${port}", port);
+        }
         url
     }
 

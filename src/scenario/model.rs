@@ -104,7 +104,8 @@ pub struct HttpClientPart {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tokens: Option<Tokens>,
     /// The URL to connect to instead of the mock's own; `${primary}`, `${second}` and
-    /// `${plain}` stand for the listeners' origins (`${primary}/sk-live-4f9a8b7c/mcp`).
+    /// `${plain}` stand for the listeners' origins (`${primary}/sk-live-4f9a8b7c/mcp`), and
+    /// `${port}` for the primary port (`http://someuser123:pw@127.0.0.1:${port}/mcp`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
     /// Trust the certificate the https mock generated (true by default; false proves the
