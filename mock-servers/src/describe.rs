@@ -89,6 +89,7 @@ pub fn describe_step(step: &Step) -> String {
             None => "expire_session".into(),
         },
         Step::Endpoint(e) => format!("endpoint {}", e.path),
+        Step::Refuse(r) => format!("refuse connections for {} ms", r.ms),
     }
 }
 

@@ -126,7 +126,8 @@ fn http_only(step: &Step) -> Option<bool> {
         | Step::Write(_)
         | Step::CloseStream(_)
         | Step::ExpireSession(_)
-        | Step::Endpoint(_) => Some(true),
+        | Step::Endpoint(_)
+        | Step::Refuse(_) => Some(true),
         Step::Expect(e) if e.http.is_some() => Some(true),
         Step::Reply(r) if r.has_http_fields() => Some(true),
         Step::Handshake(h) if h.session_id.is_some() => Some(true),

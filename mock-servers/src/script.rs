@@ -202,6 +202,10 @@ pub enum Step {
     /// legacy-sse: answer the GET taken by an `expect` with an SSE stream carrying an
     /// `endpoint` event that names the POST path; answers and notifications then go on it.
     Endpoint(Endpoint),
+    /// HTTP: stop listening on the primary origin for `ms`, the port kept, so a new
+    /// connection is refused (connections already open live on); then listen again. The
+    /// script goes on at once. As the first step, the port refuses from the start.
+    Refuse(Refuse),
 }
 
 /// An empty step body: `{}`.
@@ -523,6 +527,14 @@ pub struct ExpireSession {
     /// The session id; the latest issued by default.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
+}
+
+/// A time during which the primary origin refuses connections.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Refuse {
+    /// How long, in milliseconds.
+    pub ms: u64,
 }
 
 /// The legacy `endpoint` event.

@@ -481,3 +481,64 @@ async fn the_legacy_transport_names_its_endpoint_and_answers_on_the_stream() {
     assert_eq!(frames(&text)[0]["id"], 4);
     mock.finish();
 }
+
+#[tokio::test]
+async fn refuse_holds_the_port_without_listening_then_listens_again() {
+    let mock = Mock::start(
+        r#"
+        transport = "http"
+        steps = [
+          { expect = { method = "tools/list" } },
+          { refuse = { ms = 300 } },
+          { reply = {} },
+          { expect = { method = "tools/list" } },
+          { reply = {} },
+        ]
+        "#,
+    );
+    let port = Mock::port(&mock.mock.url());
+    let mut client = mock.connect().await;
+    client.send("POST", "/mcp", &[], Some(&call(1, "tools/list"))).await;
+    // The answer comes once the port refuses; the open connection lives on.
+    let response = client.head().await;
+    assert_eq!(response.status, 200);
+    let refused = TcpStream::connect(("127.0.0.1", port)).await.unwrap_err();
+    assert_eq!(refused.kind(), std::io::ErrorKind::ConnectionRefused);
+    let mut client = once_listening(port).await;
+    client.send("POST", "/mcp", &[], Some(&call(2, "tools/list"))).await;
+    assert_eq!(client.head().await.status, 200);
+    let log = mock.finish();
+    assert!(log.iter().any(|r| matches!(r, Record::Completed {})));
+}
+
+#[tokio::test]
+async fn refuse_as_the_first_step_refuses_from_the_start() {
+    let mock = Mock::start(
+        r#"
+        transport = "http"
+        steps = [{ refuse = { ms = 200 } }, { expect = { method = "tools/list" } }, { reply = {} }]
+        "#,
+    );
+    let port = Mock::port(&mock.mock.url());
+    let refused = TcpStream::connect(("127.0.0.1", port)).await.unwrap_err();
+    assert_eq!(refused.kind(), std::io::ErrorKind::ConnectionRefused);
+    let mut client = once_listening(port).await;
+    client.send("POST", "/mcp", &[], Some(&call(1, "tools/list"))).await;
+    assert_eq!(client.head().await.status, 200);
+    mock.finish();
+}
+
+/// A connection to `port` once it listens again (tries every 20 ms, bounded).
+async fn once_listening(port: u16) -> Client<TcpStream> {
+    let io = timeout(BOUND, async {
+        loop {
+            match TcpStream::connect(("127.0.0.1", port)).await {
+                Ok(tcp) => return tcp,
+                Err(_) => tokio::time::sleep(Duration::from_millis(20)).await,
+            }
+        }
+    })
+    .await
+    .unwrap();
+    Client { io, host: format!("127.0.0.1:{port}"), buf: Vec::new() }
+}

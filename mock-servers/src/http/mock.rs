@@ -11,9 +11,9 @@ use tokio_rustls::TlsAcceptor;
 
 use crate::error::HttpStartError;
 use crate::http::player::{Origins, PlayEnd, Player, Watch};
-use crate::http::server::{self, Listener, QUEUE};
+use crate::http::server::{self, Listener, Socket, QUEUE};
 use crate::http::tls;
-use crate::script::{Origin, Script, Transport};
+use crate::script::{Origin, Script, Step, Transport};
 use crate::wire_log::{LogWriter, Record};
 
 /// The name of the CA file an https mock writes in its state folder.
@@ -77,7 +77,20 @@ impl HttpMock {
         let acceptor = identity
             .as_ref()
             .map(|identity| TlsAcceptor::from(identity.config.clone()));
-        let primary = bind()?;
+        // A script that opens with `refuse` refuses from the start: the primary port is bound
+        // but not listening before the URL is handed out.
+        let primary = match script.steps.first() {
+            Some(Step::Refuse(r)) => {
+                let socket = server::bound(([127, 0, 0, 1], 0).into()).map_err(|source| {
+                    HttpStartError::Io {
+                        what: "bind 127.0.0.1".into(),
+                        source,
+                    }
+                })?;
+                Unstarted::Refusing(socket, Duration::from_millis(r.ms))
+            }
+            _ => Unstarted::Listening(bind()?),
+        };
         let second = bind()?;
         let plain = match https {
             true => Some(bind()?),
@@ -85,8 +98,12 @@ impl HttpMock {
         };
         let scheme = if https { "https" } else { "http" };
         let port = |l: &std::net::TcpListener| l.local_addr().map(|a| a.port()).unwrap_or(0);
+        let primary_port = match &primary {
+            Unstarted::Listening(l) => port(l),
+            Unstarted::Refusing(s, _) => s.local_addr().map(|a| a.port()).unwrap_or(0),
+        };
         let origins = Origins {
-            primary: format!("{scheme}://127.0.0.1:{}", port(&primary)),
+            primary: format!("{scheme}://127.0.0.1:{primary_port}"),
             second: format!("{scheme}://localhost:{}", port(&second)),
             plain: plain.as_ref().map(|l| format!("http://127.0.0.1:{}", port(l))),
         };
@@ -114,9 +131,12 @@ impl HttpMock {
         let watch = Arc::new(Watch::default());
         let (shutdown_tx, shutdown_rx) = oneshot::channel();
         let player_watch = watch.clone();
-        let mut sockets = vec![(primary, Origin::Primary, acceptor.clone()), (second, Origin::Second, acceptor)];
+        let mut sockets = vec![
+            (primary, Origin::Primary, acceptor.clone()),
+            (Unstarted::Listening(second), Origin::Second, acceptor),
+        ];
         if let Some(plain) = plain {
-            sockets.push((plain, Origin::Plain, None));
+            sockets.push((Unstarted::Listening(plain), Origin::Plain, None));
         }
         let thread = std::thread::Builder::new()
             .name("mcp-mock-http".into())
@@ -217,7 +237,7 @@ impl Drop for HttpMock {
 async fn run(
     script: Script,
     log: LogWriter,
-    sockets: Vec<(std::net::TcpListener, Origin, Option<TlsAcceptor>)>,
+    sockets: Vec<(Unstarted, Origin, Option<TlsAcceptor>)>,
     origins: Origins,
     watch: Arc<Watch>,
     mut shutdown: oneshot::Receiver<()>,
@@ -229,22 +249,38 @@ async fn run(
         seq: Arc::new(AtomicU64::new(0)),
         stop: stop_rx,
     };
+    let (refusals_tx, refusals_rx) = mpsc::unbounded_channel();
+    let mut refusals_rx = Some(refusals_rx);
     for (socket, origin, tls) in sockets {
-        match tokio::net::TcpListener::from_std(socket) {
-            Ok(socket) => {
-                let listener = Listener { socket, origin, tls };
-                tokio::spawn(server::serve(listener, shared.clone()));
-            }
-            Err(_) => continue,
-        }
+        let socket = match socket {
+            Unstarted::Listening(std) => match tokio::net::TcpListener::from_std(std) {
+                Ok(socket) => Socket::Listening(socket),
+                Err(_) => continue,
+            },
+            Unstarted::Refusing(socket, time) => Socket::Refusing(socket, time),
+        };
+        let refusals = match origin {
+            Origin::Primary => refusals_rx.take(),
+            _ => None,
+        };
+        let listener = Listener { socket, origin, tls, refusals };
+        tokio::spawn(server::serve(listener, shared.clone()));
     }
     drop(shared);
-    let mut player = Player::new(script, log, requests_rx, origins, watch, stop_tx);
+    let mut player =
+        Player::new(script, log, requests_rx, origins, watch, stop_tx).with_refusals(refusals_tx);
     tokio::select! {
         _ = player.play() => { let _ = (&mut shutdown).await; }
         _ = &mut shutdown => {}
     }
     player.shut_down();
+}
+
+/// A listener's socket before the runtime runs: listening, or (a script opening with
+/// `refuse`) bound and refusing for a while.
+enum Unstarted {
+    Listening(std::net::TcpListener),
+    Refusing(tokio::net::TcpSocket, Duration),
 }
 
 fn bind() -> Result<std::net::TcpListener, HttpStartError> {

@@ -21,7 +21,7 @@ use tokio::sync::{mpsc, oneshot, watch};
 
 use crate::describe::{describe_expect, describe_step};
 use crate::http::body::{MockBody, StreamWriter};
-use crate::http::server::{Incoming, MAX_BODY};
+use crate::http::server::{Incoming, Refusal, MAX_BODY};
 use crate::http::sse;
 use crate::matcher::{http_matches, matches, RequestView};
 use crate::responder::{default_result, expand_env, message, response};
@@ -155,6 +155,7 @@ pub struct Player {
     held: Vec<oneshot::Sender<Response<MockBody>>>,
     watch: Arc<Watch>,
     stop: watch::Sender<bool>,
+    refusals: Option<mpsc::UnboundedSender<Refusal>>,
 }
 
 impl Player {
@@ -179,7 +180,14 @@ impl Player {
             held: Vec::new(),
             watch,
             stop,
+            refusals: None,
         }
+    }
+
+    /// Where `refuse` steps go: the primary listener.
+    pub fn with_refusals(mut self, refusals: mpsc::UnboundedSender<Refusal>) -> Self {
+        self.refusals = Some(refusals);
+        self
     }
 
     /// Plays the steps, then serves default answers (or 500s after a mismatch) until
@@ -329,6 +337,9 @@ impl Player {
                 None => self.script_error(index, "expire_session: no session was issued"),
             },
             Step::Endpoint(e) => self.endpoint(index, &e.path),
+            // As the first step, the mock started refusing (see `HttpMock::start`).
+            Step::Refuse(_) if index == 0 => Flow::Next,
+            Step::Refuse(r) => self.refuse(index, r.ms).await,
             Step::Banner(_)
             | Step::LongLine(_)
             | Step::Stderr(_)
@@ -649,6 +660,20 @@ impl Player {
             };
             let seq = incoming.seq;
             let _ = self.send_response(seq, incoming.respond, head(), MockBody::empty(), String::new());
+        }
+        Flow::Next
+    }
+
+    /// Has the primary listener refuse connections for `ms`; goes on once it does.
+    async fn refuse(&mut self, index: usize, ms: u64) -> Flow {
+        let (done, refusing) = oneshot::channel();
+        let time = std::time::Duration::from_millis(ms);
+        let sent = match &self.refusals {
+            Some(refusals) => refusals.send(Refusal { time, done }).is_ok(),
+            None => false,
+        };
+        if !sent || refusing.await.is_err() {
+            return self.script_error(index, "the primary listener cannot refuse connections");
         }
         Flow::Next
     }

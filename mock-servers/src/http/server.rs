@@ -2,7 +2,9 @@
 //! body (bounded), hand it to the player and send back whatever response it makes.
 
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
 use http_body_util::BodyExt;
 use hyper::body::Bytes;
@@ -11,7 +13,7 @@ use hyper::service::service_fn;
 use hyper::{Request, Response};
 use hyper_util::rt::TokioIo;
 use tokio::io::{AsyncRead, AsyncWrite};
-use tokio::net::TcpListener;
+use tokio::net::{TcpListener, TcpSocket, TcpStream};
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio_rustls::TlsAcceptor;
 
@@ -53,11 +55,55 @@ pub struct Incoming {
 /// One listener and what its connections need.
 pub struct Listener {
     /// The socket.
-    pub socket: TcpListener,
+    pub socket: Socket,
     /// Which origin it is.
     pub origin: Origin,
     /// TLS, over https (not on the plain listener).
     pub tls: Option<TlsAcceptor>,
+    /// Where `refuse` steps reach it (the primary origin).
+    pub refusals: Option<mpsc::UnboundedReceiver<Refusal>>,
+}
+
+/// A listener's socket: listening, or bound without listening (a connection to its port is
+/// refused) until a time has passed.
+pub enum Socket {
+    /// Accepting connections.
+    Listening(TcpListener),
+    /// Refusing connections for this long, then listening.
+    Refusing(TcpSocket, Duration),
+}
+
+/// A `refuse` step's order: stop listening for `time`; `done` is told once the port refuses.
+pub struct Refusal {
+    /// How long.
+    pub time: Duration,
+    /// Told once connections are refused.
+    pub done: oneshot::Sender<()>,
+}
+
+/// A socket bound to `addr` (the address may be reused: the port of a listener just
+/// closed), not listening.
+pub fn bound(addr: SocketAddr) -> std::io::Result<TcpSocket> {
+    let socket = match addr {
+        SocketAddr::V4(_) => TcpSocket::new_v4()?,
+        SocketAddr::V6(_) => TcpSocket::new_v6()?,
+    };
+    socket.set_reuseaddr(true)?;
+    socket.bind(addr)?;
+    Ok(socket)
+}
+
+/// The backlog of a listener.
+const BACKLOG: u32 = 1024;
+
+async fn next_refusal(refusals: &mut Option<mpsc::UnboundedReceiver<Refusal>>) -> Refusal {
+    match refusals {
+        Some(receiver) => match receiver.recv().await {
+            Some(refusal) => refusal,
+            None => std::future::pending().await,
+        },
+        None => std::future::pending().await,
+    }
 }
 
 /// What every connection shares.
@@ -71,41 +117,80 @@ pub struct Shared {
     pub stop: watch::Receiver<bool>,
 }
 
-/// Accepts connections until told to stop.
+/// Accepts connections until told to stop; a refusal closes the listener for a while (the
+/// port kept) and opens it again.
 pub async fn serve(listener: Listener, shared: Shared) {
+    let Listener { socket, origin, tls, mut refusals } = listener;
     let mut stop = shared.stop.clone();
+    let mut socket = socket;
     loop {
+        let listening = match socket {
+            Socket::Listening(listening) => listening,
+            Socket::Refusing(bound, time) => {
+                tokio::select! {
+                    _ = tokio::time::sleep(time) => {}
+                    _ = stop.wait_for(|stopped| *stopped) => return,
+                }
+                match bound.listen(BACKLOG) {
+                    Ok(listening) => listening,
+                    Err(_) => return,
+                }
+            }
+        };
         let accepted = tokio::select! {
-            accepted = listener.socket.accept() => accepted,
+            accepted = listening.accept() => accepted,
+            refusal = next_refusal(&mut refusals) => {
+                let Ok(addr) = listening.local_addr() else { return };
+                // Connections the kernel took before the refusal are served, not reset.
+                let Ok(std) = listening.into_std() else { return };
+                while let Ok((tcp, _)) = std.accept() {
+                    let tcp = tcp.set_nonblocking(true).and_then(|()| TcpStream::from_std(tcp));
+                    if let Ok(tcp) = tcp {
+                        spawn_connection(tcp, addr, origin, tls.clone(), shared.clone());
+                    }
+                }
+                drop(std);
+                let Ok(bound) = bound(addr) else { return };
+                let _ = refusal.done.send(());
+                socket = Socket::Refusing(bound, refusal.time);
+                continue;
+            }
             _ = stop.wait_for(|stopped| *stopped) => return,
         };
-        let Ok((tcp, peer)) = accepted else { continue };
-        let _ = tcp.set_nodelay(true);
-        let shared = shared.clone();
-        let tls = listener.tls.clone();
-        let origin = listener.origin;
-        let local = listener
-            .socket
-            .local_addr()
-            .map_or_else(|_| peer.to_string(), |a| a.to_string());
-        tokio::spawn(async move {
-            let mut stop = shared.stop.clone();
-            let connection = async move {
-                match tls {
-                    Some(acceptor) => {
-                        if let Ok(stream) = acceptor.accept(tcp).await {
-                            serve_io(stream, origin, "https", local, shared).await;
-                        }
-                    }
-                    None => serve_io(tcp, origin, "http", local, shared).await,
-                }
-            };
-            tokio::select! {
-                _ = connection => {}
-                _ = stop.wait_for(|stopped| *stopped) => {}
-            }
-        });
+        if let (Ok((tcp, _)), Ok(addr)) = (accepted, listening.local_addr()) {
+            spawn_connection(tcp, addr, origin, tls.clone(), shared.clone());
+        }
+        socket = Socket::Listening(listening);
     }
+}
+
+/// Serves one accepted connection until it ends or the mock stops.
+fn spawn_connection(
+    tcp: TcpStream,
+    local: SocketAddr,
+    origin: Origin,
+    tls: Option<TlsAcceptor>,
+    shared: Shared,
+) {
+    let _ = tcp.set_nodelay(true);
+    let local = local.to_string();
+    tokio::spawn(async move {
+        let mut stop = shared.stop.clone();
+        let connection = async move {
+            match tls {
+                Some(acceptor) => {
+                    if let Ok(stream) = acceptor.accept(tcp).await {
+                        serve_io(stream, origin, "https", local, shared).await;
+                    }
+                }
+                None => serve_io(tcp, origin, "http", local, shared).await,
+            }
+        };
+        tokio::select! {
+            _ = connection => {}
+            _ = stop.wait_for(|stopped| *stopped) => {}
+        }
+    });
 }
 
 async fn serve_io<I>(io: I, origin: Origin, scheme: &'static str, local: String, shared: Shared)

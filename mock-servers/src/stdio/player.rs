@@ -183,7 +183,8 @@ impl<'a> Player<'a> {
             | Step::Write(_)
             | Step::CloseStream(_)
             | Step::ExpireSession(_)
-            | Step::Endpoint(_) => self.script_error(&format!(
+            | Step::Endpoint(_)
+            | Step::Refuse(_) => self.script_error(&format!(
                 "step {index}: `{}` is for the HTTP transports",
                 describe_step(step)
             )),
