@@ -114,9 +114,16 @@ pub fn validate(script: &Script) -> Result<(), String> {
     Ok(())
 }
 
+/// Why a player stops at a step of the other transport (refused when the script loads; a
+/// script built in code may still get there).
+pub(crate) fn wrong_transport(step: &Step) -> String {
+    let transport = if http_only(step) == Some(true) { "the HTTP transports" } else { "the stdio transport" };
+    format!("`{}` is for {transport}", crate::describe_step(step))
+}
+
 /// Whether a step only makes sense on one kind of transport: `Some(true)` HTTP only,
 /// `Some(false)` stdio only.
-fn http_only(step: &Step) -> Option<bool> {
+pub(crate) fn http_only(step: &Step) -> Option<bool> {
     match step {
         Step::Respond(_)
         | Step::Redirect(_)

@@ -340,19 +340,8 @@ impl Player {
             // As the first step, the mock started refusing (see `HttpMock::start`).
             Step::Refuse(_) if index == 0 => Flow::Next,
             Step::Refuse(r) => self.refuse(index, r.ms).await,
-            Step::Banner(_)
-            | Step::LongLine(_)
-            | Step::Stderr(_)
-            | Step::StderrFlood(_)
-            | Step::IgnoreStdinClose(_)
-            | Step::AwaitStdinClose(_)
-            | Step::SpawnChild(_)
-            | Step::Background(_)
-            | Step::CloseStdout(_)
-            | Step::StopReading(_) => {
-                let text = format!("`{}` is for the stdio transport", describe_step(step));
-                self.script_error(index, &text)
-            }
+            // stdio steps, refused when the script loads (see `load::http_only`).
+            other => self.script_error(index, &crate::load::wrong_transport(other)),
         }
     }
 

@@ -173,21 +173,8 @@ impl<'a> Player<'a> {
                 self.state.stdin_closed = true;
                 Flow::Next
             }
-            // Refused when the script loads (see `load::validate`); a script built in code
-            // that gets here stops as a script error.
-            Step::Respond(_)
-            | Step::Redirect(_)
-            | Step::Hang(_)
-            | Step::Disconnect(_)
-            | Step::OpenSse(_)
-            | Step::Write(_)
-            | Step::CloseStream(_)
-            | Step::ExpireSession(_)
-            | Step::Endpoint(_)
-            | Step::Refuse(_) => self.script_error(&format!(
-                "step {index}: `{}` is for the HTTP transports",
-                describe_step(step)
-            )),
+            // HTTP steps, refused when the script loads (see `load::http_only`).
+            other => self.script_error(&format!("step {index}: {}", crate::load::wrong_transport(other))),
         }
     }
 

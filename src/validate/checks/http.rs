@@ -4,7 +4,7 @@
 //! session (its own `initialize`, its own `Mcp-Session-Id`), so one check's misbehaviour
 //! cannot disturb another's.
 
-use super::{capabilities, initialize, jsonrpc, ping, schema, sort, stdio, tools, Found, Plan, Unreachable, ALL};
+use super::{initialize, jsonrpc, schema, sort, stdio, Found, Plan, Unreachable, ALL};
 use crate::rules::Level;
 use crate::validate::http::{with, without, Handshake, HttpSession, Posted, Until, Wire};
 use crate::validate::log::SharedLog;
@@ -240,13 +240,8 @@ async fn run_queries(ctx: &HttpCtx, revision: &str, queries: &[&'static str]) ->
     for id in queries {
         let started = Instant::now();
         let finding = match *id {
-            ping::PING => ping::ping(&mut session).await,
-            tools::LIST => tools::list(&mut session, &capabilities).await,
-            tools::UNKNOWN => tools::unknown(&mut session, &capabilities).await,
-            jsonrpc::UNKNOWN_METHOD => jsonrpc::unknown_method(&mut session).await,
             jsonrpc::NOTIFICATION_SILENT => jsonrpc::notification_silent_http(&mut session).await,
-            capabilities::HONEST => capabilities::honest(&mut session, &capabilities).await,
-            _ => Finding::HarnessFault { reason: format!("{id} is not a query check") },
+            other => super::query(other, &mut session, &capabilities).await,
         };
         out.push((*id, revision.to_string(), finding, started.elapsed().as_millis(), None));
     }

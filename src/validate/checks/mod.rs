@@ -265,6 +265,19 @@ pub fn sort(found: &mut [Found]) {
     found.sort_by_key(|f| (ALL.iter().position(|id| *id == f.id).unwrap_or(usize::MAX), f.revision.clone()));
 }
 
+/// One query check that reads the same over every transport (the notification check does
+/// not: it lives beside each transport's session).
+pub(crate) async fn query(id: &str, session: &mut impl Rpc, capabilities: &Value) -> Finding {
+    match id {
+        ping::PING => ping::ping(session).await,
+        tools::LIST => tools::list(session, capabilities).await,
+        tools::UNKNOWN => tools::unknown(session, capabilities).await,
+        jsonrpc::UNKNOWN_METHOD => jsonrpc::unknown_method(session).await,
+        capabilities::HONEST => capabilities::honest(session, capabilities).await,
+        _ => Finding::HarnessFault { reason: format!("{id} is not a query check") },
+    }
+}
+
 /// The shared session's checks, one after the other.
 async fn run_queries(
     ctx: &Ctx,
@@ -282,13 +295,8 @@ async fn run_queries(
     for id in queries {
         let started = Instant::now();
         let finding = match *id {
-            ping::PING => ping::ping(&mut session).await,
-            tools::LIST => tools::list(&mut session, &capabilities).await,
-            tools::UNKNOWN => tools::unknown(&mut session, &capabilities).await,
-            jsonrpc::UNKNOWN_METHOD => jsonrpc::unknown_method(&mut session).await,
             jsonrpc::NOTIFICATION_SILENT => jsonrpc::notification_silent(&mut session).await,
-            capabilities::HONEST => capabilities::honest(&mut session, &capabilities).await,
-            _ => Finding::HarnessFault { reason: format!("{id} is not a query check") },
+            other => query(other, &mut session, &capabilities).await,
         };
         out.push((*id, revision.to_string(), finding, started.elapsed().as_millis()));
     }
