@@ -1,4 +1,4 @@
-//! `mcp-conformance validate`: against real third-party servers (installed by
+//! `mcp-conformance validate`: against real third-party servers (installed on first use by
 //! `tests/validate/install-servers.sh` into `target/validate-servers/`), over stdio and over
 //! Streamable HTTP on 127.0.0.1, against deliberately broken scripted servers (one per check,
 //! `tests/validate/broken/<check id>.toml` over stdio, `tests/validate/broken-http/<check
@@ -57,29 +57,25 @@ const HTTP_CHECKS: &[&str] = &[
     "server.http.batch",
 ];
 
+#[path = "validate/servers.rs"]
+mod servers;
+
+/// The installed third-party servers (installed on first use).
 fn servers() -> PathBuf {
-    root().join("target/validate-servers")
+    servers::installed(root())
 }
 
-/// The installed server-everything entry point; fails the test when it is missing.
+/// The installed server-everything entry point.
 fn everything() -> Vec<String> {
     let entry = servers().join("node/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
-    assert!(
-        entry.is_file(),
-        "server-everything is not installed at {}: run tests/validate/install-servers.sh (CI runs it from .ci/run)",
-        entry.display()
-    );
+    assert!(entry.is_file(), "server-everything is missing at {} after its install", entry.display());
     vec!["node".into(), entry.display().to_string(), "stdio".into()]
 }
 
-/// The Python SDK server; fails the test when the venv is missing.
+/// The Python SDK server.
 fn python_server() -> Vec<String> {
     let python = servers().join("venv/bin/python");
-    assert!(
-        python.is_file(),
-        "the Python SDK venv is not installed at {}: run tests/validate/install-servers.sh (CI runs it from .ci/run)",
-        python.display()
-    );
+    assert!(python.is_file(), "the Python SDK venv is missing at {} after its install", python.display());
     vec![python.display().to_string(), root().join("tests/validate/python_server.py").display().to_string()]
 }
 

@@ -29,6 +29,9 @@
 //! Over HTTP (`transport = "http"`, `"https"`, `"legacy-sse"`) the same script drives a real
 //! loopback listener: [`HttpMock::start`] in-process (it runs on a thread of its own), or
 //! `mcp-mock-http --script my-script.toml` by hand, which prints its URL.
+//!
+//! Already testing with `wiremock`? The `wiremock` feature adds [`wiremock::McpResponder`]
+//! (a whole MCP server as one responder) and MCP matchers to mount on your `MockServer`.
 
 mod args;
 pub mod describe;
@@ -40,6 +43,8 @@ pub mod responder;
 pub mod script;
 pub mod stdio;
 pub mod wire_log;
+#[cfg(feature = "wiremock")]
+pub mod wiremock;
 
 pub use describe::describe_step;
 pub use error::{HttpStartError, LoadError, WireLogError};

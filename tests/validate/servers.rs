@@ -1,0 +1,101 @@
+//! The third-party servers the validator's tests run against, installed on first use.
+//!
+//! `cargo test --workspace --locked` on a fresh clone must pass by itself, so the first test
+//! that needs a server runs `tests/validate/install-servers.sh` (npm and PyPI, pinned
+//! versions, into `target/validate-servers/`). The script is idempotent and well under a
+//! second once installed. One install at a time across processes (nextest runs every test in
+//! a process of its own): an exclusive `flock` on `target/validate-servers.lock`.
+
+use std::io::Read;
+use std::os::fd::AsRawFd;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+/// How long an install may take before the tests give up on it (npm and pip on a cold cache
+/// take about a minute here).
+const INSTALL_BOUND: Duration = Duration::from_secs(600);
+
+/// The folder the servers are installed into, installing them first if needed. Panics with
+/// the script's own output (and a hint about the registries) when the install fails.
+pub fn installed(root: &Path) -> PathBuf {
+    static INSTALLED: OnceLock<Result<(), String>> = OnceLock::new();
+    let outcome = INSTALLED.get_or_init(|| install(root));
+    if let Err(why) = outcome {
+        panic!("{why}");
+    }
+    root.join("target/validate-servers")
+}
+
+fn install(root: &Path) -> Result<(), String> {
+    let target = root.join("target");
+    std::fs::create_dir_all(&target).map_err(|e| format!("cannot create {}: {e}", target.display()))?;
+    let lock_path = target.join("validate-servers.lock");
+    let lock = std::fs::File::create(&lock_path).map_err(|e| format!("cannot create {}: {e}", lock_path.display()))?;
+    // SAFETY: flock on a descriptor this function owns; released when `lock` is dropped.
+    if unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX) } != 0 {
+        return Err(format!("cannot lock {}: {}", lock_path.display(), std::io::Error::last_os_error()));
+    }
+    let script = root.join("tests/validate/install-servers.sh");
+    let mut child = Command::new("bash")
+        .arg(&script)
+        .current_dir(root)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot run {}: {e}", script.display()))?;
+    // Both pipes are read on threads so a chatty installer never blocks on a full pipe.
+    let mut stdout = child.stdout.take().expect("piped stdout");
+    let mut stderr = child.stderr.take().expect("piped stderr");
+    let out = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = stdout.read_to_string(&mut text);
+        text
+    });
+    let err = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = stderr.read_to_string(&mut text);
+        text
+    });
+    let deadline = Instant::now() + INSTALL_BOUND;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break Some(status),
+            Ok(None) if Instant::now() >= deadline => {
+                let _ = child.kill();
+                let _ = child.wait();
+                break None;
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(100)),
+            Err(e) => return Err(format!("cannot wait for {}: {e}", script.display())),
+        }
+    };
+    let output = format!("{}{}", out.join().unwrap_or_default(), err.join().unwrap_or_default());
+    match status {
+        Some(status) if status.success() => {
+            if !output.trim().is_empty() {
+                eprintln!("{}", output.trim_end());
+            }
+            Ok(())
+        }
+        Some(status) => Err(format!(
+            "installing the validator's third-party servers failed ({} {status}); npm (registry.npmjs.org) and PyPI must be reachable, with node, npm and python3 -m venv on PATH. Its output:\n{}",
+            script.display(),
+            tail(&output)
+        )),
+        None => Err(format!(
+            "installing the validator's third-party servers took over {} s ({}); is the npm registry or PyPI unreachable? Its output:\n{}",
+            INSTALL_BOUND.as_secs(),
+            script.display(),
+            tail(&output)
+        )),
+    }
+}
+
+/// The last lines of an installer's output (npm's errors come last).
+fn tail(output: &str) -> String {
+    let lines: Vec<&str> = output.lines().collect();
+    lines[lines.len().saturating_sub(40)..].join("\n")
+}
