@@ -374,17 +374,11 @@ fn a_script_error_names_the_file_and_line_and_exits_2() {
 
 #[test]
 fn a_missing_script_file_exits_2_naming_it() {
-    let output = Command::new(env!("CARGO_BIN_EXE_mcp-mock-stdio"))
+    assert_cmd::Command::new(env!("CARGO_BIN_EXE_mcp-mock-stdio"))
         .args(["--script", "/nonexistent/script.toml"])
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    assert_eq!(output.status.code(), Some(2));
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(
-        stderr.contains("cannot read /nonexistent/script.toml: "),
-        "{stderr}"
-    );
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("cannot read /nonexistent/script.toml: "));
 }
 
 #[test]

@@ -2,8 +2,12 @@
 
 use super::support::*;
 use mcp_conformance::scenario;
+use assert_cmd::Command;
+use predicates::prelude::*;
+use predicates::str::contains;
+use predicates::function::function;
+use rstest::rstest;
 use std::path::Path;
-use std::process::Command;
 
 const VALID: &str = r#"
 rules = ["stdio.ping.answered"]
@@ -36,34 +40,19 @@ fn the_valid_base_case_loads() {
     scenario::load(folder.path(), &path).unwrap();
 }
 
-#[test]
-fn malformed_toml_names_the_line() {
-    let message = load_error(&VALID.replace("requirement = \"r\"", "requirement = \"r"));
-    assert!(message.contains("line 3"), "{message}");
-}
-
-#[test]
-fn an_unknown_rule_id_names_the_rule_and_its_line() {
-    let message = load_error(&VALID.replace("stdio.ping.answered", "stdio.ping.ansered"));
-    assert!(message.contains("case.toml:2") && message.contains("stdio.ping.ansered"), "{message}");
-}
-
-#[test]
-fn an_unknown_misbehaviour_names_itself_and_its_line() {
-    let message = load_error(&VALID.replace("{ handshake = {} }", "{ explode = {} }"));
-    assert!(message.contains("explode") && message.contains("line 6"), "{message}");
-}
-
-#[test]
-fn an_unknown_field_is_refused() {
-    let message = load_error(&VALID.replace("steps = [{ connect = {} }]", "steps = [{ connect = {} }]\ntimeout = 5"));
-    assert!(message.contains("timeout"), "{message}");
-}
-
-#[test]
-fn an_unknown_profile_is_refused() {
-    let message = load_error(&VALID.replace("requirement = \"r\"", "requirement = \"r\"\nprofiles = [\"strcit\"]"));
-    assert!(message.contains("strcit"), "{message}");
+/// Each bad file: the edit that breaks the valid base case, and what its one error must name.
+#[rstest]
+#[case::malformed_toml_names_the_line("requirement = \"r\"", "requirement = \"r", &["line 3"])]
+#[case::an_unknown_rule_id_names_the_rule_and_its_line("stdio.ping.answered", "stdio.ping.ansered", &["case.toml:2", "stdio.ping.ansered"])]
+#[case::an_unknown_misbehaviour_names_itself_and_its_line("{ handshake = {} }", "{ explode = {} }", &["explode", "line 6"])]
+#[case::an_unknown_field_is_refused("steps = [{ connect = {} }]", "steps = [{ connect = {} }]\ntimeout = 5", &["timeout"])]
+#[case::an_unknown_profile_is_refused("requirement = \"r\"", "requirement = \"r\"\nprofiles = [\"strcit\"]", &["strcit"])]
+fn a_bad_scenario_file_is_one_error_naming_the_cause(#[case] valid: &str, #[case] broken: &str, #[case] named: &[&str]) {
+    assert!(VALID.contains(valid), "the case edits nothing: {valid}");
+    let message = load_error(&VALID.replace(valid, broken));
+    for part in named {
+        assert!(message.contains(part), "{part} not named: {message}");
+    }
 }
 
 #[test]
@@ -71,34 +60,29 @@ fn a_script_that_cannot_parse_stops_the_mock_with_a_usage_error() {
     let folder = tempfile::tempdir().unwrap();
     let path = folder.path().join("broken-script.toml");
     std::fs::write(&path, "steps = [{ handshake = {} }\n").unwrap();
-    let output = Command::new(conformance_bin()).args(["mock-stdio", "--script"]).arg(&path).output().unwrap();
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains("broken-script.toml"), "{stderr}");
-    assert_eq!(stderr.trim().lines().count(), 1, "one line wanted: {stderr}");
+    Command::new(conformance_bin())
+        .args(["mock-stdio", "--script"])
+        .arg(&path)
+        .assert()
+        .code(2)
+        .stderr(contains("broken-script.toml").and(function(|e: &str| e.trim().lines().count() == 1)));
 }
 
-fn run_cli(args: &[&str], scenarios: &Path) -> std::process::Output {
-    Command::new(conformance_bin()).args(args).arg("--scenarios").arg(scenarios).output().unwrap()
+fn run_cli(args: &[&str], scenarios: &Path) -> assert_cmd::assert::Assert {
+    Command::new(conformance_bin()).args(args).arg("--scenarios").arg(scenarios).assert()
 }
 
 #[test]
 fn the_cli_refuses_a_broken_scenario_folder_with_usage_exit_code() {
     let folder = tempfile::tempdir().unwrap();
     std::fs::write(folder.path().join("bad.toml"), "rules = [").unwrap();
-    let output = run_cli(&["run"], folder.path());
-    assert_eq!(output.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&output.stderr).contains("bad.toml"));
+    run_cli(&["run"], folder.path()).code(2).stderr(contains("bad.toml"));
 }
 
 #[test]
 fn the_cli_refuses_an_unknown_profile_and_an_unmatched_prefix() {
-    let output = run_cli(&["run", "--profile", "strcit"], &scenarios_root());
-    assert_eq!(output.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&output.stderr).contains("strcit"));
-    let output = run_cli(&["run", "no-such-area/"], &scenarios_root());
-    assert_eq!(output.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&output.stderr).contains("no-such-area/"));
+    run_cli(&["run", "--profile", "strcit"], &scenarios_root()).code(2).stderr(contains("strcit"));
+    run_cli(&["run", "no-such-area/"], &scenarios_root()).code(2).stderr(contains("no-such-area/"));
 }
 
 #[test]
@@ -106,18 +90,16 @@ fn the_cli_runs_a_prefix_and_writes_json_and_junit_reports() {
     let folder = tempfile::tempdir().unwrap();
     let json = folder.path().join("report.json");
     let junit = folder.path().join("report.xml");
-    let output = Command::new(conformance_bin())
+    Command::new(conformance_bin())
         .args(["run", "lifecycle/", "--profile", "all", "--json"])
         .arg(&json)
         .arg("--junit")
         .arg(&junit)
         .arg("--scenarios")
         .arg(scenarios_root())
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert_eq!(output.status.code(), Some(0), "{stdout}");
-    assert!(stdout.contains("lifecycle/handshake-bounded") && stdout.contains(" passed, 0 failed"), "{stdout}");
+        .assert()
+        .code(0)
+        .stdout(contains("lifecycle/handshake-bounded").and(contains(" passed, 0 failed")));
     let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!(report["summary"]["failed"], 0);
     assert!(report["results"].as_array().unwrap().len() >= 10);
@@ -134,9 +116,7 @@ fn a_failing_scenario_gives_exit_code_1_with_expected_and_actual() {
         VALID.replace("[expect]", "[expect]\nsteps = [{ step = 1, ok = false }]"),
     )
     .unwrap();
-    let output = run_cli(&["run", "--profile", "strict"], folder.path());
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert_eq!(output.status.code(), Some(1), "{stdout}");
-    assert!(stdout.contains("expected: an error") && stdout.contains("actual:"), "{stdout}");
-    assert!(stdout.contains("0 passed, 1 failed"), "{stdout}");
+    run_cli(&["run", "--profile", "strict"], folder.path())
+        .code(1)
+        .stdout(contains("expected: an error").and(contains("actual:")).and(contains("0 passed, 1 failed")));
 }

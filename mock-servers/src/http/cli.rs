@@ -63,7 +63,11 @@ fn run(cli: HttpArgs) -> Result<u8, String> {
         .state_dir
         .clone()
         .unwrap_or_else(|| default_state_dir(cli.log.as_deref()));
-    let mock = HttpMock::start(script, cli.log, state_dir).map_err(|e| one_line(&e))?;
+    let mock = HttpMock::start(script, cli.log, state_dir).map_err(|e| match e {
+        // A script that cannot be served: name the file it came from.
+        crate::HttpStartError::Script(why) => format!("{}: {why}", cli.script.display()),
+        other => one_line(&other),
+    })?;
     let mut out = format!("{}\nsecond: {}\n", mock.url(), mock.second_origin_url());
     if let Some(plain) = mock.plain_url() {
         out.push_str(&format!("plain: {plain}\n"));

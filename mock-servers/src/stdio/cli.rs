@@ -77,6 +77,9 @@ pub fn stdio_main(args: Vec<OsString>) -> ExitCode {
 fn run(cli: StdioArgs, prefix: Vec<OsString>) -> Result<End, String> {
     let script_path = cli.script.unwrap_or_default();
     let script = load_script(&script_path).map_err(|e| one_line(&e))?;
+    if script.transport.is_http() {
+        return Err(format!("{}: the script's transport is not stdio: use the HTTP mock (mcp-mock-http)", script_path.display()));
+    }
     let log = match &cli.log {
         Some(path) => LogWriter::open(path)
             .map_err(|e| format!("cannot open wire log {}: {e}", path.display()))?,
