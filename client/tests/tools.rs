@@ -3,7 +3,7 @@
 
 #![cfg(unix)]
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use mcp_refclient::tools::content::{block_text, content_text};
@@ -14,6 +14,7 @@ use mcp_refclient::{
     CallToolResult, ClientConfig, ErrorCode, ErrorKind, McpClient, McpError, Profile, StdioServer, Tool,
 };
 use serde_json::{json, Value};
+use tracing_test::traced_test;
 
 const INIT: &str = r#"{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2024-11-05","capabilities":{"tools":{"listChanged":true}},"serverInfo":{"name":"sh","version":"1"}}}"#;
 
@@ -76,42 +77,17 @@ fn names<S: ToolServer>(adapters: &[ToolAdapter<S>]) -> Vec<String> {
     adapters.iter().map(|a| a.name().to_string()).collect()
 }
 
-/// What the client and the tool layer logged while a [`capture`] guard lived.
-#[derive(Clone, Default)]
-struct Logs(Arc<Mutex<Vec<u8>>>);
-
-impl std::io::Write for Logs {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
+/// Exactly one WARN line of this test's log (captured by tracing-test) contains `needle`,
+/// and it contains each of `parts`.
+fn one_warning(lines: &[&str], needle: &str, parts: &[&str]) -> Result<(), String> {
+    let warned: Vec<&&str> = lines.iter().filter(|l| l.contains(" WARN ") && l.contains(needle)).collect();
+    if warned.len() != 1 {
+        return Err(format!("{} WARN lines contain {needle:?}, wanted one:\n{}", warned.len(), lines.join("\n")));
     }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
+    match parts.iter().find(|part| !warned[0].contains(*part)) {
+        Some(part) => Err(format!("{part:?} is missing from {}", warned[0])),
+        None => Ok(()),
     }
-}
-
-impl Logs {
-    fn text(&self) -> String {
-        String::from_utf8_lossy(&self.0.lock().unwrap()).into_owned()
-    }
-
-    /// The WARN lines containing `needle`.
-    fn warnings(&self, needle: &str) -> Vec<String> {
-        self.text().lines().filter(|l| l.contains("WARN") && l.contains(needle)).map(str::to_string).collect()
-    }
-}
-
-/// Captures WARN and above on this thread (a `#[tokio::test]` runs every task on it).
-fn capture() -> (Logs, tracing::subscriber::DefaultGuard) {
-    let logs = Logs::default();
-    let writer = logs.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_writer(move || writer.clone())
-        .with_ansi(false)
-        .with_max_level(tracing::Level::WARN)
-        .finish();
-    (logs, tracing::subscriber::set_default(subscriber))
 }
 
 fn output(outcome: ToolOutcome) -> String {
@@ -288,8 +264,8 @@ async fn a_source_relists_after_list_changed_and_only_then() {
 }
 
 #[tokio::test]
+#[traced_test]
 async fn a_failing_listing_keeps_the_last_list() {
-    let (logs, _guard) = capture();
     let client = connect(changing_server(Some(&reply_error(-32603, "listing broke")))).await;
     let source = ToolSource::new(Arc::clone(&client), "srv", Some("s"));
     source.begin_run().await;
@@ -298,15 +274,12 @@ async fn a_failing_listing_keeps_the_last_list() {
     source.before_model_request().await;
     assert_eq!(names(&source.tools()), ["s__a", "s__change"]);
     assert_eq!(output(source.call("s__a", json!({})).await), "listings=2", "the listing was tried");
-    let warned = logs.warnings("listing the tools of MCP server 'srv'");
-    assert_eq!(warned.len(), 1, "{}", logs.text());
-    assert!(warned[0].contains("server error -32603: listing broke"), "{}", warned[0]);
-    assert!(warned[0].contains("keeping the last list (2 tools)"), "{}", warned[0]);
+    logs_assert(|lines| one_warning(lines, "listing the tools of MCP server 'srv'", &["server error -32603: listing broke", "keeping the last list (2 tools)"]));
 }
 
 #[tokio::test]
+#[traced_test]
 async fn a_listing_that_times_out_keeps_the_last_list() {
-    let (logs, _guard) = capture();
     let mut config = ClientConfig::new(Profile::Strict);
     let mut timeouts = config.timeouts();
     timeouts.list = Some(Duration::from_millis(200));
@@ -318,16 +291,14 @@ async fn a_listing_that_times_out_keeps_the_last_list() {
     output(source.call("change", json!({})).await);
     source.before_model_request().await;
     assert_eq!(names(&source.tools()), ["a", "change"]);
-    let warned = logs.warnings("listing the tools of MCP server 'slow'");
-    assert_eq!(warned.len(), 1, "{}", logs.text());
-    assert!(warned[0].contains("timed out"), "{}", warned[0]);
+    logs_assert(|lines| one_warning(lines, "listing the tools of MCP server 'slow'", &["timed out"]));
 }
 
 // ---- tools.source.withdraw-exited ----
 
 #[tokio::test]
+#[traced_test]
 async fn an_exited_server_has_its_tools_withdrawn_once_and_calls_answered_as_unknown() {
-    let (logs, _guard) = capture();
     let call = "echo 'out of memory' >&2; exit 3";
     let client = connect(dispatch(&reply(&tools(&["a"])), call)).await;
     let source = ToolSource::new(Arc::clone(&client), "docs-server", Some("docs"));
@@ -354,10 +325,7 @@ async fn an_exited_server_has_its_tools_withdrawn_once_and_calls_answered_as_unk
     assert!(source.tools().is_empty(), "a new run does not bring them back");
 
     assert_eq!(failed(source.call("docs__a", json!({})).await), "unknown tool 'docs__a'");
-    let warned = logs.warnings("withdrawn");
-    assert_eq!(warned.len(), 1, "{}", logs.text());
-    assert!(warned[0].contains("MCP server 'docs-server' (prefix 'docs')"), "{}", warned[0]);
-    assert!(warned[0].contains("out of memory"), "{}", warned[0]);
+    logs_assert(|lines| one_warning(lines, "withdrawn", &["MCP server 'docs-server' (prefix 'docs')", "out of memory"]));
 }
 
 #[tokio::test]
@@ -397,13 +365,11 @@ impl ToolServer for Deaf {
 }
 
 #[tokio::test]
+#[traced_test]
 async fn a_source_without_notifications_warns_and_lists_once_per_run() {
-    let (logs, _guard) = capture();
     let client = McpClient::connect_stdio(changing_server(None), ClientConfig::new(Profile::Strict)).await.unwrap();
     let source = ToolSource::new(Arc::new(Deaf(client)), "deaf", None);
-    let warned = logs.warnings("cannot report notifications");
-    assert_eq!(warned.len(), 1, "{}", logs.text());
-    assert!(warned[0].contains("MCP server 'deaf'"), "{}", warned[0]);
+    logs_assert(|lines| one_warning(lines, "cannot report notifications", &["MCP server 'deaf'"]));
 
     source.begin_run().await;
     output(source.call("change", json!({})).await);
