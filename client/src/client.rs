@@ -170,7 +170,8 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 /// A connected MCP client. `Send + Sync`: every method takes `&self`, so it can be shared in
-/// an `Arc` across concurrent steps; calls queue in order.
+/// an `Arc` across concurrent steps; calls to one connection are in flight together under `strict`
+/// (routed by id) and queue in order under yoagent and kova.
 ///
 /// The connection can be replaced under the callers' feet: by [`reconnect`](Self::reconnect)
 /// in every profile, and in the kova profile by a list or call that hits a dead transport.

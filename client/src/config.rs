@@ -48,6 +48,13 @@ impl Profile {
         self == Profile::Yoagent
     }
 
+    /// Whether requests on one connection are multiplexed by id, several in flight at once
+    /// (strict: JSON-RPC allows it and agents call tools in parallel), or queued in order,
+    /// one on the wire at a time, as the seeds document (yoagent, kova).
+    pub fn multiplexes(self) -> bool {
+        self == Profile::Strict
+    }
+
     /// Whether a timed-out request is followed by `notifications/cancelled`.
     pub fn sends_cancelled(self) -> bool {
         self == Profile::Strict

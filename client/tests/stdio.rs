@@ -391,14 +391,14 @@ async fn the_decline_breakage_leaves_a_server_request_unanswered() {
     assert_eq!(err.kind(), ErrorKind::Timeout);
 }
 
-/// Call A is never answered and times out at 300 ms; call B, queued behind it, is answered
-/// at once when sent. Its 200 ms count from when it is sent, so it succeeds — unless the
-/// breakage counts the queue too.
+/// Call A is never answered and times out at 300 ms; call B, queued behind it (yoagent
+/// keeps one call on the wire), is answered at once when sent. Its 200 ms count from when it
+/// is sent, so it succeeds — unless the breakage counts the queue too.
 async fn queued_call(broken: bool) -> Result<(), McpError> {
     // The server announces (list_changed) that it read A, so B queues only once A is sent.
     let body = r#"read a; echo '{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}';
-        read cancelled; read b; echo '{"jsonrpc":"2.0","id":3,"result":{"content":[]}}'; read never"#;
-    let mut config = config(Profile::Strict);
+        read b; echo '{"jsonrpc":"2.0","id":3,"result":{"content":[]}}'; read never"#;
+    let mut config = config(Profile::Yoagent);
     if broken {
         config.hooks.broken.push(Breakage::TimeoutIncludesQueue);
     }

@@ -98,7 +98,8 @@ impl StreamableTransport {
     }
 
     /// Sends a request and reads its answer, bounded by `bound` (none: the idle timeout
-    /// only). Calls queue in order.
+    /// only). Under `strict` each call is a POST of its own, several in flight; otherwise
+    /// calls queue in order.
     pub(crate) async fn request(
         &self,
         method: &str,
@@ -134,7 +135,7 @@ impl StreamableTransport {
     ) -> Result<Result<Value, ErrorObject>, McpError> {
         let mut closed = self.closed.subscribe();
         let work = async {
-            let _turn = self.calls.lock().await;
+            let turn = self.calls.lock().await;
             if *self.closed.borrow() {
                 return Err(self.closed_error(ctx));
             }
@@ -143,6 +144,8 @@ impl StreamableTransport {
             } else if lock(&self.state).reinit {
                 self.reinitialize().await?;
             }
+            // Strict: the turn only orders the re-initialize; the call's own POST goes out at once.
+            let _turn = (!self.profile.multiplexes()).then_some(turn);
             let id = Value::from(self.next_id.fetch_add(1, Ordering::SeqCst));
             let call = self.call(method, id.clone(), params, ctx);
             match bound {

@@ -1,9 +1,11 @@
 //! The stdio transport: a spawned server, spoken to over its stdin and stdout.
 //!
-//! One background task reads stdout ([`reader`]), one drains stderr ([`stderr`]). Calls are
-//! serialized through a FIFO mutex; each waits for the response carrying its own id. What is
-//! known about the server's end lives in [`exit::ExitState`] behind a `std` mutex, so
-//! `exited()` answers at once and never waits behind a call.
+//! One background task reads stdout ([`reader`]), one drains stderr ([`stderr`]). Each call
+//! registers the id it sends and waits for the reader to route the response carrying that
+//! id to it. Under `strict` several calls are in flight at once; yoagent and kova queue them
+//! through a FIFO mutex, one on the wire at a time. What is known about the server's end
+//! lives in [`exit::ExitState`] behind a `std` mutex, so `exited()` answers at once and never
+//! waits behind a call.
 
 mod exit;
 mod process_group;
@@ -31,7 +33,8 @@ use stderr::{StderrTail, TAIL_BYTES};
 /// How often the child is polled while waiting for it to exit.
 const WAIT_POLL: Duration = Duration::from_millis(5);
 
-/// How often a call in flight looks whether the command exited.
+/// How often a call in flight looks whether the command exited, the first look one period
+/// after it was sent (so a call answered sooner never polls the child).
 const EXIT_POLL: Duration = Duration::from_millis(50);
 
 /// How long `close()` waits to reap a killed server.
@@ -81,8 +84,8 @@ struct Pending {
 /// The state of the connection, kept under one lock so a call and the reader agree.
 #[derive(Default)]
 struct Conn {
-    /// The call in flight.
-    pending: Option<Pending>,
+    /// The calls in flight, oldest first (at most one unless the profile multiplexes).
+    pending: Vec<Pending>,
     /// Set once the connection is gone: the error text every later call gets.
     dead: Option<String>,
     /// `BannerFatal`: a non-JSON line seen while no call was in flight fails the next one.
@@ -113,6 +116,13 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
+    /// yoagent: tells the gated reader whether a call waits for its response.
+    fn set_awaiting(&self, busy: bool) {
+        if self.profile.reads_only_during_calls() {
+            self.awaiting.send_replace(busy);
+        }
+    }
+
     /// Whether the test hooks break `rule`.
     pub(crate) fn broken(&self, rule: Breakage) -> bool {
         self.hooks.broken.contains(&rule)
@@ -228,21 +238,21 @@ impl Shared {
         self.exit_text(true).unwrap_or_else(|| format!("MCP server '{}' is gone", self.command))
     }
 
-    /// Marks the connection gone with `text` and fails the call in flight.
+    /// Marks the connection gone with `text` and fails every call in flight.
     fn mark_dead(&self, text: String) -> String {
         let mut conn = lock(&self.conn);
         let text = conn.dead.get_or_insert(text).clone();
-        if let Some(pending) = conn.pending.take() {
-            self.awaiting.send_replace(false);
+        for pending in conn.pending.drain(..) {
             let _ = pending.tx.send(Delivery::Failed(McpError::Transport(text.clone())));
         }
+        self.set_awaiting(false);
         text
     }
 
     /// Waits for the call's delivery, looking at the child meanwhile: a launcher that exits
     /// during a call has its group killed at once, which closes the output the call reads.
     async fn wait_for(&self, mut rx: oneshot::Receiver<Delivery>) -> Result<Delivery, oneshot::error::RecvError> {
-        let mut tick = tokio::time::interval(EXIT_POLL);
+        let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + EXIT_POLL, EXIT_POLL);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
             tokio::select! {
@@ -287,19 +297,22 @@ impl Shared {
         }
     }
 
-    /// The reader got a response: hands it to the call with that id, or drops it.
+    /// The reader got a response: hands it to the call with that id, or drops it (a late
+    /// answer to a call that timed out or was cancelled, or an id never sent).
     pub(crate) fn deliver(&self, id: Value, outcome: Result<Value, ErrorObject>) {
         let any_id = self.broken(Breakage::AnyIdAccepted);
         let mut conn = lock(&self.conn);
-        let matches = conn.pending.as_ref().is_some_and(|p| any_id || ids_match(&p.id, &id));
-        if !matches {
+        let Some(at) = conn.pending.iter().position(|p| any_id || ids_match(&p.id, &id)) else {
+            drop(conn);
             tracing::debug!(target: "mcp_refclient", server = %self.command, "dropped a response for id {id}: no call waits for it");
             return;
+        };
+        let pending = conn.pending.remove(at);
+        if conn.pending.is_empty() {
+            self.set_awaiting(false);
         }
-        if let Some(pending) = conn.pending.take() {
-            self.awaiting.send_replace(false);
-            let _ = pending.tx.send(Delivery::Response(outcome));
-        }
+        drop(conn);
+        let _ = pending.tx.send(Delivery::Response(outcome));
     }
 
     /// The reader skipped a line that is not JSON (already cut to a readable length).
@@ -310,13 +323,14 @@ impl Shared {
         }
         let message = format!("the server wrote a line that is not JSON: {text}");
         let mut conn = lock(&self.conn);
-        match conn.pending.take() {
-            Some(pending) => {
-                self.awaiting.send_replace(false);
-                let _ = pending.tx.send(Delivery::Failed(McpError::Protocol(message)));
-            }
-            None => conn.poison = Some(message),
+        if conn.pending.is_empty() {
+            conn.poison = Some(message);
+            return;
         }
+        for pending in conn.pending.drain(..) {
+            let _ = pending.tx.send(Delivery::Failed(McpError::Protocol(message.clone())));
+        }
+        self.set_awaiting(false);
     }
 
     /// The reader read `notifications/tools/list_changed`.
@@ -325,7 +339,8 @@ impl Shared {
     }
 }
 
-/// Clears the call's pending slot however the call ends (answered, timed out, cancelled).
+/// Clears the call's pending entry however the call ends (answered, timed out, cancelled),
+/// so a late answer finds no one waiting and is dropped.
 struct PendingGuard<'a> {
     shared: &'a Shared,
     id: Value,
@@ -334,10 +349,10 @@ struct PendingGuard<'a> {
 impl Drop for PendingGuard<'_> {
     fn drop(&mut self) {
         let mut conn = lock(&self.shared.conn);
-        if conn.pending.as_ref().is_some_and(|p| p.id == self.id) {
-            conn.pending = None;
+        conn.pending.retain(|p| p.id != self.id);
+        if conn.pending.is_empty() {
+            self.shared.set_awaiting(false);
         }
-        self.shared.awaiting.send_replace(false);
     }
 }
 
@@ -412,7 +427,8 @@ impl StdioTransport {
     }
 
     /// Sends a request and waits for the response with its id, bounded by `bound` counted
-    /// from when the request is sent. Calls queue in order.
+    /// from when the request is sent. Under `strict` calls go out at once, several in
+    /// flight; otherwise they queue in order.
     pub(crate) async fn request(
         &self,
         method: &str,
@@ -435,12 +451,13 @@ impl StdioTransport {
         let shared = &*self.shared;
         let queue_counts = shared.broken(Breakage::TimeoutIncludesQueue);
         let _turn = match bound {
+            _ if shared.profile.multiplexes() => None,
             // The breakage: the bound runs while the call waits behind another.
             Some(bound) if queue_counts => match tokio::time::timeout(bound, self.calls.lock()).await {
-                Ok(turn) => turn,
+                Ok(turn) => Some(turn),
                 Err(_) => return Err(Failed::alive(timed_out(method, bound))),
             },
-            _ => self.calls.lock().await,
+            _ => Some(self.calls.lock().await),
         };
         let id = Value::from(self.next_id.fetch_add(1, Ordering::SeqCst));
         let (tx, rx) = oneshot::channel();
@@ -452,7 +469,7 @@ impl StdioTransport {
             if let Some(message) = conn.poison.take() {
                 return Err(Failed::alive(McpError::Protocol(message)));
             }
-            conn.pending = Some(Pending { id: id.clone(), tx });
+            conn.pending.push(Pending { id: id.clone(), tx });
         }
         let guard = PendingGuard { shared, id: id.clone() };
         if let Err(e) = shared.write_message(&Request::new(id.clone(), method, params)).await {
@@ -461,7 +478,7 @@ impl StdioTransport {
             return Err(Failed::new(shared.write_failed(e).await, Fate::DeadUnsent));
         }
         let started = if queue_counts { queued_at } else { Instant::now() };
-        shared.awaiting.send_replace(true);
+        shared.set_awaiting(true);
         let delivery = match bound {
             Some(bound) => tokio::time::timeout_at((started + bound).into(), shared.wait_for(rx)).await.ok(),
             None => Some(shared.wait_for(rx).await),

@@ -53,11 +53,16 @@ pub fn judge_result(exchange: &Exchange) -> Finding {
 }
 
 /// Offers each revision (and an unknown one) in a fresh session of its own, concurrently;
-/// the probe's answer counts for the revision it offered.
-pub async fn negotiates(ctx: &Ctx, probe: (String, Exchange)) -> Finding {
+/// the probe's answer counts for the revision it offered. The sessions start at once, while
+/// the probe's answer (`probe`, `None` if there is none) may still be on its way.
+pub async fn negotiates(
+    ctx: &Ctx,
+    probe_revision: &str,
+    probe: impl std::future::Future<Output = Option<Exchange>>,
+) -> Finding {
     let wanted = offered();
     let mut tasks = tokio::task::JoinSet::new();
-    for revision in wanted.iter().copied().filter(|r| *r != probe.0) {
+    for revision in wanted.iter().copied().filter(|r| *r != probe_revision) {
         let session = match ctx.open(&format!("negotiates {revision}")) {
             Ok(session) => session,
             Err(why) => return Finding::HarnessFault { reason: why },
@@ -69,7 +74,10 @@ pub async fn negotiates(ctx: &Ctx, probe: (String, Exchange)) -> Finding {
             (revision.to_string(), exchange)
         });
     }
-    let mut answers = vec![probe];
+    let Some(probe) = probe.await else {
+        return Finding::skip("the probe session got no answer to `initialize`");
+    };
+    let mut answers = vec![(probe_revision.to_string(), probe)];
     while let Some(joined) = tasks.join_next().await {
         match joined {
             Ok(answer) => answers.push(answer),

@@ -166,54 +166,49 @@ impl Ctx {
     }
 }
 
-/// Runs the selected checks against a stdio target.
+/// Runs the selected checks against a stdio target. The launches that need a fresh server
+/// (the negotiation's, the parse-error check's, other revisions' queries) start together
+/// with the probe, so the server's start-up is paid once in wall time; the first
+/// revision's queries reuse the probe session, which is then closed for exits-on-close. If
+/// the probe gets no answer while the others start beside it, they are stopped and the
+/// probe is tried once more alone (a slow server starved by its own copies is not
+/// unreachable); only then is the target unreachable.
 pub async fn run_stdio(target: &Target, plan: &Plan) -> Result<Vec<Found>, Unreachable> {
     let ctx = Arc::new(Ctx { target: target.clone(), timeout: plan.timeout, logs: Mutex::new(Vec::new()) });
     let mut found = Vec::new();
     let first = plan.revisions.first().cloned().unwrap_or_else(|| super::LATEST.to_string());
-
-    // The probe: proves the server answers at all, and is the session exits-on-close watches.
-    let started = Instant::now();
-    let mut probe = ctx.open("probe").map_err(Unreachable)?;
-    let init = probe.handshake(&first).await;
-    if let Err(why) = &init.reply {
-        probe.kill().await;
-        return Err(Unreachable(format!("no answer to `initialize`: {why}")));
-    }
-    let probe_millis = started.elapsed().as_millis();
+    let queries: Vec<&'static str> = QUERIES.iter().copied().filter(|id| plan.wants(id)).collect();
 
     let mut tasks = tokio::task::JoinSet::new();
+    let mut probe_tx = launch_fresh(&mut tasks, &ctx, plan, &first, &queries);
+    let started = Instant::now();
+    let (mut probe, init) = match open_probe(&ctx, &first).await {
+        Ok(opened) => opened,
+        Err(_) if !tasks.is_empty() => {
+            tasks.shutdown().await;
+            let opened = open_probe(&ctx, &first).await.map_err(Unreachable)?;
+            probe_tx = launch_fresh(&mut tasks, &ctx, plan, &first, &queries);
+            opened
+        }
+        Err(why) => return Err(Unreachable(why)),
+    };
+    let probe_millis = started.elapsed().as_millis();
+    let _ = probe_tx.send(init.clone());
+
     let wants_exit = plan.wants(stdio::EXITS_ON_CLOSE);
+    let capabilities = init.result().and_then(|r| r.get("capabilities")).cloned().unwrap_or_default();
+    let first_queries = queries.clone();
+    let probe_revision = first.clone();
     tasks.spawn(async move {
+        let mut out = queries_on(&mut probe, &probe_revision, &capabilities, &first_queries).await;
         let started = Instant::now();
         let bound = if wants_exit { stdio::EXIT_BOUND } else { Duration::ZERO };
         let closed = probe.close(bound).await;
         let finding = stdio::judge_exit(&closed);
-        vec![(stdio::EXITS_ON_CLOSE, String::new(), finding, started.elapsed().as_millis())]
+        out.push((stdio::EXITS_ON_CLOSE, String::new(), finding, started.elapsed().as_millis()));
+        out
     });
-    if plan.wants(initialize::NEGOTIATES) {
-        let ctx = ctx.clone();
-        let probe_answer = (first.clone(), init.clone());
-        tasks.spawn(async move {
-            let started = Instant::now();
-            let finding = initialize::negotiates(&ctx, probe_answer).await;
-            vec![(initialize::NEGOTIATES, "all".to_string(), finding, started.elapsed().as_millis())]
-        });
-    }
     for (index, revision) in plan.revisions.iter().enumerate() {
-        let queries: Vec<&'static str> = QUERIES.iter().copied().filter(|id| plan.wants(id)).collect();
-        if !queries.is_empty() {
-            let (ctx, revision) = (ctx.clone(), revision.clone());
-            tasks.spawn(async move { run_queries(&ctx, &revision, &queries).await });
-        }
-        if plan.wants(jsonrpc::PARSE_ERROR) {
-            let (ctx, revision) = (ctx.clone(), revision.clone());
-            tasks.spawn(async move {
-                let started = Instant::now();
-                let finding = jsonrpc::parse_error(&ctx, &revision).await;
-                vec![(jsonrpc::PARSE_ERROR, revision, finding, started.elapsed().as_millis())]
-            });
-        }
         if plan.wants(initialize::RESULT) {
             let finding = if index == 0 {
                 initialize::judge_result(&init)
@@ -260,6 +255,52 @@ pub async fn run_stdio(target: &Target, plan: &Plan) -> Result<Vec<Found>, Unrea
     Ok(found)
 }
 
+/// The probe: proves the server answers at all. The error is the reason it is unreachable.
+async fn open_probe(ctx: &Ctx, revision: &str) -> Result<(Session, Exchange), String> {
+    let mut probe = ctx.open("probe")?;
+    let init = probe.handshake(revision).await;
+    if let Err(why) = &init.reply {
+        probe.kill().await;
+        return Err(format!("no answer to `initialize`: {why}"));
+    }
+    Ok((probe, init))
+}
+
+/// Starts the checks that launch a server of their own; the negotiation check waits on the
+/// returned sender for the probe's answer.
+fn launch_fresh(
+    tasks: &mut tokio::task::JoinSet<Vec<(&'static str, String, Finding, u128)>>,
+    ctx: &Arc<Ctx>,
+    plan: &Plan,
+    first: &str,
+    queries: &[&'static str],
+) -> tokio::sync::oneshot::Sender<Exchange> {
+    let (probe_tx, probe_rx) = tokio::sync::oneshot::channel::<Exchange>();
+    if plan.wants(initialize::NEGOTIATES) {
+        let (ctx, first) = (ctx.clone(), first.to_string());
+        tasks.spawn(async move {
+            let started = Instant::now();
+            let finding = initialize::negotiates(&ctx, &first, async { probe_rx.await.ok() }).await;
+            vec![(initialize::NEGOTIATES, "all".to_string(), finding, started.elapsed().as_millis())]
+        });
+    }
+    for (index, revision) in plan.revisions.iter().enumerate() {
+        if index > 0 && !queries.is_empty() {
+            let (ctx, revision, queries) = (ctx.clone(), revision.clone(), queries.to_vec());
+            tasks.spawn(async move { run_queries(&ctx, &revision, &queries).await });
+        }
+        if plan.wants(jsonrpc::PARSE_ERROR) {
+            let (ctx, revision) = (ctx.clone(), revision.clone());
+            tasks.spawn(async move {
+                let started = Instant::now();
+                let finding = jsonrpc::parse_error(&ctx, &revision).await;
+                vec![(jsonrpc::PARSE_ERROR, revision, finding, started.elapsed().as_millis())]
+            });
+        }
+    }
+    probe_tx
+}
+
 /// Puts findings in report order: by check, then revision.
 pub fn sort(found: &mut [Found]) {
     found.sort_by_key(|f| (ALL.iter().position(|id| *id == f.id).unwrap_or(usize::MAX), f.revision.clone()));
@@ -278,7 +319,7 @@ pub(crate) async fn query(id: &str, session: &mut impl Rpc, capabilities: &Value
     }
 }
 
-/// The shared session's checks, one after the other.
+/// The shared session's checks, one after the other, in a server of their own.
 async fn run_queries(
     ctx: &Ctx,
     revision: &str,
@@ -291,15 +332,26 @@ async fn run_queries(
         }
     };
     let capabilities = init.result().and_then(|r| r.get("capabilities")).cloned().unwrap_or_default();
+    let out = queries_on(&mut session, revision, &capabilities, queries).await;
+    session.kill().await;
+    out
+}
+
+/// The query checks, one after the other, on an initialized session.
+async fn queries_on(
+    session: &mut Session,
+    revision: &str,
+    capabilities: &Value,
+    queries: &[&'static str],
+) -> Vec<(&'static str, String, Finding, u128)> {
     let mut out = Vec::new();
     for id in queries {
         let started = Instant::now();
         let finding = match *id {
-            jsonrpc::NOTIFICATION_SILENT => jsonrpc::notification_silent(&mut session).await,
-            other => query(other, &mut session, &capabilities).await,
+            jsonrpc::NOTIFICATION_SILENT => jsonrpc::notification_silent(session).await,
+            other => query(other, session, capabilities).await,
         };
         out.push((*id, revision.to_string(), finding, started.elapsed().as_millis()));
     }
-    session.kill().await;
     out
 }
