@@ -59,7 +59,12 @@ pub struct ValidateArgs {
     pub timeout: Duration,
 }
 
-/// Parses `10s`, `500ms`, `2.5` (seconds).
+/// The shortest `--timeout`: shorter bounds cannot be told from scheduling noise.
+pub const MIN_TIMEOUT: Duration = Duration::from_millis(1);
+/// The longest `--timeout`: a day.
+pub const MAX_TIMEOUT: Duration = Duration::from_secs(86_400);
+
+/// Parses `10s`, `500ms`, `2.5` (seconds), from 1ms to 86400s.
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
     let (number, scale) = if let Some(ms) = text.strip_suffix("ms") {
         (ms, 0.001)
@@ -68,10 +73,17 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
     } else {
         (text, 1.0)
     };
-    match number.trim().parse::<f64>() {
-        Ok(n) if n > 0.0 && n.is_finite() && n * scale < 86_400.0 => Ok(Duration::from_secs_f64(n * scale)),
-        _ => Err(format!("`{text}` is not a duration (e.g. 10s, 500ms)")),
+    let seconds = match number.trim().parse::<f64>() {
+        Ok(n) if n.is_finite() => n * scale,
+        _ => return Err(format!("`{text}` is not a duration (e.g. 10s, 500ms)")),
+    };
+    if seconds < MIN_TIMEOUT.as_secs_f64() {
+        return Err(format!("`{text}` is shorter than the least bound, 1ms"));
     }
+    if seconds > MAX_TIMEOUT.as_secs_f64() {
+        return Err(format!("`{text}` is longer than the greatest bound, 86400s (a day)"));
+    }
+    Ok(Duration::from_secs_f64(seconds))
 }
 
 #[cfg(test)]
@@ -84,6 +96,11 @@ mod tests {
         assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
         assert_eq!(parse_duration("2.5"), Ok(Duration::from_millis(2500)));
         assert!(parse_duration("0").is_err());
+        assert_eq!(parse_duration("86400s"), Ok(MAX_TIMEOUT));
+        assert_eq!(parse_duration("1ms"), Ok(MIN_TIMEOUT));
+        assert!(parse_duration("1e-300").unwrap_err().contains("shorter than the least bound"));
+        assert!(parse_duration("86401").unwrap_err().contains("longer than the greatest bound"));
+        assert!(parse_duration("NaN").unwrap_err().contains("not a duration"));
         assert!(parse_duration("soon").is_err());
     }
 }

@@ -181,20 +181,12 @@ impl Wire {
         ca_pem: Option<&[u8]>,
         timeout: Duration,
     ) -> Result<Wire, String> {
-        let url = Url::parse(url).map_err(|e| format!("`{url}` is not a URL: {e}"))?;
+        let shown = super::redact::public_url(url);
+        let url = Url::parse(url).map_err(|e| format!("the URL is not valid: {e}"))?;
         if !matches!(url.scheme(), "http" | "https") || url.host_str().is_none() {
-            return Err(format!("`{url}` is not an http or https URL"));
+            return Err(format!("`{shown}` is not an http or https URL"));
         }
-        let headers = headers
-            .iter()
-            .map(|(name, value)| {
-                let name = HeaderName::from_bytes(name.as_bytes())
-                    .map_err(|_| format!("--header `{name}` is not a valid header name"))?;
-                let value = HeaderValue::from_str(value)
-                    .map_err(|_| format!("the value of --header `{name}` is not a valid header value (not shown)"))?;
-                Ok((name, value))
-            })
-            .collect::<Result<Vec<_>, String>>()?;
+        let headers = check_headers(headers)?;
         let tls = if url.scheme() == "https" { Some(tls_connector(ca_pem)?) } else { None };
         Ok(Wire { url, headers, tls, timeout })
     }
@@ -423,14 +415,20 @@ fn tls_connector(ca_pem: Option<&[u8]>) -> Result<tokio_rustls::TlsConnector, St
 }
 
 /// Checks `--header` names and values before anything is sent. The error is one line and
-/// never shows a value.
-pub fn check_headers(headers: &[(String, String)]) -> Result<(), String> {
-    for (name, value) in headers {
-        HeaderName::from_bytes(name.as_bytes()).map_err(|_| format!("--header `{name}` is not a valid header name"))?;
-        HeaderValue::from_str(value)
-            .map_err(|_| format!("the value of --header `{name}` is not a valid header value (not shown)"))?;
-    }
-    Ok(())
+/// never shows a value (nor a name that is not one: it may be a value without its colon).
+pub fn check_headers(headers: &[(String, String)]) -> Result<Vec<(HeaderName, HeaderValue)>, String> {
+    headers
+        .iter()
+        .enumerate()
+        .map(|(index, (name, value))| {
+            let name = HeaderName::from_bytes(name.as_bytes()).map_err(|_| {
+                format!("--header number {} does not start with a valid header name (not shown)", index + 1)
+            })?;
+            let value = HeaderValue::from_str(value)
+                .map_err(|_| format!("the value of --header `{name}` is not a valid header value (not shown)"))?;
+            Ok((name, value))
+        })
+        .collect()
 }
 
 /// Checks a `--ca-cert` file: PEM holding at least one certificate. The error is one line.

@@ -6,9 +6,11 @@ use serde::Serialize;
 /// The longest excerpt of a message or body kept in a report.
 pub const EXCERPT_CHARS: usize = 300;
 
-/// Cuts `text` to a readable length, on a character boundary, marking the cut.
+/// Cuts `text` to a readable length, on a character boundary, marking the cut; the run's
+/// secrets are scrubbed first (so no part of one survives the cut).
 pub fn excerpt(text: &str) -> String {
-    let text = text.trim_end();
+    let scrubbed = super::redact::scrub(text);
+    let text = scrubbed.trim_end();
     if text.chars().count() <= EXCERPT_CHARS {
         return text.to_string();
     }
