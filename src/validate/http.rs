@@ -3,11 +3,12 @@
 //!
 //! [`Wire`] sends one request over a fresh connection (TCP, or TLS trusting the system roots
 //! plus `--ca-cert`; verification is never turned off) and reads the answer: a JSON body to
-//! its end, an SSE body frame by frame until the awaited answer, or only the head. Every
-//! wait (connect, TLS, the head, the body) is bounded by `--timeout`. [`HttpSession`] keeps
+//! its end, an SSE body frame by frame until the awaited answer, or only the head. A whole
+//! request (connect, TLS, the head, the body) is bounded by one `--timeout`, however busy
+//! the stream; a body is read up to 8 MiB and an SSE body's events are parsed as they come. [`HttpSession`] keeps
 //! a session's `Mcp-Session-Id`, negotiated revision and log, and speaks JSON-RPC over it.
 
-use super::log::{Seen, SessionLog, SharedLog};
+use super::log::{SessionLog, SharedLog};
 use super::outcome::excerpt;
 use super::stdio::{is_response, Exchange};
 use http_body_util::{BodyExt, Full};
@@ -25,6 +26,12 @@ use url::Url;
 
 /// The most of a response body the validator reads; the rest is left unread.
 pub const MAX_BODY: usize = 8 << 20;
+/// How much of an SSE body is kept to be quoted (its events are parsed as they come).
+const KEPT_SSE_BODY: usize = 64 << 10;
+/// The most messages kept from one response (the awaited answer is kept besides).
+const KEPT_MESSAGES: usize = 1000;
+/// The most server requests answered from one response.
+const MAX_ANSWERS: usize = 64;
 
 /// Where systems keep their trusted roots as one PEM bundle (`SSL_CERT_FILE` first).
 const SYSTEM_ROOTS: &[&str] = &[
@@ -90,9 +97,21 @@ pub struct Reply {
     pub bad_frames: Vec<String>,
     /// Why reading stopped before the body ended, if it did.
     pub cut: Option<String>,
+    /// Messages (and bad frames) not kept: over [`KEPT_MESSAGES`].
+    pub dropped: usize,
 }
 
 impl Reply {
+    /// Keeps a message while under [`KEPT_MESSAGES`]; the response awaited is always kept.
+    fn keep(&mut self, message: Value, until: &Until) {
+        let awaited = matches!(until, Until::Response(id) if is_response(&message) && message.get("id") == Some(id));
+        if awaited || self.messages.len() < KEPT_MESSAGES {
+            self.messages.push(message);
+        } else {
+            self.dropped += 1;
+        }
+    }
+
     /// A header's value (name without regard to case).
     pub fn header(&self, name: &str) -> Option<&str> {
         self.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
@@ -121,6 +140,10 @@ impl Reply {
         if !media.is_empty() {
             text.push_str(&format!(" ({media})"));
         }
+        // The cut goes first, so a later cut of this text cannot drop it.
+        if let Some(cut) = &self.cut {
+            text.push_str(&format!(" [{cut}]"));
+        }
         let body = String::from_utf8_lossy(&self.body);
         let body = body.trim();
         if body.is_empty() {
@@ -128,9 +151,6 @@ impl Reply {
         } else {
             text.push_str(": ");
             text.push_str(&excerpt(body));
-        }
-        if let Some(cut) = &self.cut {
-            text.push_str(&format!(" [{cut}]"));
         }
         text
     }
@@ -210,7 +230,7 @@ impl Wire {
         }
     }
 
-    async fn connect(&self) -> Result<Box<dyn Io>, WireError> {
+    async fn connect(&self, deadline: Instant) -> Result<Box<dyn Io>, WireError> {
         let address = self.address();
         let fail = |reason: String| WireError::Connect { address: address.clone(), reason };
         let port = self.url.port_or_known_default().unwrap_or(80);
@@ -222,7 +242,7 @@ impl Wire {
                 None => Err(std::io::Error::other("the URL has no host")),
             }
         };
-        let tcp = match tokio::time::timeout(self.timeout, connect).await {
+        let tcp = match tokio::time::timeout(left(deadline), connect).await {
             Ok(Ok(tcp)) => tcp,
             Ok(Err(e)) => return Err(fail(e.to_string())),
             Err(_) => return Err(fail(format!("no connection within {:?}", self.timeout))),
@@ -236,7 +256,7 @@ impl Wire {
                 .map_err(|e| fail(format!("invalid TLS server name: {e}")))?,
             None => return Err(fail("the URL has no host".into())),
         };
-        match tokio::time::timeout(self.timeout, tls.connect(name, tcp)).await {
+        match tokio::time::timeout(left(deadline), tls.connect(name, tcp)).await {
             Ok(Ok(stream)) => Ok(Box::new(stream)),
             Ok(Err(e)) => Err(fail(format!("TLS handshake failed: {e}"))),
             Err(_) => Err(fail(format!("no TLS handshake within {:?}", self.timeout))),
@@ -253,9 +273,10 @@ impl Wire {
         until: &Until,
         mut on_message: impl FnMut(&Value) + Send,
     ) -> Result<Reply, WireError> {
-        let io = self.connect().await?;
+        let deadline = Instant::now() + self.timeout;
+        let io = self.connect(deadline).await?;
         let handshake = hyper::client::conn::http1::handshake::<_, Full<Bytes>>(TokioIo::new(io));
-        let (mut sender, connection) = match tokio::time::timeout(self.timeout, handshake).await {
+        let (mut sender, connection) = match tokio::time::timeout(left(deadline), handshake).await {
             Ok(Ok(pair)) => pair,
             Ok(Err(e)) => return Err(WireError::Broken(e.to_string())),
             Err(_) => return Err(WireError::NoAnswer(self.timeout)),
@@ -283,7 +304,7 @@ impl Wire {
         for (name, value) in own {
             request.headers_mut().insert(name, value);
         }
-        let response = match tokio::time::timeout(self.timeout, sender.send_request(request)).await {
+        let response = match tokio::time::timeout(left(deadline), sender.send_request(request)).await {
             Ok(Ok(response)) => response,
             Ok(Err(e)) => return Err(WireError::Broken(e.to_string())),
             Err(_) => return Err(WireError::NoAnswer(self.timeout)),
@@ -300,6 +321,7 @@ impl Wire {
             messages: Vec::new(),
             bad_frames: Vec::new(),
             cut: None,
+            dropped: 0,
         };
         if matches!(until, Until::Head) {
             drop(task);
@@ -307,27 +329,34 @@ impl Wire {
         }
         let sse = reply.media_type() == "text/event-stream";
         let mut parser = SseParser::default();
-        let deadline = Instant::now() + self.timeout;
+        
+        let mut read = 0usize;
         loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            let frame = match tokio::time::timeout(left, body.frame()).await {
-                Err(_) => {
-                    reply.cut = Some(format!("no more data within {:?}", self.timeout));
+            // Checked before every read: a body that always has data ready would otherwise
+            // never let the timeout fire.
+            let left = left(deadline);
+            let next = if left.is_zero() { None } else { tokio::time::timeout(left, body.frame()).await.ok() };
+            let frame = match next {
+                None => {
+                    reply.cut = Some(format!("no end of the body within {:?}", self.timeout));
                     break;
                 }
-                Ok(None) => break,
-                Ok(Some(Err(e))) => {
+                Some(None) => break,
+                Some(Some(Err(e))) => {
                     reply.cut = Some(format!("the body broke off: {e}"));
                     break;
                 }
-                Ok(Some(Ok(frame))) => frame,
+                Some(Some(Ok(frame))) => frame,
             };
             let Ok(data) = frame.into_data() else { continue };
-            if reply.body.len() + data.len() > MAX_BODY {
-                reply.cut = Some(format!("stopped reading at {MAX_BODY} bytes"));
+            if read + data.len() > MAX_BODY {
+                reply.cut = Some(format!("stopped reading at the {MAX_BODY}-byte limit"));
                 break;
             }
-            reply.body.extend_from_slice(&data);
+            read += data.len();
+            // An SSE body is parsed as it comes: only its start is kept, to be quoted.
+            let keep = if sse { KEPT_SSE_BODY.saturating_sub(reply.body.len()).min(data.len()) } else { data.len() };
+            reply.body.extend_from_slice(&data[..keep]);
             if sse {
                 for event in parser.push(&data) {
                     if event.trim().is_empty() {
@@ -337,10 +366,13 @@ impl Wire {
                         Ok(value) => {
                             for message in flatten(value) {
                                 on_message(&message);
-                                reply.messages.push(message);
+                                reply.keep(message, until);
                             }
                         }
-                        Err(_) => reply.bad_frames.push(event),
+                        Err(e) if reply.bad_frames.len() < KEPT_MESSAGES => {
+                            reply.bad_frames.push(format!("{} (not JSON: {e})", super::log::cut(&event, super::log::QUOTED_LINE)))
+                        }
+                        Err(_) => reply.dropped += 1,
                     }
                 }
                 if let Until::Response(id) = until {
@@ -350,17 +382,23 @@ impl Wire {
                 }
             }
         }
-        if !sse {
+            if !sse {
             if let Ok(value) = serde_json::from_slice::<Value>(&reply.body) {
                 for message in flatten(value) {
                     on_message(&message);
-                    reply.messages.push(message);
+                    reply.keep(message, until);
                 }
             }
         }
         drop(task);
         Ok(reply)
     }
+}
+
+/// What is left of a wait until `deadline` (one bound for a whole request: connect, TLS,
+/// head and body).
+fn left(deadline: Instant) -> Duration {
+    deadline.saturating_duration_since(Instant::now())
 }
 
 /// A JSON body's messages: the object, or an array's objects.
@@ -564,8 +602,10 @@ impl HttpSession {
         let answers = Arc::new(Mutex::new(Vec::new()));
         let collected = answers.clone();
         let on_message = move |message: &Value| {
-            if message.get("method").is_some() && message.get("id").is_some() {
-                collected.lock().unwrap_or_else(|e| e.into_inner()).push(message.clone());
+            let mut collected = collected.lock().unwrap_or_else(|e| e.into_inner());
+            // A flood of server requests gets the first few answered.
+            if message.get("method").is_some() && message.get("id").is_some() && collected.len() < MAX_ANSWERS {
+                collected.push(message.clone());
             }
         };
         let reply = self.wire.send(method, &headers, body, &until, on_message).await;
@@ -573,11 +613,11 @@ impl HttpSession {
             let mut log = self.log.lock().unwrap_or_else(|e| e.into_inner());
             for message in &reply.messages {
                 if reply.is_success() || message.get("jsonrpc").is_some() {
-                    log.seen.push(Seen { line: message.to_string(), message: Some(message.clone()) });
+                    log.message(&message.to_string(), message);
                 }
             }
             for frame in &reply.bad_frames {
-                log.seen.push(Seen { line: frame.clone(), message: None });
+                log.refused(frame, "an SSE event whose data is not JSON");
             }
         }
         let requests = std::mem::take(&mut *answers.lock().unwrap_or_else(|e| e.into_inner()));
@@ -746,6 +786,7 @@ mod tests {
             messages: vec![],
             bad_frames: vec![],
             cut: None,
+            dropped: 0,
         };
         assert_eq!(reply.describe(), "406 Not Acceptable (application/json): {\"error\":1}");
     }

@@ -26,6 +26,7 @@ pub mod cli;
 pub mod http;
 pub mod log;
 pub mod outcome;
+pub mod reaper;
 pub mod redact;
 pub mod report;
 pub mod schema;
@@ -84,6 +85,15 @@ fn run(args: ValidateArgs) -> u8 {
             return exit_code::HARNESS_FAULT;
         }
     };
+    // Escaped descendants of the servers become this process's children, to be ended.
+    reaper::become_subreaper();
+    match watch_signals(&runtime) {
+        Ok(watch) => drop(runtime.spawn(watch)),
+        Err(e) => {
+            error(&format!("cannot watch for signals: {e}"));
+            return exit_code::HARNESS_FAULT;
+        }
+    }
     let progress = job.targets.len() > 1 || args.config.is_some();
     let mut reports = Vec::new();
     let count = job.targets.len();
@@ -92,6 +102,7 @@ fn run(args: ValidateArgs) -> u8 {
             terminal::eprint(&redact::scrub(&format!("[{}/{count}] {name}: validating {}", index + 1, target.describe())));
         }
         let mut report = runtime.block_on(validate_one(&job, name, config_name.as_deref(), target));
+        reaper::sweep(std::time::Duration::from_secs(1));
         report::scrub(&mut report, redact::scrub);
         if let Some(why) = &report.unreachable {
             error(&format!("cannot reach {}: {why}", if progress { report.name.as_str() } else { "the server" }));
@@ -117,6 +128,28 @@ fn run(args: ValidateArgs) -> u8 {
         }
     }
     exit_code_of(&reports)
+}
+
+/// Registers SIGINT, SIGTERM and SIGHUP (before any server starts) and returns the task that,
+/// on the first of them, kills every server group, ends escaped descendants and exits with
+/// [`exit_code::SIGNALLED`] plus the signal's number.
+fn watch_signals(runtime: &tokio::runtime::Runtime) -> std::io::Result<impl std::future::Future<Output = ()>> {
+    use tokio::signal::unix::{signal, SignalKind};
+    let _entered = runtime.enter();
+    let mut interrupt = signal(SignalKind::interrupt())?;
+    let mut terminate = signal(SignalKind::terminate())?;
+    let mut hangup = signal(SignalKind::hangup())?;
+    Ok(async move {
+        let (name, number) = tokio::select! {
+            _ = interrupt.recv() => ("SIGINT", libc::SIGINT),
+            _ = terminate.recv() => ("SIGTERM", libc::SIGTERM),
+            _ = hangup.recv() => ("SIGHUP", libc::SIGHUP),
+        };
+        let groups = reaper::kill_all();
+        let escaped = reaper::sweep(std::time::Duration::from_secs(1));
+        error(&format!("interrupted by {name}: {groups} server process group(s) and {escaped} other process(es) ended"));
+        std::process::exit(i32::from(exit_code::SIGNALLED) + number);
+    })
 }
 
 /// The run's exit code: a harness fault, then an unreachable target, then failures.

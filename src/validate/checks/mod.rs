@@ -184,9 +184,10 @@ pub async fn run_stdio(target: &Target, plan: &Plan) -> Result<Vec<Found>, Unrea
 
     let mut tasks = tokio::task::JoinSet::new();
     let wants_exit = plan.wants(stdio::EXITS_ON_CLOSE);
+    let timeout = plan.timeout;
     tasks.spawn(async move {
         let started = Instant::now();
-        let bound = if wants_exit { stdio::EXIT_BOUND } else { Duration::ZERO };
+        let bound = if wants_exit { stdio::EXIT_BOUND.min(timeout) } else { Duration::ZERO };
         let closed = probe.close(bound).await;
         let finding = stdio::judge_exit(&closed);
         vec![(stdio::EXITS_ON_CLOSE, String::new(), finding, started.elapsed().as_millis())]
