@@ -26,6 +26,8 @@ use url::Url;
 
 /// The most of a response body the validator reads; the rest is left unread.
 pub const MAX_BODY: usize = 8 << 20;
+/// How much of a body a report quotes from (before its excerpt is cut).
+const QUOTED_BODY: usize = 16 << 10;
 /// How much of an SSE body is kept to be quoted (its events are parsed as they come).
 const KEPT_SSE_BODY: usize = 64 << 10;
 /// The most messages kept from one response (the awaited answer is kept besides).
@@ -99,6 +101,8 @@ pub struct Reply {
     pub cut: Option<String>,
     /// Messages (and bad frames) not kept: over [`KEPT_MESSAGES`].
     pub dropped: usize,
+    /// Whether the bound ran out before the body ended.
+    pub timed_out: bool,
 }
 
 impl Reply {
@@ -144,13 +148,17 @@ impl Reply {
         if let Some(cut) = &self.cut {
             text.push_str(&format!(" [{cut}]"));
         }
-        let body = String::from_utf8_lossy(&self.body);
+        let head = &self.body[..self.body.len().min(QUOTED_BODY)];
+        let body = String::from_utf8_lossy(head);
         let body = body.trim();
         if body.is_empty() {
             text.push_str(", empty body");
         } else {
             text.push_str(": ");
             text.push_str(&excerpt(body));
+            if head.len() < self.body.len() {
+                text.push_str(&format!(" ({} bytes read)", self.body.len()));
+            }
         }
         text
     }
@@ -322,6 +330,7 @@ impl Wire {
             bad_frames: Vec::new(),
             cut: None,
             dropped: 0,
+            timed_out: false,
         };
         if matches!(until, Until::Head) {
             drop(task);
@@ -338,6 +347,7 @@ impl Wire {
             let next = if left.is_zero() { None } else { tokio::time::timeout(left, body.frame()).await.ok() };
             let frame = match next {
                 None => {
+                    reply.timed_out = true;
                     reply.cut = Some(format!("no end of the body within {:?}", self.timeout));
                     break;
                 }
@@ -382,12 +392,19 @@ impl Wire {
                 }
             }
         }
-            if !sse {
-            if let Ok(value) = serde_json::from_slice::<Value>(&reply.body) {
-                for message in flatten(value) {
-                    on_message(&message);
-                    reply.keep(message, until);
+            if !sse && !reply.body.is_empty() {
+            match serde_json::from_slice::<Value>(&reply.body) {
+                Ok(value) => {
+                    for message in flatten(value) {
+                        on_message(&message);
+                        reply.keep(message, until);
+                    }
                 }
+                // Said in the report: a refused body is not "no answer".
+                Err(e) if reply.cut.is_none() && reply.media_type() == "application/json" => {
+                    reply.cut = Some(format!("the body is not JSON: {e}"));
+                }
+                Err(_) => {}
             }
         }
         drop(task);
@@ -545,6 +562,8 @@ pub struct HttpSession {
     pub session_id: Option<String>,
     /// The revision the server answered in `initialize`.
     pub revision: Option<String>,
+    /// Why the session stopped answering, once a request got no answer within the bound.
+    pub stalled: Option<String>,
     next_id: i64,
     ended: bool,
 }
@@ -557,6 +576,7 @@ impl HttpSession {
             log: Arc::new(Mutex::new(SessionLog::new(label))),
             session_id: None,
             revision: None,
+            stalled: None,
             next_id: 0,
             ended: false,
         }
@@ -639,9 +659,20 @@ impl HttpSession {
         let reply = match &posted.reply {
             Ok(reply) => match reply.response_to(&id) {
                 Some(response) => Ok(response.clone()),
-                None => Err(format!("no JSON-RPC response with id {id}: {}", reply.describe())),
+                None => {
+                    let why = format!("no JSON-RPC response with id {id}: {}", reply.describe());
+                    if reply.timed_out {
+                        self.stalled = Some(why.clone());
+                    }
+                    Err(why)
+                }
             },
-            Err(e) => Err(e.to_string()),
+            Err(e) => {
+                if e.is_unreachable() {
+                    self.stalled = Some(e.to_string());
+                }
+                Err(e.to_string())
+            }
         };
         (Exchange { sent: text, reply }, posted)
     }
@@ -787,6 +818,7 @@ mod tests {
             bad_frames: vec![],
             cut: None,
             dropped: 0,
+            timed_out: false,
         };
         assert_eq!(reply.describe(), "406 Not Acceptable (application/json): {\"error\":1}");
     }

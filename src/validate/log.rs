@@ -90,16 +90,24 @@ impl SessionLog {
     }
 }
 
-/// `text` cut to at most `max` bytes, on a character boundary.
-pub fn cut(text: &str, max: usize) -> String {
+/// The start of `text`, at most `max` bytes, on a character boundary.
+pub fn prefix(text: &str, max: usize) -> &str {
     if text.len() <= max {
-        return text.to_string();
+        return text;
     }
     let mut end = max;
     while !text.is_char_boundary(end) {
         end -= 1;
     }
-    format!("{}… ({} bytes in all)", &text[..end], text.len())
+    &text[..end]
+}
+
+/// `text` cut to at most `max` bytes, on a character boundary, marking the cut.
+pub fn cut(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_string();
+    }
+    format!("{}… ({} bytes in all)", prefix(text, max), text.len())
 }
 
 /// A log shared between the session and its reader task.

@@ -76,10 +76,14 @@ impl Summary {
     }
 }
 
+/// The longest text field of a report; longer ones are cut.
+pub const MAX_FIELD: usize = 4096;
+
 /// Applies `scrub` to every text of a report that can hold what a server sent or what the
 /// command line gave (names, notes, failures), before any rendering.
 pub fn scrub(report: &mut TargetReport, scrub: impl Fn(&str) -> String) {
-    let each = |text: &mut String| *text = scrub(text);
+    // A field quoting a server at length (an 8 MB version string) is cut first.
+    let each = |text: &mut String| *text = scrub(&super::log::cut(text, MAX_FIELD));
     each(&mut report.name);
     each(&mut report.target);
     report.unreachable.iter_mut().for_each(each);

@@ -71,6 +71,8 @@ pub struct Session {
     stdin: Option<ChildStdin>,
     incoming: mpsc::Receiver<Value>,
     answered: usize,
+    /// Why the session stopped answering, once a wait ran out or the server left.
+    pub stalled: Option<String>,
     log: SharedLog,
     stderr: Arc<Mutex<Vec<u8>>>,
     stderr_done: Option<tokio::task::JoinHandle<()>>,
@@ -119,6 +121,7 @@ impl Session {
             pid,
             incoming,
             answered: 0,
+            stalled: None,
             log,
             stderr,
             stderr_done,
@@ -255,12 +258,16 @@ impl Session {
                     if log.refused > refused_at_start {
                         why.push_str(&log.refused_note());
                     }
+                    drop(log);
+                    self.stalled = Some(why.clone());
                     return Err(why);
                 }
                 Ok(None) => {
                     let gone = self.gone().await;
                     let note = self.lock_log().refused_note();
-                    return Err(format!("{gone}{note}"));
+                    let why = format!("{gone}{note}");
+                    self.stalled = Some(why.clone());
+                    return Err(why);
                 }
                 Ok(Some(message)) if wanted(&message) => return Ok(message),
                 Ok(Some(message)) => {
@@ -387,7 +394,15 @@ async fn read_stdout(stdout: tokio::process::ChildStdout, tx: mpsc::Sender<Value
         // Past the limit only the start is kept (to be quoted); the rest is counted.
         let room = if length + chunk.len() <= MAX_LINE { chunk.len() } else { super::log::QUOTED_LINE.saturating_sub(line.len()) };
         line.extend_from_slice(&chunk[..room.min(chunk.len())]);
+        let was_over = length > MAX_LINE;
         length += chunk.len();
+        if length > MAX_LINE && !was_over {
+            // Refused as soon as it is over the limit: a line that never ends is seen too.
+            let text = String::from_utf8_lossy(&line);
+            log.lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .refused(&text, format!("a line over the {MAX_LINE}-byte limit"));
+        }
         let used = end.map_or(buf.len(), |at| at + 1);
         reader.consume(used);
         if end.is_some() {
@@ -406,8 +421,7 @@ async fn take_line(line: &[u8], length: usize, tx: &mpsc::Sender<Value>, log: &S
     let text = text.trim_end_matches('\r');
     let lock = || log.lock().unwrap_or_else(|e| e.into_inner());
     if length > MAX_LINE {
-        lock().refused(text, format!("a line of {length} bytes or more, over the {MAX_LINE}-byte limit"));
-        return true;
+        return true; // refused when it went over the limit
     }
     match serde_json::from_str::<Value>(text) {
         Ok(message) if message.is_object() => {

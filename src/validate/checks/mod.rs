@@ -29,11 +29,19 @@ use std::time::{Duration, Instant};
 pub trait Rpc: Send {
     /// Sends a request with the session's next id and waits for the response.
     fn request(&mut self, method: &str, params: Option<Value>) -> impl Future<Output = Exchange> + Send;
+
+    /// Why the session stopped answering (a wait ran out, the server left), if it did: the
+    /// checks after it in the session are skipped instead of each waiting out `--timeout`.
+    fn stalled(&self) -> Option<String>;
 }
 
 impl Rpc for Session {
     fn request(&mut self, method: &str, params: Option<Value>) -> impl Future<Output = Exchange> + Send {
         Session::request(self, method, params)
+    }
+
+    fn stalled(&self) -> Option<String> {
+        self.stalled.clone()
     }
 }
 
@@ -41,6 +49,15 @@ impl Rpc for super::http::HttpSession {
     fn request(&mut self, method: &str, params: Option<Value>) -> impl Future<Output = Exchange> + Send {
         super::http::HttpSession::request(self, method, params)
     }
+
+    fn stalled(&self) -> Option<String> {
+        self.stalled.clone()
+    }
+}
+
+/// The finding of a query not asked because the shared session stopped answering.
+pub(crate) fn not_asked(why: &str) -> Finding {
+    Finding::skip(format!("not asked: the session stopped answering an earlier check ({})", super::outcome::excerpt(why)))
 }
 
 /// Every check the validator knows, in report order.
@@ -296,6 +313,7 @@ async fn run_queries(
     for id in queries {
         let started = Instant::now();
         let finding = match *id {
+            _ if session.stalled.is_some() => not_asked(session.stalled.as_deref().unwrap_or_default()),
             jsonrpc::NOTIFICATION_SILENT => jsonrpc::notification_silent(&mut session).await,
             other => query(other, &mut session, &capabilities).await,
         };
