@@ -205,7 +205,7 @@ pub fn processes_marked(mark: &str) -> Vec<(u32, String)> {
     }
 }
 
-fn scan(mark: &str) -> Vec<(u32, String)> {
+pub fn scan(mark: &str) -> Vec<(u32, String)> {
     let mut found = Vec::new();
     for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
         let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else { continue };
