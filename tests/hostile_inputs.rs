@@ -153,7 +153,7 @@ fn a_stderr_that_cannot_be_written_is_no_panic() {
 fn a_signal_to_the_validator_ends_every_server_process(#[case] signal: i32, #[case] name: &str) {
     let mark = format!("mcp-hostile-signal-{}-{name}", std::process::id());
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/hostile/signal-target.py");
-    let mut child = std::process::Command::new(BIN)
+    let child = std::process::Command::new(BIN)
         .args(["validate", "--timeout", "30s", "--", python(), "-S"])
         .arg(&script)
         .env("MCP_HOSTILE_MARK", &mark)

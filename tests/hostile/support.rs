@@ -2,7 +2,6 @@
 //! its output, its peak memory (wait4) and wall time, and checks the promises.
 
 use assert_cmd::assert::Assert;
-use predicates::prelude::*;
 use std::io::{BufRead, BufReader, Read};
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
@@ -130,8 +129,7 @@ impl Run {
         let stdout = String::from_utf8_lossy(&self.output.stdout).into_owned();
         let stderr = String::from_utf8_lossy(&self.output.stderr).into_owned();
         let shown = format!("{}: stdout:\n{stdout}\nstderr:\n{stderr}", case.name);
-        let mut assert = Assert::new(self.output.clone()).append_context("case", case.name.clone());
-        assert = assert.code(case.exit);
+        Assert::new(self.output.clone()).append_context("case", case.name.clone()).code(case.exit);
         for text in &case.says {
             assert!(stdout.contains(text.as_str()) || stderr.contains(text.as_str()), "{}: `{text}` is not said:\n{shown}", case.name);
         }
