@@ -4,8 +4,8 @@
 //! SIGKILL); the groups alive are tracked here and killed when a session ends or when the
 //! validator gets SIGINT, SIGTERM or SIGHUP. A descendant that left its group (`setsid`,
 //! `setpgid`) is found because the validator is a child subreaper (`PR_SET_CHILD_SUBREAPER`):
-//! once its parent dies it becomes the validator's child, and [`sweep`] kills and reaps every
-//! such child.
+//! once its parent dies it becomes the validator's child, killed when any session ends (and
+//! reaped by [`sweep`] after each target).
 //!
 //! Not possible: a descendant that escaped and whose ancestors are all still alive is not a
 //! child yet (its server's group is killed first, which makes it one); nothing survives
@@ -28,18 +28,42 @@ pub fn become_subreaper() -> bool {
     unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0 }
 }
 
-/// Notes a server's process group (its leader's pid) as alive.
-pub fn track(group: i32) {
-    groups().push(group);
+/// Starts a server and notes its process group (its leader's pid) as alive, under the lock
+/// [`end_escaped`] takes, so a server just started is never taken for an escaped descendant.
+pub fn spawn_tracked(command: &mut tokio::process::Command) -> std::io::Result<tokio::process::Child> {
+    let mut groups = groups();
+    let child = command.spawn()?;
+    if let Some(pid) = child.id().and_then(|p| i32::try_from(p).ok()) {
+        groups.push(pid);
+    }
+    Ok(child)
 }
 
-/// Kills a server's process group and forgets it.
+/// Kills a server's process group and forgets it, then kills the descendants that escaped
+/// their groups and are this process's children by now.
 pub fn kill_group(group: i32) {
     // SAFETY: killpg only sends a signal; the group is one a session created.
     unsafe {
         libc::killpg(group, libc::SIGKILL);
     }
     groups().retain(|g| *g != group);
+    end_escaped();
+}
+
+/// Kills (without reaping: a session may still want its server's exit status) every child
+/// of this process that is not a tracked server: descendants reparented here.
+fn end_escaped() {
+    let groups = groups();
+    for pid in children().into_iter().filter(|pid| !groups.contains(pid)) {
+        // SAFETY: kill and killpg only send signals, to a child of this process and its group.
+        unsafe {
+            let group = libc::getpgid(pid);
+            if group > 0 && group != libc::getpgid(0) {
+                libc::killpg(group, libc::SIGKILL);
+            }
+            libc::kill(pid, libc::SIGKILL);
+        }
+    }
 }
 
 /// Kills every tracked group (on a signal to the validator); returns how many there were.

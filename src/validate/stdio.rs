@@ -103,11 +103,9 @@ impl Session {
                 Ok(())
             });
         }
-        let mut child = cmd.spawn().map_err(|e| format!("cannot start `{}`: {e}", excerpt(command)))?;
+        let mut child =
+            super::reaper::spawn_tracked(&mut cmd).map_err(|e| format!("cannot start `{}`: {e}", excerpt(command)))?;
         let pid = child.id().and_then(|p| i32::try_from(p).ok());
-        if let Some(pid) = pid {
-            super::reaper::track(pid);
-        }
         let log: SharedLog = Arc::new(Mutex::new(SessionLog::new(label)));
         let (tx, incoming) = mpsc::channel(READ_AHEAD);
         if let Some(stdout) = child.stdout.take() {
