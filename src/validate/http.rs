@@ -144,9 +144,13 @@ impl Reply {
         if !media.is_empty() {
             text.push_str(&format!(" ({media})"));
         }
-        // The cut goes first, so a later cut of this text cannot drop it.
+        // The cut and refusals go first, so a later cut of this text cannot drop them.
         if let Some(cut) = &self.cut {
             text.push_str(&format!(" [{cut}]"));
+        }
+        if let Some(first) = self.bad_frames.first() {
+            let why = first.rsplit_once(" (").map_or("", |(_, why)| why.trim_end_matches(')'));
+            text.push_str(&format!(" [{} SSE event(s) refused, the first: {why}]", self.bad_frames.len()));
         }
         let head = &self.body[..self.body.len().min(QUOTED_BODY)];
         let body = String::from_utf8_lossy(head);
@@ -372,15 +376,17 @@ impl Wire {
                     if event.trim().is_empty() {
                         continue;
                     }
-                    match serde_json::from_str::<Value>(&event) {
+                    let parsed = super::weight::check(event.as_bytes())
+                        .and_then(|()| serde_json::from_str::<Value>(&event).map_err(|e| format!("not JSON: {e}")));
+                    match parsed {
                         Ok(value) => {
                             for message in flatten(value) {
                                 on_message(&message);
                                 reply.keep(message, until);
                             }
                         }
-                        Err(e) if reply.bad_frames.len() < KEPT_MESSAGES => {
-                            reply.bad_frames.push(format!("{} (not JSON: {e})", super::log::cut(&event, super::log::QUOTED_LINE)))
+                        Err(why) if reply.bad_frames.len() < KEPT_MESSAGES => {
+                            reply.bad_frames.push(format!("{} ({why})", super::log::cut(&event, super::log::QUOTED_LINE)))
                         }
                         Err(_) => reply.dropped += 1,
                     }
@@ -393,7 +399,9 @@ impl Wire {
             }
         }
             if !sse && !reply.body.is_empty() {
-            match serde_json::from_slice::<Value>(&reply.body) {
+            let parsed = super::weight::check(&reply.body)
+                .and_then(|()| serde_json::from_slice::<Value>(&reply.body).map_err(|e| format!("not JSON: {e}")));
+            match parsed {
                 Ok(value) => {
                     for message in flatten(value) {
                         on_message(&message);
@@ -401,8 +409,8 @@ impl Wire {
                     }
                 }
                 // Said in the report: a refused body is not "no answer".
-                Err(e) if reply.cut.is_none() && reply.media_type() == "application/json" => {
-                    reply.cut = Some(format!("the body is not JSON: {e}"));
+                Err(why) if reply.cut.is_none() && reply.media_type() == "application/json" => {
+                    reply.cut = Some(format!("the body is refused: {why}"));
                 }
                 Err(_) => {}
             }
@@ -503,21 +511,32 @@ pub fn check_ca_cert(pem: &[u8]) -> Result<(), String> {
 #[derive(Default)]
 struct SseParser {
     buf: Vec<u8>,
+    /// How much of `buf` is known to hold no line end (a long line is not scanned again).
+    scanned: usize,
     data: Option<String>,
 }
 
 impl SseParser {
-    /// Feeds bytes; returns the data of each event they complete.
+    /// Feeds bytes; returns the data of each event they complete. Linear in what it is fed:
+    /// one scan of each byte, one move of what is left over.
     fn push(&mut self, bytes: &[u8]) -> Vec<String> {
         self.buf.extend_from_slice(bytes);
         let mut events = Vec::new();
-        while let Some(end) = self.buf.iter().position(|b| *b == b'\n' || *b == b'\r') {
+        let mut start = 0;
+        loop {
+            let from = self.scanned.max(start);
+            let Some(offset) = self.buf[from..].iter().position(|b| *b == b'\n' || *b == b'\r') else {
+                self.scanned = self.buf.len();
+                break;
+            };
+            let end = from + offset;
             if self.buf[end] == b'\r' && end + 1 == self.buf.len() {
-                break; // a CR whose LF may be in the next chunk
+                self.scanned = end; // a CR whose LF may be in the next chunk
+                break;
             }
-            let line = String::from_utf8_lossy(&self.buf[..end]).into_owned();
+            let line = String::from_utf8_lossy(&self.buf[start..end]).into_owned();
             let width = if self.buf[end] == b'\r' && self.buf.get(end + 1) == Some(&b'\n') { 2 } else { 1 };
-            self.buf.drain(..end + width);
+            start = end + width;
             if line.is_empty() {
                 events.extend(self.data.take());
                 continue;
@@ -539,6 +558,8 @@ impl SseParser {
                 }
             }
         }
+        self.buf.drain(..start);
+        self.scanned = self.scanned.saturating_sub(start);
         events
     }
 }

@@ -32,6 +32,7 @@ pub mod report;
 pub mod schema;
 pub mod stdio;
 pub mod target;
+pub mod weight;
 
 pub use cli::ValidateArgs;
 

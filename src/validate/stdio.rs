@@ -421,6 +421,10 @@ async fn take_line(line: &[u8], length: usize, tx: &mpsc::Sender<Value>, log: &S
     if length > MAX_LINE {
         return true; // refused when it went over the limit
     }
+    if let Err(why) = super::weight::check(text.as_bytes()) {
+        lock().refused(text, why);
+        return true;
+    }
     match serde_json::from_str::<Value>(text) {
         Ok(message) if message.is_object() => {
             lock().message(text, &message);

@@ -6,7 +6,7 @@ import _http
 
 def handler(conn, request):
     message = request.message() or {"id": 1}
-    deep = b"[" * 100000 + b"]" * 100000
+    deep = b"[" * 1000 + b"]" * 1000
     _http.respond(conn, "200 OK", b'{"jsonrpc":"2.0","id":%d,"result":' % message.get("id", 1) + deep + b"}")
 
 

@@ -5,7 +5,7 @@ import _mcp
 
 
 def on_request(message):
-    deep = b"[" * 100000 + b"]" * 100000
+    deep = b"[" * 1000 + b"]" * 1000
     _mcp.write(b'{"jsonrpc":"2.0","id":%d,"result":{"protocolVersion":"2025-11-25","x":' % message["id"] + deep + b"}}\n")
     return True
 
