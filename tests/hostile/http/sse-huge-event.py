@@ -5,6 +5,8 @@
 import json
 import _http
 
+PAD = b"[" + b",".join([b"0"] * 3_950_000) + b"]"
+
 
 def handler(conn, request):
     message = request.message()
@@ -12,9 +14,9 @@ def handler(conn, request):
         return _http.answer(conn, request)
     reply = _http.reply_to(message)
     reply["pad"] = "PAD"
-    data = json.dumps(reply).replace('"PAD"', "[" + ",".join(["0"] * 3_950_000) + "]")
+    data = json.dumps(reply).encode().replace(b'"PAD"', PAD)
     _http.send(conn, b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n")
-    _http.send(conn, b"event: message\ndata: " + data.encode() + b"\n\n")
+    _http.send(conn, b"event: message\ndata: " + data + b"\n\n")
 
 
 _http.serve(handler)
