@@ -141,6 +141,9 @@ fn a_stderr_that_cannot_be_written_is_no_panic() {
     let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
     let output = std::process::Command::new(BIN).args(["validate", "--timeout", "soon"]).stderr(full).output().unwrap();
     assert_eq!(output.status.code(), Some(3), "a usage error that cannot be shown is a harness fault");
+    let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+    let output = std::process::Command::new(BIN).args(["mock-stdio", "--script", "/dev/zero"]).stderr(full).output().unwrap();
+    assert_eq!(output.status.code(), Some(2), "the mock's usage error, unseen but no panic");
 }
 
 /// SIGINT, SIGTERM and SIGHUP to the validator mid-run: every server process ends (the one

@@ -1,4 +1,5 @@
 # exit: 0
+# says: the rule allows 5 s
 # A correct server that ignores SIGTERM, SIGINT and SIGHUP and stays up when stdin closes.
 import signal
 import time
