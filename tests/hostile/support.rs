@@ -16,7 +16,9 @@ pub const TIMEOUT: Duration = Duration::from_secs(1);
 pub const RUN_BOUND: Duration = Duration::from_secs(6 * TIMEOUT.as_secs() + 4);
 /// One check's own time (its JSON `millis`): at most two waits, plus 2 s of margin.
 pub const CHECK_BOUND: Duration = Duration::from_secs(2 * TIMEOUT.as_secs() + 2);
-/// Peak RSS of the validator process (ru_maxrss of wait4, which also covers what it reaped).
+/// Peak RSS of the validator process: ru_maxrss of wait4, which also covers what it reaped
+/// and, on Linux, the test process's own peak at the spawn (exec keeps the larger of the two):
+/// an upper bound, never an under-count.
 pub const RSS_BOUND_MIB: i64 = 200;
 
 /// The secrets given to the validator; none may appear in anything it prints or writes.
