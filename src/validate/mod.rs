@@ -57,6 +57,10 @@ struct Job {
 }
 
 /// Runs `validate` and returns its exit code (see [`crate::exit_code`]).
+///
+/// It owns the process it runs in: it becomes a child subreaper, ends every child it finds
+/// that is not one of its servers (escaped descendants), and exits on SIGINT, SIGTERM and
+/// SIGHUP; call it from a process of its own (the `mcp-conformance` binary does).
 pub fn main(args: ValidateArgs) -> u8 {
     let code = run(args);
     if terminal::stderr_failed() && code == exit_code::SUCCESS {
