@@ -55,7 +55,7 @@ fn reason(kind: &str) -> &'static str {
 
 #[rstest]
 fn a_hostile_input_file_is_one_clear_error(
-    #[values("config", "baseline", "mock-stdio", "mock-http")] loader: &str,
+    #[values("config", "baseline", "ca-cert", "mock-stdio", "mock-http")] loader: &str,
     #[values("fifo", "device", "folder", "oversized", "not-utf8")] kind: &str,
 ) {
     assert_one_clear_error(loader, kind);
@@ -79,6 +79,7 @@ fn assert_one_clear_error(loader: &str, kind: &str) {
     let (args, says): (Vec<&str>, &str) = match loader {
         "config" => (vec!["validate", "--config", f], "cannot read the config file"),
         "baseline" => (vec!["validate", "--baseline", f, "--", "true"], "cannot read the baseline"),
+        "ca-cert" => (vec!["validate", "--url", "https://127.0.0.1:9/mcp", "--ca-cert", f], "--ca-cert"),
         "run" => (vec!["run", "--scenarios", dir.path().to_str().unwrap()], "cannot read scenario"),
         "list" => (vec!["list", "--scenarios", dir.path().to_str().unwrap()], "cannot read scenario"),
         "mock-stdio" => (vec!["mock-stdio", "--script", f], "cannot read"),
@@ -90,7 +91,9 @@ fn assert_one_clear_error(loader: &str, kind: &str) {
     let stderr = String::from_utf8_lossy(&assert.get_output().stderr).into_owned();
     assert!(started.elapsed() < INPUT_BOUND);
     assert_eq!(stderr.trim().lines().count(), 1, "not one line: {stderr}");
-    assert!(stderr.contains(says) && stderr.contains(reason(kind)), "{loader}/{kind}: {stderr}");
+    // A certificate file is bytes: not UTF-8 is not PEM.
+    let reason = if (loader, kind) == ("ca-cert", "not-utf8") { "holds no PEM certificate" } else { reason(kind) };
+    assert!(stderr.contains(says) && stderr.contains(reason), "{loader}/{kind}: {stderr}");
     assert!(stderr.contains(f), "{loader}/{kind} does not name the file: {stderr}");
 }
 
