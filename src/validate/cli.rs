@@ -7,7 +7,8 @@ use std::time::Duration;
 ///
 /// Targets: `validate -- COMMAND [ARGS...]` (stdio), `validate --url URL` (Streamable HTTP),
 /// `validate --config FILE [NAME...]` (an `mcpServers` config file).
-/// Exit codes: 0 clean, 1 failures, 2 usage, 3 harness fault, 4 target unreachable.
+/// Exit codes: 0 clean, 1 failures, 2 usage, 3 harness fault (an unwritable report too),
+/// 4 target unreachable, 128 + the signal's number when SIGINT, SIGTERM or SIGHUP stop it.
 #[derive(Clone, Debug, clap::Args)]
 #[command(override_usage = "mcp-conformance validate [OPTIONS] -- COMMAND [ARGS...]\n       \
     mcp-conformance validate [OPTIONS] --url URL [--header 'Name: value']...\n       \
@@ -54,7 +55,8 @@ pub struct ValidateArgs {
     /// Write a JUnit XML report to this file.
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
-    /// The bound on every single wait (a response, a write, a start): 10s, 500ms, 2.5.
+    /// The bound on every single wait (a response, a write, an HTTP request, a server's exit
+    /// after stdin closes), however busy the stream: 10s, 500ms, 2.5; from 1ms to 86400s.
     #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_duration)]
     pub timeout: Duration,
 }
