@@ -10,3 +10,7 @@ pub const USAGE: u8 = 2;
 pub const HARNESS_FAULT: u8 = 3;
 /// The target could not be reached (validate).
 pub const UNREACHABLE: u8 = 4;
+/// Interrupted by a signal (SIGINT, SIGTERM, SIGHUP): this plus the signal's number, as
+/// shells report it (130 for Ctrl-C, 143 for SIGTERM, 129 for SIGHUP), after every server
+/// the run started was ended.
+pub const SIGNALLED: u8 = 128;

@@ -21,6 +21,7 @@ pub mod report;
 pub mod rules;
 pub mod runner;
 pub mod scenario;
+pub mod terminal;
 pub mod validate;
 pub mod verdict;
 

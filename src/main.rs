@@ -1,8 +1,9 @@
 //! The `mcp-conformance` command line: a thin layer over the library.
 
 use clap::{Parser, Subcommand};
-use mcp_conformance::{error_chain, exit_code, report, rules, runner::MockLauncher, scenario, verdict};
+use mcp_conformance::{error_chain, exit_code, report, rules, runner::MockLauncher, scenario, terminal, verdict};
 use mcp_refclient::Profile;
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -87,21 +88,46 @@ fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
-            let _ = e.print();
+            if let Err(why) = e.print() {
+                fail(&format!("cannot write to {}: {why}", if e.use_stderr() { "stderr" } else { "stdout" }));
+                return ExitCode::from(exit_code::HARNESS_FAULT);
+            }
             return ExitCode::from(if e.use_stderr() { exit_code::USAGE } else { exit_code::SUCCESS });
         }
     };
+    let code = dispatch(cli);
+    if terminal::stderr_failed() && code == ExitCode::from(exit_code::SUCCESS) {
+        return ExitCode::from(exit_code::HARNESS_FAULT);
+    }
+    code
+}
+
+/// An error line on stderr, control characters escaped.
+fn fail(message: &str) {
+    terminal::eprint(&format!("error: {message}"));
+}
+
+/// Writes `text` to stdout; a write error (a full disk, a closed pipe) is reported on stderr
+/// and becomes the harness-fault exit code.
+fn emit(text: &str) -> Result<(), ExitCode> {
+    terminal::print(text).map_err(|why| {
+        fail(&why);
+        ExitCode::from(exit_code::HARNESS_FAULT)
+    })
+}
+
+fn dispatch(cli: Cli) -> ExitCode {
     match cli.command {
         Command::Run(args) => run(args),
         Command::List(args) => list(args),
         Command::Validate(args) => ExitCode::from(mcp_conformance::validate::main(args)),
         Command::Profile { name, .. } => match Profile::from_name(&name) {
-            Some(profile) => {
-                print!("{}", mcp_conformance::profiles::section(profile));
-                ExitCode::from(exit_code::SUCCESS)
-            }
+            Some(profile) => match emit(&mcp_conformance::profiles::section(profile)) {
+                Ok(()) => ExitCode::from(exit_code::SUCCESS),
+                Err(code) => code,
+            },
             None => {
-                eprintln!("error: unknown profile `{name}` (expected strict, yoagent or kova)");
+                fail(&format!("unknown profile `{name}` (expected strict, yoagent or kova)"));
                 ExitCode::from(exit_code::USAGE)
             }
         },
@@ -120,14 +146,14 @@ fn parse_profiles(name: &str) -> Option<Vec<Profile>> {
 
 fn load(folder: &Path) -> Result<Vec<scenario::LoadedScenario>, ExitCode> {
     scenario::load_all(folder).map_err(|e| {
-        eprintln!("error: {}", error_chain(&e));
+        fail(&error_chain(&e));
         ExitCode::from(exit_code::USAGE)
     })
 }
 
 fn run(args: RunArgs) -> ExitCode {
     let Some(profiles) = parse_profiles(&args.profile) else {
-        eprintln!("error: unknown profile `{}` (expected strict, yoagent, kova or all)", args.profile);
+        fail(&format!("unknown profile `{}` (expected strict, yoagent, kova or all)", args.profile));
         return ExitCode::from(exit_code::USAGE);
     };
     let scenarios = match load(&args.scenarios) {
@@ -142,25 +168,29 @@ fn run(args: RunArgs) -> ExitCode {
         })
         .collect();
     if selected.is_empty() {
-        eprintln!("error: no scenario matches `{}` in {}", args.prefix.unwrap_or_default(), args.scenarios.display());
+        fail(&format!("no scenario matches `{}` in {}", args.prefix.unwrap_or_default(), args.scenarios.display()));
         return ExitCode::from(exit_code::USAGE);
     }
     let launcher = match MockLauncher::this_binary() {
         Ok(l) => l,
         Err(e) => {
-            eprintln!("error: cannot find this program to launch the scripted servers: {e}");
+            fail(&format!("cannot find this program to launch the scripted servers: {e}"));
             return ExitCode::from(exit_code::HARNESS_FAULT);
         }
     };
     let results = verdict::run_all(&selected, &profiles, &launcher);
-    print!("{}", report::table::render(&results));
+    let mut table = report::table::render(&results);
     if profiles.len() > 1 {
-        print!("\n{}", report::table::render_matrix(&results));
+        table.push('\n');
+        table.push_str(&report::table::render_matrix(&results));
+    }
+    if let Err(code) = emit(&table) {
+        return code;
     }
     for (path, text) in [(&args.json, report::json::render(&results)), (&args.junit, report::junit::render(&results))] {
         if let Some(path) = path {
             if let Err(e) = std::fs::write(path, text) {
-                eprintln!("error: cannot write {}: {e}", path.display());
+                fail(&format!("cannot write {}: {e}", path.display()));
                 return ExitCode::from(exit_code::HARNESS_FAULT);
             }
         }
@@ -180,7 +210,7 @@ fn list(args: ListArgs) -> ExitCode {
         Ok(s) => s,
         Err(code) => return code,
     };
-    println!("rules:");
+    let mut out = String::from("rules:\n");
     let mut uncovered = 0;
     for rule in rules::all() {
         let covering: Vec<&str> = scenarios
@@ -195,13 +225,16 @@ fn list(args: ListArgs) -> ExitCode {
             rules::RuleKind::Client => "client",
             rules::RuleKind::Server => "server",
         };
-        println!("  {:<45} {:<6} {:<6} {} scenario(s)", rule.id, rule.level.name(), kind, covering.len());
+        let _ = writeln!(out, "  {:<45} {:<6} {:<6} {} scenario(s)", rule.id, rule.level.name(), kind, covering.len());
     }
-    println!("\nscenarios:");
+    out.push_str("\nscenarios:\n");
     for s in &scenarios {
         let profiles: Vec<&str> = s.profiles().iter().map(|p| p.name()).collect();
-        println!("  {:<50} [{}] {}", s.name, profiles.join(","), s.scenario.rules.join(", "));
+        let _ = writeln!(out, "  {:<50} [{}] {}", terminal::line(&s.name), profiles.join(","), s.scenario.rules.join(", "));
     }
-    println!("\n{} rules, {} scenarios, {} client rules without a scenario", rules::all().len(), scenarios.len(), uncovered);
-    ExitCode::from(exit_code::SUCCESS)
+    let _ = writeln!(out, "\n{} rules, {} scenarios, {} client rules without a scenario", rules::all().len(), scenarios.len(), uncovered);
+    match emit(&out) {
+        Ok(()) => ExitCode::from(exit_code::SUCCESS),
+        Err(code) => code,
+    }
 }

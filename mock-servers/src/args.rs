@@ -18,3 +18,14 @@ pub(crate) fn parse<T: clap::Parser>(program: &str, args: Vec<OsString>) -> Resu
         }
     })
 }
+
+/// Writes `program: message` on stderr, control characters escaped (a script path may hold
+/// them); a stderr that cannot be written is no panic (the exit code still says it failed).
+pub(crate) fn report_error(program: &str, message: &str) {
+    use std::io::Write;
+    let shown: String = message
+        .chars()
+        .flat_map(|c| if c.is_control() { c.escape_default().collect::<Vec<_>>() } else { vec![c] })
+        .collect();
+    let _ = writeln!(std::io::stderr().lock(), "{program}: {shown}");
+}

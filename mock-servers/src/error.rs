@@ -11,9 +11,9 @@ pub enum LoadError {
     Read {
         /// The script file.
         path: PathBuf,
-        /// Why.
+        /// Why (not found, not a regular file, too large, …).
         #[source]
-        source: std::io::Error,
+        source: crate::files::FileError,
     },
     /// The file is not a valid script (TOML or JSON syntax, unknown step, unknown field, …).
     #[error("{}:{line}:{column}: {message}", path.display())]

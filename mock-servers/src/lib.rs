@@ -36,6 +36,7 @@
 mod args;
 pub mod describe;
 pub mod error;
+pub mod files;
 pub mod http;
 pub mod load;
 pub mod matcher;

@@ -18,7 +18,7 @@ struct ScenarioFile {
 
 /// Reads and checks the script in `path`.
 pub fn load_script(path: &Path) -> Result<Script, LoadError> {
-    let text = std::fs::read_to_string(path).map_err(|source| LoadError::Read {
+    let text = crate::files::read_text(path).map_err(|source| LoadError::Read {
         path: path.to_owned(),
         source,
     })?;
@@ -222,6 +222,12 @@ fn check_steps(list: &str, steps: &[Step], transport: Transport) -> Result<(), S
                 if r.split_writes == Some(0) {
                     return Err(format!("{place}: split_writes must be at least 1"));
                 }
+            }
+            Step::Crash(crate::script::Crash { code, .. }) | Step::Exit(crate::script::Exit { code })
+                if !(0..=255).contains(code) =>
+            {
+                // A process exit status is one byte: 256 would exit 0.
+                return Err(format!("{place}: exit code {code} is outside 0-255"));
             }
             _ => {}
         }

@@ -19,7 +19,8 @@ pub fn render(results: &[ScenarioResult]) -> String {
         let _ = writeln!(
             out,
             "{:<width$}  {:<8}  {:<6}  {:>6}  {}",
-            result.scenario,
+            // A file name may hold a newline: one escaped line, like everything else printed.
+            crate::terminal::line(&result.scenario),
             result.profile,
             verdict,
             result.millis,

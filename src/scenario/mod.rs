@@ -41,9 +41,9 @@ pub enum LoadError {
     Read {
         /// The file.
         path: PathBuf,
-        /// The cause.
+        /// The cause (not found, not a regular file, too large, not UTF-8).
         #[source]
-        source: std::io::Error,
+        source: mcp_mock_servers::files::FileError,
     },
     /// The file is not a valid scenario (TOML syntax, unknown or missing field).
     #[error("invalid scenario {path}")]
@@ -81,7 +81,7 @@ pub const ERROR_KINDS: &[&str] =
 
 /// Loads and validates one scenario file; `root` is the `scenarios/` folder that names it.
 pub fn load(root: &Path, path: &Path) -> Result<LoadedScenario, LoadError> {
-    let text = std::fs::read_to_string(path).map_err(|source| LoadError::Read { path: path.into(), source })?;
+    let text = mcp_mock_servers::files::read_text(path).map_err(|source| LoadError::Read { path: path.into(), source })?;
     let scenario: Scenario =
         toml::from_str(&text).map_err(|source| LoadError::Parse { path: path.into(), source: Box::new(source) })?;
     let invalid = |needle: &str, message: String| LoadError::Invalid {

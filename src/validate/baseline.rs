@@ -42,7 +42,7 @@ impl Baseline {
     /// Reads and checks a baseline file; the error is one line naming the file.
     pub fn load(path: &Path, known_checks: &[&str]) -> Result<Baseline, String> {
         let text =
-            std::fs::read_to_string(path).map_err(|e| format!("cannot read the baseline {}: {e}", path.display()))?;
+            mcp_mock_servers::files::read_text(path).map_err(|e| format!("cannot read the baseline {}: {e}", path.display()))?;
         let baseline: Baseline = toml::from_str(&text).map_err(|e| {
             format!("the baseline {} is not valid: {}", path.display(), e.to_string().replace('\n', " ").trim())
         })?;

@@ -7,7 +7,8 @@ use std::time::Duration;
 ///
 /// Targets: `validate -- COMMAND [ARGS...]` (stdio), `validate --url URL` (Streamable HTTP),
 /// `validate --config FILE [NAME...]` (an `mcpServers` config file).
-/// Exit codes: 0 clean, 1 failures, 2 usage, 3 harness fault, 4 target unreachable.
+/// Exit codes: 0 clean, 1 failures, 2 usage, 3 harness fault (an unwritable report too),
+/// 4 target unreachable, 128 + the signal's number when SIGINT, SIGTERM or SIGHUP stop it.
 #[derive(Clone, Debug, clap::Args)]
 #[command(override_usage = "mcp-conformance validate [OPTIONS] -- COMMAND [ARGS...]\n       \
     mcp-conformance validate [OPTIONS] --url URL [--header 'Name: value']...\n       \
@@ -54,12 +55,18 @@ pub struct ValidateArgs {
     /// Write a JUnit XML report to this file.
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
-    /// The bound on every single wait (a response, a write, a start): 10s, 500ms, 2.5.
+    /// The bound on every single wait (a response, a write, an HTTP request, a server's exit
+    /// after stdin closes), however busy the stream: 10s, 500ms, 2.5; from 1ms to 86400s.
     #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_duration)]
     pub timeout: Duration,
 }
 
-/// Parses `10s`, `500ms`, `2.5` (seconds).
+/// The shortest `--timeout`: shorter bounds cannot be told from scheduling noise.
+pub const MIN_TIMEOUT: Duration = Duration::from_millis(1);
+/// The longest `--timeout`: a day.
+pub const MAX_TIMEOUT: Duration = Duration::from_secs(86_400);
+
+/// Parses `10s`, `500ms`, `2.5` (seconds), from 1ms to 86400s.
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
     let (number, scale) = if let Some(ms) = text.strip_suffix("ms") {
         (ms, 0.001)
@@ -68,10 +75,17 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
     } else {
         (text, 1.0)
     };
-    match number.trim().parse::<f64>() {
-        Ok(n) if n > 0.0 && n.is_finite() && n * scale < 86_400.0 => Ok(Duration::from_secs_f64(n * scale)),
-        _ => Err(format!("`{text}` is not a duration (e.g. 10s, 500ms)")),
+    let seconds = match number.trim().parse::<f64>() {
+        Ok(n) if n.is_finite() => n * scale,
+        _ => return Err(format!("`{text}` is not a duration (e.g. 10s, 500ms)")),
+    };
+    if seconds < MIN_TIMEOUT.as_secs_f64() {
+        return Err(format!("`{text}` is shorter than the least bound, 1ms"));
     }
+    if seconds > MAX_TIMEOUT.as_secs_f64() {
+        return Err(format!("`{text}` is longer than the greatest bound, 86400s (a day)"));
+    }
+    Ok(Duration::from_secs_f64(seconds))
 }
 
 #[cfg(test)]
@@ -84,6 +98,11 @@ mod tests {
         assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
         assert_eq!(parse_duration("2.5"), Ok(Duration::from_millis(2500)));
         assert!(parse_duration("0").is_err());
+        assert_eq!(parse_duration("86400s"), Ok(MAX_TIMEOUT));
+        assert_eq!(parse_duration("1ms"), Ok(MIN_TIMEOUT));
+        assert!(parse_duration("1e-300").unwrap_err().contains("shorter than the least bound"));
+        assert!(parse_duration("86401").unwrap_err().contains("longer than the greatest bound"));
+        assert!(parse_duration("NaN").unwrap_err().contains("not a duration"));
         assert!(parse_duration("soon").is_err());
     }
 }

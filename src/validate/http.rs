@@ -3,11 +3,12 @@
 //!
 //! [`Wire`] sends one request over a fresh connection (TCP, or TLS trusting the system roots
 //! plus `--ca-cert`; verification is never turned off) and reads the answer: a JSON body to
-//! its end, an SSE body frame by frame until the awaited answer, or only the head. Every
-//! wait (connect, TLS, the head, the body) is bounded by `--timeout`. [`HttpSession`] keeps
+//! its end, an SSE body frame by frame until the awaited answer, or only the head. A whole
+//! request (connect, TLS, the head, the body) is bounded by one `--timeout`, however busy
+//! the stream; a body is read up to 8 MiB and an SSE body's events are parsed as they come. [`HttpSession`] keeps
 //! a session's `Mcp-Session-Id`, negotiated revision and log, and speaks JSON-RPC over it.
 
-use super::log::{Seen, SessionLog, SharedLog};
+use super::log::{SessionLog, SharedLog};
 use super::outcome::excerpt;
 use super::stdio::{is_response, Exchange};
 use http_body_util::{BodyExt, Full};
@@ -25,6 +26,14 @@ use url::Url;
 
 /// The most of a response body the validator reads; the rest is left unread.
 pub const MAX_BODY: usize = 8 << 20;
+/// How much of a body a report quotes from (before its excerpt is cut).
+const QUOTED_BODY: usize = 16 << 10;
+/// How much of an SSE body is kept to be quoted (its events are parsed as they come).
+const KEPT_SSE_BODY: usize = 64 << 10;
+/// The most messages kept from one response (the awaited answer is kept besides).
+const KEPT_MESSAGES: usize = 1000;
+/// The most server requests answered from one response.
+const MAX_ANSWERS: usize = 64;
 
 /// Where systems keep their trusted roots as one PEM bundle (`SSL_CERT_FILE` first).
 const SYSTEM_ROOTS: &[&str] = &[
@@ -90,9 +99,23 @@ pub struct Reply {
     pub bad_frames: Vec<String>,
     /// Why reading stopped before the body ended, if it did.
     pub cut: Option<String>,
+    /// Messages (and bad frames) not kept: over [`KEPT_MESSAGES`].
+    pub dropped: usize,
+    /// Whether the bound ran out before the body ended.
+    pub timed_out: bool,
 }
 
 impl Reply {
+    /// Keeps a message while under [`KEPT_MESSAGES`]; the response awaited is always kept.
+    fn keep(&mut self, message: Value, until: &Until) {
+        let awaited = matches!(until, Until::Response(id) if is_response(&message) && message.get("id") == Some(id));
+        if awaited || self.messages.len() < KEPT_MESSAGES {
+            self.messages.push(message);
+        } else {
+            self.dropped += 1;
+        }
+    }
+
     /// A header's value (name without regard to case).
     pub fn header(&self, name: &str) -> Option<&str> {
         self.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
@@ -121,16 +144,25 @@ impl Reply {
         if !media.is_empty() {
             text.push_str(&format!(" ({media})"));
         }
-        let body = String::from_utf8_lossy(&self.body);
+        // The cut and refusals go first, so a later cut of this text cannot drop them.
+        if let Some(cut) = &self.cut {
+            text.push_str(&format!(" [{cut}]"));
+        }
+        if let Some(first) = self.bad_frames.first() {
+            let why = first.rsplit_once(" (").map_or("", |(_, why)| why.trim_end_matches(')'));
+            text.push_str(&format!(" [{} SSE event(s) refused, the first: {why}]", self.bad_frames.len()));
+        }
+        let head = &self.body[..self.body.len().min(QUOTED_BODY)];
+        let body = String::from_utf8_lossy(head);
         let body = body.trim();
         if body.is_empty() {
             text.push_str(", empty body");
         } else {
             text.push_str(": ");
             text.push_str(&excerpt(body));
-        }
-        if let Some(cut) = &self.cut {
-            text.push_str(&format!(" [{cut}]"));
+            if head.len() < self.body.len() {
+                text.push_str(&format!(" ({} bytes read)", self.body.len()));
+            }
         }
         text
     }
@@ -181,20 +213,12 @@ impl Wire {
         ca_pem: Option<&[u8]>,
         timeout: Duration,
     ) -> Result<Wire, String> {
-        let url = Url::parse(url).map_err(|e| format!("`{url}` is not a URL: {e}"))?;
+        let shown = super::redact::public_url(url);
+        let url = Url::parse(url).map_err(|e| format!("the URL is not valid: {e}"))?;
         if !matches!(url.scheme(), "http" | "https") || url.host_str().is_none() {
-            return Err(format!("`{url}` is not an http or https URL"));
+            return Err(format!("`{shown}` is not an http or https URL"));
         }
-        let headers = headers
-            .iter()
-            .map(|(name, value)| {
-                let name = HeaderName::from_bytes(name.as_bytes())
-                    .map_err(|_| format!("--header `{name}` is not a valid header name"))?;
-                let value = HeaderValue::from_str(value)
-                    .map_err(|_| format!("the value of --header `{name}` is not a valid header value (not shown)"))?;
-                Ok((name, value))
-            })
-            .collect::<Result<Vec<_>, String>>()?;
+        let headers = check_headers(headers)?;
         let tls = if url.scheme() == "https" { Some(tls_connector(ca_pem)?) } else { None };
         Ok(Wire { url, headers, tls, timeout })
     }
@@ -218,7 +242,7 @@ impl Wire {
         }
     }
 
-    async fn connect(&self) -> Result<Box<dyn Io>, WireError> {
+    async fn connect(&self, deadline: Instant) -> Result<Box<dyn Io>, WireError> {
         let address = self.address();
         let fail = |reason: String| WireError::Connect { address: address.clone(), reason };
         let port = self.url.port_or_known_default().unwrap_or(80);
@@ -230,7 +254,7 @@ impl Wire {
                 None => Err(std::io::Error::other("the URL has no host")),
             }
         };
-        let tcp = match tokio::time::timeout(self.timeout, connect).await {
+        let tcp = match tokio::time::timeout(left(deadline), connect).await {
             Ok(Ok(tcp)) => tcp,
             Ok(Err(e)) => return Err(fail(e.to_string())),
             Err(_) => return Err(fail(format!("no connection within {:?}", self.timeout))),
@@ -244,7 +268,7 @@ impl Wire {
                 .map_err(|e| fail(format!("invalid TLS server name: {e}")))?,
             None => return Err(fail("the URL has no host".into())),
         };
-        match tokio::time::timeout(self.timeout, tls.connect(name, tcp)).await {
+        match tokio::time::timeout(left(deadline), tls.connect(name, tcp)).await {
             Ok(Ok(stream)) => Ok(Box::new(stream)),
             Ok(Err(e)) => Err(fail(format!("TLS handshake failed: {e}"))),
             Err(_) => Err(fail(format!("no TLS handshake within {:?}", self.timeout))),
@@ -261,9 +285,10 @@ impl Wire {
         until: &Until,
         mut on_message: impl FnMut(&Value) + Send,
     ) -> Result<Reply, WireError> {
-        let io = self.connect().await?;
+        let deadline = Instant::now() + self.timeout;
+        let io = self.connect(deadline).await?;
         let handshake = hyper::client::conn::http1::handshake::<_, Full<Bytes>>(TokioIo::new(io));
-        let (mut sender, connection) = match tokio::time::timeout(self.timeout, handshake).await {
+        let (mut sender, connection) = match tokio::time::timeout(left(deadline), handshake).await {
             Ok(Ok(pair)) => pair,
             Ok(Err(e)) => return Err(WireError::Broken(e.to_string())),
             Err(_) => return Err(WireError::NoAnswer(self.timeout)),
@@ -291,7 +316,7 @@ impl Wire {
         for (name, value) in own {
             request.headers_mut().insert(name, value);
         }
-        let response = match tokio::time::timeout(self.timeout, sender.send_request(request)).await {
+        let response = match tokio::time::timeout(left(deadline), sender.send_request(request)).await {
             Ok(Ok(response)) => response,
             Ok(Err(e)) => return Err(WireError::Broken(e.to_string())),
             Err(_) => return Err(WireError::NoAnswer(self.timeout)),
@@ -308,6 +333,8 @@ impl Wire {
             messages: Vec::new(),
             bad_frames: Vec::new(),
             cut: None,
+            dropped: 0,
+            timed_out: false,
         };
         if matches!(until, Until::Head) {
             drop(task);
@@ -315,40 +342,53 @@ impl Wire {
         }
         let sse = reply.media_type() == "text/event-stream";
         let mut parser = SseParser::default();
-        let deadline = Instant::now() + self.timeout;
+        
+        let mut read = 0usize;
         loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            let frame = match tokio::time::timeout(left, body.frame()).await {
-                Err(_) => {
-                    reply.cut = Some(format!("no more data within {:?}", self.timeout));
+            // Checked before every read: a body that always has data ready would otherwise
+            // never let the timeout fire.
+            let left = left(deadline);
+            let next = if left.is_zero() { None } else { tokio::time::timeout(left, body.frame()).await.ok() };
+            let frame = match next {
+                None => {
+                    reply.timed_out = true;
+                    reply.cut = Some(format!("no end of the body within {:?}", self.timeout));
                     break;
                 }
-                Ok(None) => break,
-                Ok(Some(Err(e))) => {
+                Some(None) => break,
+                Some(Some(Err(e))) => {
                     reply.cut = Some(format!("the body broke off: {e}"));
                     break;
                 }
-                Ok(Some(Ok(frame))) => frame,
+                Some(Some(Ok(frame))) => frame,
             };
             let Ok(data) = frame.into_data() else { continue };
-            if reply.body.len() + data.len() > MAX_BODY {
-                reply.cut = Some(format!("stopped reading at {MAX_BODY} bytes"));
+            if read + data.len() > MAX_BODY {
+                reply.cut = Some(format!("stopped reading at the {MAX_BODY}-byte limit"));
                 break;
             }
-            reply.body.extend_from_slice(&data);
+            read += data.len();
+            // An SSE body is parsed as it comes: only its start is kept, to be quoted.
+            let keep = if sse { KEPT_SSE_BODY.saturating_sub(reply.body.len()).min(data.len()) } else { data.len() };
+            reply.body.extend_from_slice(&data[..keep]);
             if sse {
                 for event in parser.push(&data) {
                     if event.trim().is_empty() {
                         continue;
                     }
-                    match serde_json::from_str::<Value>(&event) {
+                    let parsed = super::weight::check(event.as_bytes())
+                        .and_then(|()| serde_json::from_str::<Value>(&event).map_err(|e| format!("not JSON: {e}")));
+                    match parsed {
                         Ok(value) => {
                             for message in flatten(value) {
                                 on_message(&message);
-                                reply.messages.push(message);
+                                reply.keep(message, until);
                             }
                         }
-                        Err(_) => reply.bad_frames.push(event),
+                        Err(why) if reply.bad_frames.len() < KEPT_MESSAGES => {
+                            reply.bad_frames.push(format!("{} ({why})", super::log::cut(&event, super::log::QUOTED_LINE)))
+                        }
+                        Err(_) => reply.dropped += 1,
                     }
                 }
                 if let Until::Response(id) = until {
@@ -358,17 +398,32 @@ impl Wire {
                 }
             }
         }
-        if !sse {
-            if let Ok(value) = serde_json::from_slice::<Value>(&reply.body) {
-                for message in flatten(value) {
-                    on_message(&message);
-                    reply.messages.push(message);
+            if !sse && !reply.body.is_empty() {
+            let parsed = super::weight::check(&reply.body)
+                .and_then(|()| serde_json::from_slice::<Value>(&reply.body).map_err(|e| format!("not JSON: {e}")));
+            match parsed {
+                Ok(value) => {
+                    for message in flatten(value) {
+                        on_message(&message);
+                        reply.keep(message, until);
+                    }
                 }
+                // Said in the report: a refused body is not "no answer".
+                Err(why) if reply.cut.is_none() && reply.media_type() == "application/json" => {
+                    reply.cut = Some(format!("the body is refused: {why}"));
+                }
+                Err(_) => {}
             }
         }
         drop(task);
         Ok(reply)
     }
+}
+
+/// What is left of a wait until `deadline` (one bound for a whole request: connect, TLS,
+/// head and body).
+fn left(deadline: Instant) -> Duration {
+    deadline.saturating_duration_since(Instant::now())
 }
 
 /// A JSON body's messages: the object, or an array's objects.
@@ -423,14 +478,20 @@ fn tls_connector(ca_pem: Option<&[u8]>) -> Result<tokio_rustls::TlsConnector, St
 }
 
 /// Checks `--header` names and values before anything is sent. The error is one line and
-/// never shows a value.
-pub fn check_headers(headers: &[(String, String)]) -> Result<(), String> {
-    for (name, value) in headers {
-        HeaderName::from_bytes(name.as_bytes()).map_err(|_| format!("--header `{name}` is not a valid header name"))?;
-        HeaderValue::from_str(value)
-            .map_err(|_| format!("the value of --header `{name}` is not a valid header value (not shown)"))?;
-    }
-    Ok(())
+/// never shows a value (nor a name that is not one: it may be a value without its colon).
+pub fn check_headers(headers: &[(String, String)]) -> Result<Vec<(HeaderName, HeaderValue)>, String> {
+    headers
+        .iter()
+        .enumerate()
+        .map(|(index, (name, value))| {
+            let name = HeaderName::from_bytes(name.as_bytes()).map_err(|_| {
+                format!("--header number {} does not start with a valid header name (not shown)", index + 1)
+            })?;
+            let value = HeaderValue::from_str(value)
+                .map_err(|_| format!("the value of --header `{name}` is not a valid header value (not shown)"))?;
+            Ok((name, value))
+        })
+        .collect()
 }
 
 /// Checks a `--ca-cert` file: PEM holding at least one certificate. The error is one line.
@@ -450,21 +511,32 @@ pub fn check_ca_cert(pem: &[u8]) -> Result<(), String> {
 #[derive(Default)]
 struct SseParser {
     buf: Vec<u8>,
+    /// How much of `buf` is known to hold no line end (a long line is not scanned again).
+    scanned: usize,
     data: Option<String>,
 }
 
 impl SseParser {
-    /// Feeds bytes; returns the data of each event they complete.
+    /// Feeds bytes; returns the data of each event they complete. Linear in what it is fed:
+    /// one scan of each byte, one move of what is left over.
     fn push(&mut self, bytes: &[u8]) -> Vec<String> {
         self.buf.extend_from_slice(bytes);
         let mut events = Vec::new();
-        while let Some(end) = self.buf.iter().position(|b| *b == b'\n' || *b == b'\r') {
+        let mut start = 0;
+        loop {
+            let from = self.scanned.max(start);
+            let Some(offset) = self.buf[from..].iter().position(|b| *b == b'\n' || *b == b'\r') else {
+                self.scanned = self.buf.len();
+                break;
+            };
+            let end = from + offset;
             if self.buf[end] == b'\r' && end + 1 == self.buf.len() {
-                break; // a CR whose LF may be in the next chunk
+                self.scanned = end; // a CR whose LF may be in the next chunk
+                break;
             }
-            let line = String::from_utf8_lossy(&self.buf[..end]).into_owned();
+            let line = String::from_utf8_lossy(&self.buf[start..end]).into_owned();
             let width = if self.buf[end] == b'\r' && self.buf.get(end + 1) == Some(&b'\n') { 2 } else { 1 };
-            self.buf.drain(..end + width);
+            start = end + width;
             if line.is_empty() {
                 events.extend(self.data.take());
                 continue;
@@ -486,6 +558,8 @@ impl SseParser {
                 }
             }
         }
+        self.buf.drain(..start);
+        self.scanned = self.scanned.saturating_sub(start);
         events
     }
 }
@@ -509,6 +583,8 @@ pub struct HttpSession {
     pub session_id: Option<String>,
     /// The revision the server answered in `initialize`.
     pub revision: Option<String>,
+    /// Why the session stopped answering, once a request got no answer within the bound.
+    pub stalled: Option<String>,
     next_id: i64,
     ended: bool,
 }
@@ -521,6 +597,7 @@ impl HttpSession {
             log: Arc::new(Mutex::new(SessionLog::new(label))),
             session_id: None,
             revision: None,
+            stalled: None,
             next_id: 0,
             ended: false,
         }
@@ -566,8 +643,10 @@ impl HttpSession {
         let answers = Arc::new(Mutex::new(Vec::new()));
         let collected = answers.clone();
         let on_message = move |message: &Value| {
-            if message.get("method").is_some() && message.get("id").is_some() {
-                collected.lock().unwrap_or_else(|e| e.into_inner()).push(message.clone());
+            let mut collected = collected.lock().unwrap_or_else(|e| e.into_inner());
+            // A flood of server requests gets the first few answered.
+            if message.get("method").is_some() && message.get("id").is_some() && collected.len() < MAX_ANSWERS {
+                collected.push(message.clone());
             }
         };
         let reply = self.wire.send(method, &headers, body, &until, on_message).await;
@@ -575,11 +654,11 @@ impl HttpSession {
             let mut log = self.log.lock().unwrap_or_else(|e| e.into_inner());
             for message in &reply.messages {
                 if reply.is_success() || message.get("jsonrpc").is_some() {
-                    log.seen.push(Seen { line: message.to_string(), message: Some(message.clone()) });
+                    log.message(&message.to_string(), message);
                 }
             }
             for frame in &reply.bad_frames {
-                log.seen.push(Seen { line: frame.clone(), message: None });
+                log.refused(frame, "an SSE event whose data is not JSON");
             }
         }
         let requests = std::mem::take(&mut *answers.lock().unwrap_or_else(|e| e.into_inner()));
@@ -601,9 +680,20 @@ impl HttpSession {
         let reply = match &posted.reply {
             Ok(reply) => match reply.response_to(&id) {
                 Some(response) => Ok(response.clone()),
-                None => Err(format!("no JSON-RPC response with id {id}: {}", reply.describe())),
+                None => {
+                    let why = format!("no JSON-RPC response with id {id}: {}", reply.describe());
+                    if reply.timed_out {
+                        self.stalled = Some(why.clone());
+                    }
+                    Err(why)
+                }
             },
-            Err(e) => Err(e.to_string()),
+            Err(e) => {
+                if e.is_unreachable() {
+                    self.stalled = Some(e.to_string());
+                }
+                Err(e.to_string())
+            }
         };
         (Exchange { sent: text, reply }, posted)
     }
@@ -748,6 +838,8 @@ mod tests {
             messages: vec![],
             bad_frames: vec![],
             cut: None,
+            dropped: 0,
+            timed_out: false,
         };
         assert_eq!(reply.describe(), "406 Not Acceptable (application/json): {\"error\":1}");
     }

@@ -26,14 +26,17 @@ pub mod cli;
 pub mod http;
 pub mod log;
 pub mod outcome;
+pub mod reaper;
+pub mod redact;
 pub mod report;
 pub mod schema;
 pub mod stdio;
 pub mod target;
+pub mod weight;
 
 pub use cli::ValidateArgs;
 
-use crate::exit_code;
+use crate::{exit_code, terminal};
 use crate::rules::{self, Level};
 use baseline::Baseline;
 use checks::{Found, Plan};
@@ -54,50 +57,104 @@ struct Job {
 }
 
 /// Runs `validate` and returns its exit code (see [`crate::exit_code`]).
+///
+/// It owns the process it runs in: it becomes a child subreaper, ends every child it finds
+/// that is not one of its servers (escaped descendants), and exits on SIGINT, SIGTERM and
+/// SIGHUP; call it from a process of its own (the `mcp-conformance` binary does).
 pub fn main(args: ValidateArgs) -> u8 {
+    let code = run(args);
+    if terminal::stderr_failed() && code == exit_code::SUCCESS {
+        exit_code::HARNESS_FAULT
+    } else {
+        code
+    }
+}
+
+/// Prints an error line: secrets scrubbed, control characters escaped.
+fn error(message: &str) {
+    terminal::eprint(&format!("error: {}", redact::scrub(message)));
+}
+
+fn run(args: ValidateArgs) -> u8 {
     let job = match prepare(&args) {
         Ok(job) => job,
         Err(message) => {
-            eprintln!("error: {message}");
+            error(&message);
             return exit_code::USAGE;
         }
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(runtime) => runtime,
         Err(e) => {
-            eprintln!("error: cannot start the async runtime: {e}");
+            error(&format!("cannot start the async runtime: {e}"));
             return exit_code::HARNESS_FAULT;
         }
     };
+    // Escaped descendants of the servers become this process's children, to be ended.
+    reaper::become_subreaper();
+    match watch_signals(&runtime) {
+        Ok(watch) => drop(runtime.spawn(watch)),
+        Err(e) => {
+            error(&format!("cannot watch for signals: {e}"));
+            return exit_code::HARNESS_FAULT;
+        }
+    }
     let progress = job.targets.len() > 1 || args.config.is_some();
     let mut reports = Vec::new();
     let count = job.targets.len();
     for (index, (name, config_name, target)) in job.targets.iter().enumerate() {
         if progress {
-            eprintln!("[{}/{count}] {name}: validating {}", index + 1, target.describe());
+            terminal::eprint(&redact::scrub(&format!("[{}/{count}] {name}: validating {}", index + 1, target.describe())));
         }
-        let report = runtime.block_on(validate_one(&job, name, config_name.as_deref(), target));
+        let mut report = runtime.block_on(validate_one(&job, name, config_name.as_deref(), target));
+        reaper::sweep(std::time::Duration::from_secs(1));
+        report::scrub(&mut report, redact::scrub);
         if let Some(why) = &report.unreachable {
-            eprintln!("error: cannot reach {}: {why}", if progress { name.as_str() } else { "the server" });
+            error(&format!("cannot reach {}: {why}", if progress { report.name.as_str() } else { "the server" }));
         } else if progress {
-            eprintln!("[{}/{count}] {name}: {} ({} ms)", index + 1, report.summary.line(), report.millis);
+            terminal::eprint(&format!("[{}/{count}] {}: {} ({} ms)", index + 1, report.name, report.summary.line(), report.millis));
         }
         reports.push(report);
     }
     runtime.shutdown_timeout(std::time::Duration::from_secs(1));
     let single_unreachable = reports.len() == 1 && reports[0].unreachable.is_some();
     if !single_unreachable {
-        print!("{}", report::table(&reports));
+        if let Err(why) = terminal::print(&report::table(&reports)) {
+            error(&why);
+            return exit_code::HARNESS_FAULT;
+        }
     }
     for (path, text) in [(&args.json, report::json(&reports)), (&args.junit, report::junit(&reports))] {
         if let Some(path) = path {
             if let Err(e) = std::fs::write(path, text) {
-                eprintln!("error: cannot write {}: {e}", path.display());
+                error(&format!("cannot write {}: {e}", path.display()));
                 return exit_code::HARNESS_FAULT;
             }
         }
     }
     exit_code_of(&reports)
+}
+
+/// Registers SIGINT, SIGTERM and SIGHUP (before any server starts) and returns the task that,
+/// on the first of them, kills every server group, ends escaped descendants and exits with
+/// [`exit_code::SIGNALLED`] plus the signal's number.
+fn watch_signals(runtime: &tokio::runtime::Runtime) -> std::io::Result<impl std::future::Future<Output = ()>> {
+    use tokio::signal::unix::{signal, SignalKind};
+    let _entered = runtime.enter();
+    let mut interrupt = signal(SignalKind::interrupt())?;
+    let mut terminate = signal(SignalKind::terminate())?;
+    let mut hangup = signal(SignalKind::hangup())?;
+    Ok(async move {
+        let (name, number) = tokio::select! {
+            _ = interrupt.recv() => ("SIGINT", libc::SIGINT),
+            _ = terminate.recv() => ("SIGTERM", libc::SIGTERM),
+            _ = hangup.recv() => ("SIGHUP", libc::SIGHUP),
+        };
+        let groups = reaper::kill_all();
+        let escaped = reaper::sweep(std::time::Duration::from_secs(1));
+        error(&format!("interrupted by {name}: {groups} server process group(s) and {escaped} other process(es) ended"));
+        std::process::exit(i32::from(exit_code::SIGNALLED) + number);
+    })
 }
 
 /// The run's exit code: a harness fault, then an unreachable target, then failures.
@@ -134,7 +191,7 @@ fn prepare(args: &ValidateArgs) -> Result<Job, String> {
             return Err("--ca-cert applies to https targets (--url or --config)".into())
         }
         Some(path) => {
-            let pem = std::fs::read(path).map_err(|e| format!("cannot read --ca-cert {}: {e}", path.display()))?;
+            let pem = mcp_mock_servers::files::read_capped(path, mcp_mock_servers::files::MAX_INPUT_BYTES).map_err(|e| format!("cannot read --ca-cert {}: {e}", path.display()))?;
             http::check_ca_cert(&pem).map_err(|e| format!("--ca-cert {} {e}", path.display()))?;
             Some(pem)
         }
@@ -157,25 +214,46 @@ fn prepare(args: &ValidateArgs) -> Result<Job, String> {
         Some(path) => Baseline::load(path, checks::ALL)?,
         None => Baseline::default(),
     };
-    let targets = if let Some(config) = &args.config {
+    for (_, value) in target::parse_env(&args.env).unwrap_or_default() {
+        redact::env_value(&value);
+    }
+    let targets: Vec<(String, Option<String>, Target)> = if let Some(config) = &args.config {
         target::load_config(config, &args.names)
             .map_err(|e| e.to_string())?
             .into_iter()
             .map(|(name, target)| (name.clone(), Some(name), target))
             .collect()
     } else if let Some(url) = &args.url {
+        redact::url(url);
         match url::Url::parse(url) {
             Ok(parsed) if matches!(parsed.scheme(), "http" | "https") && parsed.host_str().is_some() => {}
-            _ => return Err(format!("--url `{url}` is not an http or https URL")),
+            Ok(parsed) => {
+                return Err(format!("--url {} is not an http or https URL", redact::public_url(parsed.as_str())))
+            }
+            // The text may hold credentials and did not parse: it is not shown.
+            Err(e) => return Err(format!("--url is not a valid URL: {e}")),
         }
         let headers = target::parse_headers(&args.headers).map_err(|e| e.to_string())?;
+        for (_, value) in &headers {
+            redact::header_value(value);
+        }
         http::check_headers(&headers)?;
-        vec![(url.clone(), None, Target::Http { url: url.clone(), headers })]
+        let target = Target::Http { url: url.clone(), headers };
+        vec![(target.describe(), None, target)]
     } else {
         let env = target::parse_env(&args.env).map_err(|e| e.to_string())?;
         let target = Target::Stdio { command: args.command[0].clone(), args: args.command[1..].to_vec(), env };
         vec![(target.describe(), None, target)]
     };
+    for (_, _, target) in &targets {
+        match target {
+            Target::Http { url, headers } => {
+                redact::url(url);
+                headers.iter().for_each(|(_, value)| redact::header_value(value));
+            }
+            Target::Stdio { env, .. } => env.iter().for_each(|(_, value)| redact::env_value(value)),
+        }
+    }
     let mut revisions = args.revisions.clone();
     revisions.dedup();
     let plan = Plan { selected, revisions, timeout: args.timeout, ca_cert };

@@ -6,14 +6,22 @@ use serde::Serialize;
 /// The longest excerpt of a message or body kept in a report.
 pub const EXCERPT_CHARS: usize = 300;
 
-/// Cuts `text` to a readable length, on a character boundary, marking the cut.
+/// How much of a text is scrubbed before an excerpt is cut from it: far more than any
+/// secret, far less than a body (scrubbing megabytes on every quote would stall the run).
+const SCRUBBED_HEAD: usize = 16 << 10;
+
+/// Cuts `text` to a readable length, on a character boundary, marking the cut; the run's
+/// secrets are scrubbed first (so no part of one survives the cut).
 pub fn excerpt(text: &str) -> String {
-    let text = text.trim_end();
-    if text.chars().count() <= EXCERPT_CHARS {
-        return text.to_string();
+    let whole = text.trim_end();
+    let head = super::log::prefix(whole, SCRUBBED_HEAD);
+    let scrubbed = super::redact::scrub(head);
+    let shown = scrubbed.trim_end();
+    if head.len() == whole.len() && shown.chars().count() <= EXCERPT_CHARS {
+        return shown.to_string();
     }
-    let cut: String = text.chars().take(EXCERPT_CHARS).collect();
-    format!("{cut}… ({} bytes in all)", text.len())
+    let cut: String = shown.chars().take(EXCERPT_CHARS).collect();
+    format!("{cut}… ({} bytes in all)", whole.len())
 }
 
 /// Expected against seen, with the exchange that showed it.

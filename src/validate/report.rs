@@ -76,16 +76,39 @@ impl Summary {
     }
 }
 
-/// Renders the terminal table of every target.
+/// The longest text field of a report; longer ones are cut.
+pub const MAX_FIELD: usize = 4096;
+
+/// Applies `scrub` to every text of a report that can hold what a server sent or what the
+/// command line gave (names, notes, failures), before any rendering.
+pub fn scrub(report: &mut TargetReport, scrub: impl Fn(&str) -> String) {
+    // A field quoting a server at length (an 8 MB version string) is cut first.
+    let each = |text: &mut String| *text = scrub(&super::log::cut(text, MAX_FIELD));
+    each(&mut report.name);
+    each(&mut report.target);
+    report.unreachable.iter_mut().for_each(each);
+    for check in &mut report.checks {
+        check.note.iter_mut().for_each(each);
+        if let Some(f) = &mut check.failure {
+            each(&mut f.expected);
+            each(&mut f.actual);
+            f.sent.iter_mut().for_each(each);
+            f.received.iter_mut().for_each(each);
+        }
+    }
+}
+
+/// Renders the terminal table of every target; every text from a server or a file is one
+/// escaped line ([`crate::terminal::line`]), so none can forge a line of the table.
 pub fn table(reports: &[TargetReport]) -> String {
     let mut out = String::new();
     for report in reports {
-        let _ = writeln!(out, "validate {} ({} ms)", report.name, report.millis);
+        let _ = writeln!(out, "validate {} ({} ms)", esc(&report.name), report.millis);
         if report.name != report.target {
-            let _ = writeln!(out, "  target: {}", report.target);
+            let _ = writeln!(out, "  target: {}", esc(&report.target));
         }
         if let Some(why) = &report.unreachable {
-            let _ = writeln!(out, "  UNREACHABLE: {why}\n");
+            let _ = writeln!(out, "  UNREACHABLE: {}\n", esc(why));
             continue;
         }
         let revisions = report
@@ -112,10 +135,10 @@ pub fn table(reports: &[TargetReport]) -> String {
             );
             match (&check.note, check.status) {
                 (Some(note), Status::Skip) => {
-                    let _ = write!(out, "  skipped: {note}");
+                    let _ = write!(out, "  skipped: {}", esc(note));
                 }
                 (Some(note), Status::Pass) => {
-                    let _ = write!(out, "  {note}");
+                    let _ = write!(out, "  {}", esc(note));
                 }
                 _ => {}
             }
@@ -131,16 +154,17 @@ pub fn table(reports: &[TargetReport]) -> String {
                     Status::HarnessFault => "harness",
                     _ => "note",
                 };
-                let _ = writeln!(out, "        {label}: {}{note}", " ".repeat(8usize.saturating_sub(label.len() + 1)));
+                let pad = " ".repeat(8usize.saturating_sub(label.len() + 1));
+                let _ = writeln!(out, "        {label}: {pad}{}", esc(note));
             }
             if let Some(f) = &check.failure {
-                let _ = writeln!(out, "        expected: {}", f.expected);
-                let _ = writeln!(out, "        actual:   {}", f.actual);
+                let _ = writeln!(out, "        expected: {}", esc(&f.expected));
+                let _ = writeln!(out, "        actual:   {}", esc(&f.actual));
                 if let Some(sent) = &f.sent {
-                    let _ = writeln!(out, "        sent:     {}", sent.replace('\n', "\n                  "));
+                    let _ = writeln!(out, "        sent:     {}", indented(sent));
                 }
                 if let Some(received) = &f.received {
-                    let _ = writeln!(out, "        received: {}", received.replace('\n', "\n                  "));
+                    let _ = writeln!(out, "        received: {}", indented(received));
                 }
             }
         }
@@ -163,6 +187,16 @@ pub fn table(reports: &[TargetReport]) -> String {
         let _ = writeln!(out, "{} servers ({unreachable} unreachable): {}", reports.len(), total.line());
     }
     out
+}
+
+/// One line of server or file text, control characters escaped.
+fn esc(text: &str) -> String {
+    crate::terminal::line(text)
+}
+
+/// Several lines (a sent pair, received messages) under the label, each escaped.
+fn indented(text: &str) -> String {
+    text.split('\n').map(esc).collect::<Vec<_>>().join("\n                  ")
 }
 
 /// Renders the JSON report: `{ "targets": [ ... ] }`.

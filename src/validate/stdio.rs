@@ -16,6 +16,14 @@ use tokio::sync::mpsc;
 
 /// How much of the server's stderr is kept for error texts.
 const STDERR_TAIL: usize = 2048;
+/// The longest line read as a message; a longer one is refused (and counted) unread.
+pub const MAX_LINE: usize = 4 << 20;
+/// Messages read ahead of the checks; when they are full the server's writes wait.
+const READ_AHEAD: usize = 16;
+/// The most server requests (pings and others) a session answers; a flood is ignored past it.
+const MAX_ANSWERS: usize = 64;
+/// The most unrelated messages [`Session::collect_until_response`] keeps besides responses.
+const KEPT_BEFORE: usize = 32;
 
 /// One request and what came back.
 #[derive(Clone, Debug)]
@@ -58,8 +66,13 @@ pub enum Closed {
 /// A running server and the session's bookkeeping.
 pub struct Session {
     child: Child,
+    /// The server's pid, which is also its process group's id (kept after it is reaped).
+    pid: Option<i32>,
     stdin: Option<ChildStdin>,
-    incoming: mpsc::UnboundedReceiver<Value>,
+    incoming: mpsc::Receiver<Value>,
+    answered: usize,
+    /// Why the session stopped answering, once a wait ran out or the server left.
+    pub stalled: Option<String>,
     log: SharedLog,
     stderr: Arc<Mutex<Vec<u8>>>,
     stderr_done: Option<tokio::task::JoinHandle<()>>,
@@ -82,9 +95,19 @@ impl Session {
             .stderr(Stdio::piped())
             .process_group(0)
             .kill_on_drop(true);
-        let mut child = cmd.spawn().map_err(|e| format!("cannot start `{command}`: {e}"))?;
+        // SAFETY: the closure runs in the child between fork and exec and only makes one
+        // async-signal-safe system call: the server dies with the thread that started it.
+        unsafe {
+            cmd.pre_exec(|| {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
+                Ok(())
+            });
+        }
+        let mut child =
+            super::reaper::spawn_tracked(&mut cmd).map_err(|e| format!("cannot start `{}`: {e}", excerpt(command)))?;
+        let pid = child.id().and_then(|p| i32::try_from(p).ok());
         let log: SharedLog = Arc::new(Mutex::new(SessionLog::new(label)));
-        let (tx, incoming) = mpsc::unbounded_channel();
+        let (tx, incoming) = mpsc::channel(READ_AHEAD);
         if let Some(stdout) = child.stdout.take() {
             tokio::spawn(read_stdout(stdout, tx, log.clone()));
         }
@@ -93,7 +116,10 @@ impl Session {
         Ok(Session {
             stdin: child.stdin.take(),
             child,
+            pid,
             incoming,
+            answered: 0,
+            stalled: None,
             log,
             stderr,
             stderr_done,
@@ -113,8 +139,13 @@ impl Session {
         self.timeout
     }
 
-    /// Writes one line (a newline is added).
+    /// Writes one line (a newline is added), bounded by `--timeout`.
     pub async fn send_line(&mut self, line: &str) -> Result<(), String> {
+        self.send_line_within(line, self.timeout).await
+    }
+
+    /// Writes one line (a newline is added), bounded by `bound`.
+    async fn send_line_within(&mut self, line: &str, bound: Duration) -> Result<(), String> {
         let Some(stdin) = self.stdin.as_mut() else { return Err("stdin already closed".into()) };
         let mut bytes = line.as_bytes().to_vec();
         bytes.push(b'\n');
@@ -122,13 +153,13 @@ impl Session {
             stdin.write_all(&bytes).await?;
             stdin.flush().await
         };
-        match tokio::time::timeout(self.timeout, write).await {
+        match tokio::time::timeout(bound, write).await {
             Ok(Ok(())) => Ok(()),
             Ok(Err(e)) => {
                 let gone = self.gone().await;
                 Err(format!("cannot write to the server ({e}): {gone}"))
             }
-            Err(_) => Err(format!("writing to the server blocked for {:?}", self.timeout)),
+            Err(_) => Err(format!("writing to the server blocked for {bound:?} (it does not read its stdin)")),
         }
     }
 
@@ -178,50 +209,84 @@ impl Session {
         let exchange = self.request("initialize", Some(params)).await;
         if let Some(version) = exchange.result().and_then(|r| r.get("protocolVersion")).and_then(Value::as_str) {
             self.lock_log().revision = Some(version.to_string());
-            if let Err(why) = self.notify("notifications/initialized", None).await {
-                return Exchange { sent: exchange.sent, reply: Err(why) };
-            }
+            // A server that answered and then exited keeps its answer: the next request
+            // says it is gone.
+            let _ = self.notify("notifications/initialized", None).await;
         }
         exchange
     }
 
-    /// Waits (bounded) for a message matching `wanted`; every other message is handled as
-    /// [`Session::request`] describes. Returns the message, or why none came.
+    /// Waits (bounded by wall time, however busy the stream) for a message matching
+    /// `wanted`; every other message is handled as [`Session::request`] describes. Returns
+    /// the message, or why none came (with what came instead).
     pub async fn wait_for(&mut self, wanted: impl Fn(&Value) -> bool) -> Result<Value, String> {
+        let mut before = Vec::new();
+        self.collect(wanted, &mut before).await
+    }
+
+    /// Every response that arrives until a response with `id` does, and the first other
+    /// messages (used as a fence: servers answer in order, so anything caused by earlier
+    /// lines comes first).
+    pub async fn collect_until_response(&mut self, id: &Value) -> (Vec<Value>, Result<Value, String>) {
+        let mut before = Vec::new();
+        let reply = self.collect(|m| is_response(m) && m.get("id") == Some(id), &mut before).await;
+        (before, reply)
+    }
+
+    async fn collect(&mut self, wanted: impl Fn(&Value) -> bool, before: &mut Vec<Value>) -> Result<Value, String> {
         let deadline = Instant::now() + self.timeout;
+        let refused_at_start = self.lock_log().refused;
+        let mut others = 0usize;
+        let mut last_response: Option<Value> = None;
         loop {
+            // Checked before every receive: a stream that always has a message ready would
+            // otherwise never let the timeout fire.
             let left = deadline.saturating_duration_since(Instant::now());
-            match tokio::time::timeout(left, self.incoming.recv()).await {
-                Err(_) => return Err(format!("nothing within {:?}", self.timeout)),
-                Ok(None) => return Err(self.gone().await),
+            let next = if left.is_zero() { Err(()) } else { tokio::time::timeout(left, self.incoming.recv()).await.map_err(|_| ()) };
+            match next {
+                Err(()) => {
+                    let mut why = format!("nothing within {:?}", self.timeout);
+                    if others > 0 {
+                        why.push_str(&format!("; {others} other message(s) came"));
+                        if let Some(response) = &last_response {
+                            why.push_str(&format!(", the latest response: {}", excerpt(&response.to_string())));
+                        }
+                    }
+                    let log = self.lock_log();
+                    if log.refused > refused_at_start {
+                        why.push_str(&log.refused_note());
+                    }
+                    drop(log);
+                    self.stalled = Some(why.clone());
+                    return Err(why);
+                }
+                Ok(None) => {
+                    let gone = self.gone().await;
+                    let note = self.lock_log().refused_note();
+                    let why = format!("{gone}{note}");
+                    self.stalled = Some(why.clone());
+                    return Err(why);
+                }
                 Ok(Some(message)) if wanted(&message) => return Ok(message),
-                Ok(Some(message)) => self.answer_server_request(&message).await,
+                Ok(Some(message)) => {
+                    others += 1;
+                    self.answer_server_request(&message, deadline).await;
+                    if is_response(&message) {
+                        last_response = Some(message.clone());
+                        if before.len() < KEPT_BEFORE * 2 {
+                            before.push(message);
+                        }
+                    } else if before.len() < KEPT_BEFORE {
+                        before.push(message);
+                    }
+                }
             }
         }
     }
 
-    /// Every message that arrives until a response with `id` does (used as a fence: servers
-    /// answer in order, so anything caused by earlier lines comes first).
-    pub async fn collect_until_response(&mut self, id: &Value) -> (Vec<Value>, Result<Value, String>) {
-        let mut before = Vec::new();
-        let deadline = Instant::now() + self.timeout;
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            match tokio::time::timeout(left, self.incoming.recv()).await {
-                Err(_) => return (before, Err(format!("nothing within {:?}", self.timeout))),
-                Ok(None) => {
-                    let why = self.gone().await;
-                    return (before, Err(why));
-                }
-                Ok(Some(message)) if is_response(&message) && message.get("id") == Some(id) => {
-                    return (before, Ok(message))
-                }
-                Ok(Some(message)) => {
-                    self.answer_server_request(&message).await;
-                    before.push(message);
-                }
-            }
-        }
+    /// The method of the request this session sent earlier with `id`.
+    pub fn method_of(&self, id: Option<&Value>) -> Option<String> {
+        id.and_then(|id| self.lock_log().methods.get(&id.to_string()).cloned())
     }
 
     /// The next request id this session will use.
@@ -230,8 +295,8 @@ impl Session {
         self.next_id
     }
 
-    /// Closes stdin and waits up to `bound` for the server to exit; kills it (its whole
-    /// process group) after that.
+    /// Closes stdin and waits up to `bound` for the server to exit; kills its whole
+    /// process group after that (a child still holding the pipes included).
     pub async fn close(mut self, bound: Duration) -> Closed {
         self.stdin.take();
         let started = Instant::now();
@@ -244,28 +309,35 @@ impl Session {
         outcome
     }
 
-    /// Kills the server's process group and reaps it (bounded).
+    /// Kills the server's process group (also after the server itself exited: what it left
+    /// in its group goes too) and reaps the server (bounded).
     pub async fn kill(&mut self) {
-        if let Some(pid) = self.child.id().and_then(|p| i32::try_from(p).ok()) {
-            // SAFETY: killpg only sends a signal; the group is the one spawn() created.
-            unsafe {
-                libc::killpg(pid, libc::SIGKILL);
-            }
+        if let Some(pid) = self.pid {
+            super::reaper::kill_group(pid);
         }
         let _ = self.child.start_kill();
         let _ = tokio::time::timeout(Duration::from_secs(2), self.child.wait()).await;
     }
 
-    async fn answer_server_request(&mut self, message: &Value) {
+    /// Answers a server request (up to [`MAX_ANSWERS`] a session), the write bounded by
+    /// what is left of the caller's wait.
+    async fn answer_server_request(&mut self, message: &Value, deadline: Instant) {
         let (Some(id), Some(method)) = (message.get("id"), message.get("method").and_then(Value::as_str)) else {
             return;
         };
+        if self.answered >= MAX_ANSWERS {
+            return;
+        }
+        self.answered += 1;
         let reply = if method == "ping" {
             json!({"jsonrpc": "2.0", "id": id, "result": {}})
         } else {
             json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": "Method not found"}})
         };
-        let _ = self.send_line(&reply.to_string()).await;
+        let left = deadline.saturating_duration_since(Instant::now());
+        if !left.is_zero() {
+            let _ = self.send_line_within(&reply.to_string(), left).await;
+        }
     }
 
     /// Why the server stopped talking: its exit status and the end of its stderr (each
@@ -301,25 +373,70 @@ pub fn is_response(message: &Value) -> bool {
     message.get("method").is_none() && (message.get("result").is_some() || message.get("error").is_some())
 }
 
-async fn read_stdout(stdout: tokio::process::ChildStdout, tx: mpsc::UnboundedSender<Value>, log: SharedLog) {
-    let mut reader = BufReader::new(stdout);
+async fn read_stdout(stdout: tokio::process::ChildStdout, tx: mpsc::Sender<Value>, log: SharedLog) {
+    let mut reader = BufReader::with_capacity(64 << 10, stdout);
     let mut line = Vec::new();
+    let mut length = 0usize;
     loop {
-        line.clear();
-        match reader.read_until(b'\n', &mut line).await {
-            Ok(0) | Err(_) => return,
-            Ok(_) => {}
-        }
-        let text = String::from_utf8_lossy(&line).trim_end_matches(['\r', '\n']).to_string();
-        let parsed: Option<Value> = serde_json::from_str(&text).ok().filter(Value::is_object);
-        log.lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .seen
-            .push(super::log::Seen { line: text, message: parsed.clone() });
-        if let Some(message) = parsed {
-            if tx.send(message).is_err() {
+        let buf = match reader.fill_buf().await {
+            Ok([]) | Err(_) => {
+                if length > 0 {
+                    let _ = take_line(&line, length, &tx, &log).await;
+                }
                 return;
             }
+            Ok(buf) => buf,
+        };
+        let end = buf.iter().position(|b| *b == b'\n');
+        let chunk = &buf[..end.unwrap_or(buf.len())];
+        // Past the limit only the start is kept (to be quoted); the rest is counted.
+        let room = if length + chunk.len() <= MAX_LINE { chunk.len() } else { super::log::QUOTED_LINE.saturating_sub(line.len()) };
+        line.extend_from_slice(&chunk[..room.min(chunk.len())]);
+        let was_over = length > MAX_LINE;
+        length += chunk.len();
+        if length > MAX_LINE && !was_over {
+            // Refused as soon as it is over the limit: a line that never ends is seen too.
+            let text = String::from_utf8_lossy(&line);
+            log.lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .refused(&text, format!("a line over the {MAX_LINE}-byte limit"));
+        }
+        let used = end.map_or(buf.len(), |at| at + 1);
+        reader.consume(used);
+        if end.is_some() {
+            if !take_line(&line, length, &tx, &log).await {
+                return;
+            }
+            line.clear();
+            length = 0;
+        }
+    }
+}
+
+/// Logs one line and passes it on when it is a message; false when no one listens.
+async fn take_line(line: &[u8], length: usize, tx: &mpsc::Sender<Value>, log: &SharedLog) -> bool {
+    let text = String::from_utf8_lossy(line);
+    let text = text.trim_end_matches('\r');
+    let lock = || log.lock().unwrap_or_else(|e| e.into_inner());
+    if length > MAX_LINE {
+        return true; // refused when it went over the limit
+    }
+    if let Err(why) = super::weight::check(text.as_bytes()) {
+        lock().refused(text, why);
+        return true;
+    }
+    match serde_json::from_str::<Value>(text) {
+        Ok(message) if message.is_object() => {
+            lock().message(text, &message);
+            tx.send(message).await.is_ok()
+        }
+        Ok(_) => {
+            lock().refused(text, "JSON, but not an object");
+            true
+        }
+        Err(e) => {
+            lock().refused(text, format!("not JSON: {e}"));
+            true
         }
     }
 }

@@ -33,7 +33,7 @@ impl Target {
             Target::Stdio { command, args, .. } => {
                 std::iter::once(command.as_str()).chain(args.iter().map(String::as_str)).collect::<Vec<_>>().join(" ")
             }
-            Target::Http { url, .. } => url.clone(),
+            Target::Http { url, .. } => super::redact::public_url(url),
         }
     }
 
@@ -49,9 +49,9 @@ pub enum InputError {
     /// `--env` without `=`.
     #[error("--env `{0}` is not KEY=VALUE")]
     Env(String),
-    /// `--header` without `:`.
-    #[error("--header `{0}` is not `Name: value`")]
-    Header(String),
+    /// `--header` without `:` (the text is not shown: it may be a credential).
+    #[error("--header number {0} is not `Name: value` (its text is not shown)")]
+    Header(usize),
     /// The config file cannot be read.
     #[error("cannot read the config file {path}: {reason}")]
     ConfigRead {
@@ -106,9 +106,10 @@ pub fn parse_env(items: &[String]) -> Result<Vec<(String, String)>, InputError> 
 pub fn parse_headers(items: &[String]) -> Result<Vec<(String, String)>, InputError> {
     items
         .iter()
-        .map(|item| match item.split_once(':') {
+        .enumerate()
+        .map(|(index, item)| match item.split_once(':') {
             Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_string(), v.trim().to_string())),
-            _ => Err(InputError::Header(item.clone())),
+            _ => Err(InputError::Header(index + 1)),
         })
         .collect()
 }
@@ -138,7 +139,7 @@ struct ConfigEntry {
 /// order, when `names` is empty), each with its name.
 pub fn load_config(path: &Path, names: &[String]) -> Result<Vec<(String, Target)>, InputError> {
     let shown = path.display().to_string();
-    let text = std::fs::read_to_string(path)
+    let text = mcp_mock_servers::files::read_text(path)
         .map_err(|e| InputError::ConfigRead { path: shown.clone(), reason: e.to_string() })?;
     let file: ConfigFile = serde_json::from_str(&text)
         .map_err(|e| InputError::ConfigFormat { path: shown.clone(), reason: e.to_string() })?;

@@ -51,7 +51,7 @@ pub fn http_main(args: Vec<OsString>) -> ExitCode {
     match run(cli) {
         Ok(code) => ExitCode::from(code),
         Err(message) => {
-            eprintln!("mcp-mock-http: {message}");
+            crate::args::report_error("mcp-mock-http", &message);
             ExitCode::from(exit_code::USAGE)
         }
     }

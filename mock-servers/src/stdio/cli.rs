@@ -68,7 +68,7 @@ pub fn stdio_main(args: Vec<OsString>) -> ExitCode {
         Ok(End::Exit(code)) => ExitCode::from(code as u8),
         Ok(End::Forever) => sleep_forever(),
         Err(message) => {
-            eprintln!("mcp-mock-stdio: {message}");
+            crate::args::report_error("mcp-mock-stdio", &message);
             ExitCode::from(exit_code::USAGE)
         }
     }

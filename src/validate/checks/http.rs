@@ -240,6 +240,7 @@ async fn run_queries(ctx: &HttpCtx, revision: &str, queries: &[&'static str]) ->
     for id in queries {
         let started = Instant::now();
         let finding = match *id {
+            _ if session.stalled.is_some() => super::not_asked(session.stalled.as_deref().unwrap_or_default()),
             jsonrpc::NOTIFICATION_SILENT => jsonrpc::notification_silent_http(&mut session).await,
             other => super::query(other, &mut session, &capabilities).await,
         };

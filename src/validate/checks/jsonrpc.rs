@@ -29,6 +29,7 @@ pub async fn unknown_method(session: &mut impl Rpc) -> Finding {
     let actual = match (exchange.error_code(), exchange.result()) {
         (Some(code), _) => format!("error code {code}"),
         (None, Some(_)) => "a result".into(),
+        _ if exchange.reply.is_ok() => "a response with neither a result nor an integer error code".into(),
         _ => "no response".into(),
     };
     Finding::Fail(
@@ -100,8 +101,15 @@ pub async fn notification_silent(session: &mut Session) -> Finding {
     }
     let (before, fence_reply) = session.collect_until_response(&id).await;
     if let Some(response) = before.iter().find(|m| is_response(m)) {
+        // The id of an earlier request: a late duplicate of its answer is as likely.
+        let actual = match session.method_of(response.get("id")) {
+            Some(method) => format!(
+                "a response before the ping's answer, with the id of the earlier `{method}` request (an answer to the notification, or a duplicate answer to `{method}`)"
+            ),
+            None => "a response before the ping's answer".to_string(),
+        };
         return Finding::Fail(
-            Failure::new("no response to a notification", "a response before the ping's answer")
+            Failure::new("no response to a notification", actual)
                 .sent(sent)
                 .received(Some(response.to_string())),
         );

@@ -29,11 +29,19 @@ use std::time::{Duration, Instant};
 pub trait Rpc: Send {
     /// Sends a request with the session's next id and waits for the response.
     fn request(&mut self, method: &str, params: Option<Value>) -> impl Future<Output = Exchange> + Send;
+
+    /// Why the session stopped answering (a wait ran out, the server left), if it did: the
+    /// checks after it in the session are skipped instead of each waiting out `--timeout`.
+    fn stalled(&self) -> Option<String>;
 }
 
 impl Rpc for Session {
     fn request(&mut self, method: &str, params: Option<Value>) -> impl Future<Output = Exchange> + Send {
         Session::request(self, method, params)
+    }
+
+    fn stalled(&self) -> Option<String> {
+        self.stalled.clone()
     }
 }
 
@@ -41,6 +49,15 @@ impl Rpc for super::http::HttpSession {
     fn request(&mut self, method: &str, params: Option<Value>) -> impl Future<Output = Exchange> + Send {
         super::http::HttpSession::request(self, method, params)
     }
+
+    fn stalled(&self) -> Option<String> {
+        self.stalled.clone()
+    }
+}
+
+/// The finding of a query not asked because the shared session stopped answering.
+pub(crate) fn not_asked(why: &str) -> Finding {
+    Finding::skip(format!("not asked: the session stopped answering an earlier check ({})", super::outcome::excerpt(why)))
 }
 
 /// Every check the validator knows, in report order.
@@ -199,10 +216,11 @@ pub async fn run_stdio(target: &Target, plan: &Plan) -> Result<Vec<Found>, Unrea
     let capabilities = init.result().and_then(|r| r.get("capabilities")).cloned().unwrap_or_default();
     let first_queries = queries.clone();
     let probe_revision = first.clone();
+    let timeout = plan.timeout;
     tasks.spawn(async move {
         let mut out = queries_on(&mut probe, &probe_revision, &capabilities, &first_queries).await;
         let started = Instant::now();
-        let bound = if wants_exit { stdio::EXIT_BOUND } else { Duration::ZERO };
+        let bound = if wants_exit { stdio::EXIT_BOUND.min(timeout) } else { Duration::ZERO };
         let closed = probe.close(bound).await;
         let finding = stdio::judge_exit(&closed);
         out.push((stdio::EXITS_ON_CLOSE, String::new(), finding, started.elapsed().as_millis()));
@@ -348,6 +366,7 @@ async fn queries_on(
     for id in queries {
         let started = Instant::now();
         let finding = match *id {
+            _ if session.stalled.is_some() => not_asked(session.stalled.as_deref().unwrap_or_default()),
             jsonrpc::NOTIFICATION_SILENT => jsonrpc::notification_silent(session).await,
             other => query(other, session, capabilities).await,
         };

@@ -12,16 +12,17 @@ pub const VALID: &str = "server.schema.valid";
 /// Validates every message of every session.
 pub fn judge(logs: &[SharedLog]) -> Finding {
     let mut checked = 0;
+    let mut dropped = 0;
     let mut unjudged = Vec::new();
     for log in logs {
         let log = log.lock().unwrap_or_else(|e| e.into_inner());
+        dropped += log.dropped;
         let Some(revision) = log.revision.clone() else { continue };
         if !has_revision(&revision) {
             unjudged.push(revision);
             continue;
         }
-        for seen in &log.seen {
-            let Some(message) = &seen.message else { continue };
+        for message in &log.seen {
             let answered = message.get("id").and_then(|id| log.methods.get(&id.to_string())).map(String::as_str);
             let answered = if message.get("method").is_some() { None } else { answered };
             match validate_message(&revision, message, answered) {
@@ -43,6 +44,12 @@ pub fn judge(logs: &[SharedLog]) -> Finding {
         } else {
             Finding::skip(format!("no embedded schema for the negotiated revision {}", unjudged[0]))
         };
+    }
+    if dropped > 0 {
+        return Finding::pass_with(format!(
+            "{checked} message(s) valid; {dropped} more were not kept (over {} a session) and not judged",
+            crate::validate::log::KEPT_MESSAGES
+        ));
     }
     Finding::pass_with(format!("{checked} message(s) valid"))
 }

@@ -18,12 +18,15 @@ pub fn judge_stdout(logs: &[SharedLog]) -> Finding {
     let mut lines = 0;
     for log in logs {
         let log = log.lock().unwrap_or_else(|e| e.into_inner());
-        lines += log.seen.len();
-        if let Some(bad) = log.seen.iter().find(|s| s.message.is_none()) {
+        lines += log.lines;
+        if let Some(bad) = &log.first_refused {
             return Finding::Fail(
                 Failure::new(
                     "only JSON-RPC messages, one per line, on stdout",
-                    format!("a line that is not a JSON-RPC message (session `{}`)", log.label),
+                    format!(
+                        "{} line(s) that are not JSON-RPC messages (session `{}`), the first: {}",
+                        log.refused, log.label, bad.why
+                    ),
                 )
                 .received(Some(&bad.line)),
             );
@@ -38,6 +41,12 @@ pub fn judge_exit(closed: &Closed) -> Finding {
         Closed::Exited(after, status) => {
             Finding::pass_with(format!("exited after {} ms ({status})", after.as_millis()))
         }
+        Closed::Killed(after) if *after < EXIT_BOUND => Finding::skip(format!(
+            "still running {} ms after stdin closed, when --timeout ended the wait (then killed); the rule allows {} s: use --timeout {}s or more to judge it",
+            after.as_millis(),
+            EXIT_BOUND.as_secs(),
+            EXIT_BOUND.as_secs()
+        )),
         Closed::Killed(after) => Finding::Fail(Failure::new(
             format!("the server exits within {} s of stdin closing", EXIT_BOUND.as_secs()),
             format!("still running {} ms after stdin closed (then killed)", after.as_millis()),

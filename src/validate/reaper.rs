@@ -1,0 +1,125 @@
+//! No server outlives the validator. Each stdio server runs in a process group of its own
+//! (so a Ctrl-C at the terminal reaches the validator only) and dies with the thread that
+//! started it (`PR_SET_PDEATHSIG`, which holds even when the validator is killed with
+//! SIGKILL); the groups alive are tracked here and killed when a session ends or when the
+//! validator gets SIGINT, SIGTERM or SIGHUP. A descendant that left its group (`setsid`,
+//! `setpgid`) is found because the validator is a child subreaper (`PR_SET_CHILD_SUBREAPER`):
+//! once its parent dies it becomes the validator's child, killed when any session ends (and
+//! reaped by [`sweep`] after each target).
+//!
+//! Not possible: a descendant that escaped and whose ancestors are all still alive is not a
+//! child yet (its server's group is killed first, which makes it one); nothing survives
+//! being reparented if the validator itself gets SIGKILL except what already escaped the
+//! server's group and the death signal (a daemon that double-forked away from its server).
+
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+static GROUPS: Mutex<Vec<i32>> = Mutex::new(Vec::new());
+
+fn groups() -> std::sync::MutexGuard<'static, Vec<i32>> {
+    GROUPS.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Makes this process the reaper of its orphaned descendants (Linux); false where that
+/// cannot be done.
+pub fn become_subreaper() -> bool {
+    // SAFETY: prctl with PR_SET_CHILD_SUBREAPER only sets a flag of this process.
+    unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0 }
+}
+
+/// Starts a server and notes its process group (its leader's pid) as alive, under the lock
+/// [`end_escaped`] takes, so a server just started is never taken for an escaped descendant.
+pub fn spawn_tracked(command: &mut tokio::process::Command) -> std::io::Result<tokio::process::Child> {
+    let mut groups = groups();
+    let child = command.spawn()?;
+    if let Some(pid) = child.id().and_then(|p| i32::try_from(p).ok()) {
+        groups.push(pid);
+    }
+    Ok(child)
+}
+
+/// Kills a server's process group and forgets it, then kills the descendants that escaped
+/// their groups and are this process's children by now.
+pub fn kill_group(group: i32) {
+    // SAFETY: killpg only sends a signal; the group is one a session created.
+    unsafe {
+        libc::killpg(group, libc::SIGKILL);
+    }
+    groups().retain(|g| *g != group);
+    end_escaped();
+}
+
+/// Kills (without reaping: a session may still want its server's exit status) every child
+/// of this process that is not a tracked server: descendants reparented here.
+fn end_escaped() {
+    let groups = groups();
+    for pid in children().into_iter().filter(|pid| !groups.contains(pid)) {
+        // SAFETY: kill and killpg only send signals, to a child of this process and its group.
+        unsafe {
+            let group = libc::getpgid(pid);
+            if group > 0 && group != libc::getpgid(0) {
+                libc::killpg(group, libc::SIGKILL);
+            }
+            libc::kill(pid, libc::SIGKILL);
+        }
+    }
+}
+
+/// Kills every tracked group (on a signal to the validator); returns how many there were.
+pub fn kill_all() -> usize {
+    let all = std::mem::take(&mut *groups());
+    for group in &all {
+        // SAFETY: as in kill_group.
+        unsafe {
+            libc::killpg(*group, libc::SIGKILL);
+        }
+    }
+    all.len()
+}
+
+/// The pids whose parent is this process.
+fn children() -> Vec<i32> {
+    let me = std::process::id().to_string();
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else { continue };
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else { continue };
+        // `pid (comm) state ppid …`: comm may hold spaces and parentheses; fields follow the last `)`.
+        let Some((_, rest)) = stat.rsplit_once(')') else { continue };
+        if rest.split_whitespace().nth(1) == Some(me.as_str()) {
+            found.push(pid);
+        }
+    }
+    found
+}
+
+/// Kills and reaps every child of this process: the escaped descendants reparented to it
+/// (call it when no session of its own is running). Bounded by `bound`; returns how many
+/// were ended.
+pub fn sweep(bound: Duration) -> usize {
+    let deadline = Instant::now() + bound;
+    let mut ended = 0;
+    while Instant::now() < deadline {
+        let found = children();
+        if found.is_empty() {
+            break;
+        }
+        for pid in found {
+            // SAFETY: kill and killpg only send signals; waitpid with WNOHANG reaps our own child.
+            unsafe {
+                let group = libc::getpgid(pid);
+                if group > 0 && group != libc::getpgid(0) {
+                    libc::killpg(group, libc::SIGKILL);
+                }
+                libc::kill(pid, libc::SIGKILL);
+                let mut status = 0;
+                if libc::waitpid(pid, &mut status, libc::WNOHANG) == pid {
+                    ended += 1;
+                }
+            }
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    ended
+}

@@ -1,0 +1,42 @@
+//! Hostile servers and hostile files: the validator's and the runner's promises under attack.
+//!
+//! Each file under `tests/hostile/stdio/` and `tests/hostile/http/` is one kind of hostile
+//! server (adding a kind is adding a file); its header states the exit code the validator
+//! must give (`# exit: N`) and, optionally, what it must say (`# says: ...`, on stdout or
+//! stderr). Every
+//! case is run with `--timeout 1s` and asserted on:
+//! - the exit code;
+//! - wall time: the run within [`RUN_BOUND`], each check's own time within [`CHECK_BOUND`];
+//! - peak RSS of the validator (and what it reaped) under [`RSS_BOUND_MIB`];
+//! - no secret (an `--env` value, a `--header` value, URL credentials) in stdout, stderr,
+//!   the JSON or the JUnit report;
+//! - no raw control character on the terminal (stdout, stderr);
+//! - no process left: every process carrying the case's mark in its environment is gone.
+
+#[path = "hostile/support.rs"]
+mod support;
+
+use rstest::rstest;
+use std::path::PathBuf;
+use support::*;
+
+#[rstest]
+fn a_hostile_stdio_server_cannot_break_a_promise(#[files("tests/hostile/stdio/*.py")]
+    #[exclude("/_")]
+    script: PathBuf,) {
+    let case = Case::read(&script);
+    let run = Run::validate(&["--env", &format!("API_KEY={ENV_SECRET}"), "--", python(), "-S"], &script, None);
+    run.assert_promises(&case);
+}
+
+#[rstest]
+fn a_hostile_http_server_cannot_break_a_promise(#[files("tests/hostile/http/*.py")]
+    #[exclude("/_")]
+    script: PathBuf,) {
+    let case = Case::read(&script);
+    let server = HttpServer::start(&script);
+    let url = format!("http://{URL_USER}:{URL_PASSWORD}@127.0.0.1:{}/mcp?token={URL_TOKEN}", server.port);
+    let header = format!("Authorization: Bearer {HEADER_SECRET}");
+    let run = Run::validate(&["--url", &url, "--header", &header], &script, Some(&server));
+    run.assert_promises(&case);
+}

@@ -1,0 +1,11 @@
+# exit: 1
+# says: connection closed before message completed
+# Accepts each connection and closes it without a word.
+import _http
+
+
+def handler(conn, request):
+    pass
+
+
+_http.serve(handler)

@@ -1,0 +1,8 @@
+# exit: 4
+# Closes its stdout at once and stays up.
+import os
+import time
+
+os.close(1)
+while True:
+    time.sleep(60)

@@ -1,0 +1,8 @@
+# exit: 4
+# says: exited with exit status: 3
+# Exits at once with its secret and escapes on stderr.
+import os
+import sys
+
+sys.stderr.write("fatal: bad key " + os.environ.get("API_KEY", "") + " \x1b[31m\rforged\n")
+sys.exit(3)

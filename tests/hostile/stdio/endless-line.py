@@ -1,0 +1,8 @@
+# exit: 4
+# says: over the 4194304-byte limit
+# Writes one line that never ends.
+import _mcp
+
+chunk = b"a" * 65536
+while True:
+    _mcp.write(chunk)

@@ -1,0 +1,12 @@
+# exit: 4
+# says: "id":1.0
+# Answers every request with its id as a float (1.0 for 1): not the id that was sent.
+import _mcp
+
+
+def on_request(message):
+    _mcp.write(b'{"jsonrpc":"2.0","id":%d.0,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"f","version":"1"}}}\n' % message["id"])
+    return True
+
+
+_mcp.serve(on_request)

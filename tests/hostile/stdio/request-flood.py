@@ -1,0 +1,15 @@
+# exit: 1
+# Answers the handshake, then floods the client with requests forever instead of answering.
+import _mcp
+
+flood = b"".join(b'{"jsonrpc":"2.0","id":"s%d","method":"ping"}\n' % i for i in range(256))
+
+
+def on_request(message):
+    if message["method"] == "initialize":
+        return False
+    while True:
+        _mcp.write(flood)
+
+
+_mcp.serve(on_request)
