@@ -249,7 +249,11 @@ impl Session {
                     if others > 0 {
                         why.push_str(&format!("; {others} other message(s) came"));
                         if let Some(response) = &last_response {
-                            why.push_str(&format!(", the latest response: {}", excerpt(&response.to_string())));
+                            let id = response.get("id").map_or_else(|| "none".to_string(), Value::to_string);
+                            why.push_str(&format!(
+                                ", the latest a response with id {id}, not the one awaited: {}",
+                                excerpt(&response.to_string())
+                            ));
                         }
                     }
                     let log = self.lock_log();
