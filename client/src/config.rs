@@ -162,6 +162,10 @@ pub enum Breakage {
     NoToolsCache,
     /// kova: reconnect and retry on any error, a JSON-RPC error or a timeout included.
     RetryAnyError,
+    /// HTTP: quote a JSON-RPC error's message as sent, secrets and URL keys included.
+    NoJsonRpcErrorScrub,
+    /// HTTP: quote an error status's body without hiding the header values and tokens sent.
+    NoStatusBodyScrub,
 }
 
 /// How the client is configured.

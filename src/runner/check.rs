@@ -76,6 +76,7 @@ pub fn check(expect: &Expectations, script: &Script, outcome: &Outcome) -> Vec<F
             fail("logs", format!("a {} event containing {:?}", log.level, log.contains), format!("{seen:?}"));
         }
     }
+    check_given_secrets(outcome, &mut fail);
     for secret in &expect.never_contains {
         if let Some(place) = find_secret(outcome, secret) {
             fail("never_contains", format!("no trace of {secret:?}"), format!("found in {place}"));
@@ -200,7 +201,8 @@ fn check_step(expect: &StepExpect, outcome: &Outcome, fail: &mut impl FnMut(&str
         Ok(value) => value_text(value),
         Err(e) => e.text.clone(),
     };
-    let text = outcome.redact(&text);
+    // Checked as the client wrote it: only what varies run to run is named.
+    let text = outcome.normalize(&text);
     for needle in &expect.contains {
         if !text.contains(needle.as_str()) {
             fail(&what, format!("text containing {needle:?}"), describe(&record.result));
@@ -325,20 +327,35 @@ pub fn contains_subset(value: &Value, wanted: &Value) -> bool {
     }
 }
 
-fn find_secret(outcome: &Outcome, secret: &str) -> Option<String> {
+/// Every secret the scenario gave the client that appears in what the client produced
+/// fails the scenario, whatever else it expects.
+fn check_given_secrets(outcome: &Outcome, fail: &mut impl FnMut(&str, String, String)) {
+    for secret in &outcome.secrets {
+        if let Some(place) = client_output_with(outcome, &secret.value) {
+            fail("secret", format!("no trace of {} in what the client produced", secret.source), format!("found in {place}"));
+        }
+    }
+}
+
+/// The first step result or log line (any level) of the client that contains `needle`, as
+/// the client wrote it.
+fn client_output_with(outcome: &Outcome, needle: &str) -> Option<String> {
     for step in &outcome.steps {
         let text = match &step.result {
             Ok(v) => v.to_string(),
             Err(e) => e.text.clone(),
         };
-        if text.contains(secret) {
+        if text.contains(needle) {
             return Some(format!("step {}", step.number));
         }
     }
-    if let Some(event) = outcome.logs.iter().find(|e| e.message.contains(secret)) {
-        return Some(format!("a {} log line", event.level));
-    }
-    super::transcript::render(outcome).contains(secret).then(|| "the transcript".to_string())
+    let event = outcome.logs.iter().find(|e| e.message.contains(needle))?;
+    Some(format!("a {} log line", event.level))
+}
+
+fn find_secret(outcome: &Outcome, secret: &str) -> Option<String> {
+    client_output_with(outcome, secret)
+        .or_else(|| super::transcript::render(outcome).contains(secret).then(|| "the transcript".to_string()))
 }
 
 /// Cuts a text to `max` characters, marking the cut.

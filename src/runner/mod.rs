@@ -11,7 +11,7 @@ mod steps;
 mod tool_layer;
 pub mod transcript;
 
-pub use outcome::{ErrorRecord, Outcome, ProcessFact, StepRecord};
+pub use outcome::{ErrorRecord, GivenSecret, Outcome, ProcessFact, StepRecord};
 
 use crate::scenario::LoadedScenario;
 use mcp_mock_servers::wire_log::{self, Record};
@@ -131,17 +131,9 @@ pub fn run(scenario: &LoadedScenario, profile: Profile, launcher: &MockLauncher,
     let mut redactions = vec![(temp.path().display().to_string(), "[TMP]".to_string())];
     redactions.push((launcher.program.display().to_string(), "mcp-mock-stdio".to_string()));
     redactions.extend(http.iter().flat_map(|target| target.redactions()));
-    // Header values and tokens the scenario gives the client never reach a transcript,
-    // even where a server echoes them.
-    let part = &scenario.scenario.client.http;
-    let tokens = part.tokens.iter().flat_map(|t| std::iter::once(&t.token).chain(&t.refreshed));
-    for secret in part.headers.iter().map(|[_, value]| value).chain(tokens) {
-        if secret.len() >= 4 {
-            redactions.push((secret.clone(), "[redacted]".to_string()));
-        }
-    }
     let http_url = http.as_ref().map(|target| target.client_url(&scenario.scenario.client.http));
-    Outcome { profile, steps, wire, logs, logs_dropped, processes, harness_fault, redactions, http_url }
+    let secrets = given_secrets(&scenario.scenario.client.http, http_url.as_deref());
+    Outcome { profile, steps, wire, logs, logs_dropped, processes, harness_fault, redactions, secrets, http_url }
 }
 
 impl Outcome {
@@ -155,9 +147,39 @@ impl Outcome {
             processes: Vec::new(),
             harness_fault: Some(fault),
             redactions: Vec::new(),
+            secrets: Vec::new(),
             http_url: None,
         }
     }
+}
+
+/// Values shorter than this are not taken for secrets (they would match everywhere).
+const MIN_SECRET_CHARS: usize = 4;
+
+/// Every secret a scenario gives the client: header values, tokens (refreshed ones too) and
+/// the key-like parts of the URL.
+fn given_secrets(part: &crate::scenario::HttpClientPart, url: Option<&str>) -> Vec<GivenSecret> {
+    let mut secrets = Vec::new();
+    let mut add = |source: String, value: &str| {
+        if value.chars().count() >= MIN_SECRET_CHARS && !secrets.iter().any(|s: &GivenSecret| s.value == value) {
+            secrets.push(GivenSecret { source, value: value.to_string() });
+        }
+    };
+    for [name, value] in &part.headers {
+        add(format!("the value of header `{name}`"), value);
+    }
+    if let Some(tokens) = &part.tokens {
+        add("the token".into(), &tokens.token);
+        for (i, token) in tokens.refreshed.iter().enumerate() {
+            add(format!("refreshed token {}", i + 1), token);
+        }
+    }
+    if let Some(url) = url.and_then(|u| url::Url::parse(u).ok()) {
+        for key in mcp_refclient::redact::key_like_parts(&url) {
+            add("a key-like part of the URL".into(), &key);
+        }
+    }
+    secrets
 }
 
 fn reported_processes(wire: &[Record]) -> Vec<(u32, &'static str)> {

@@ -56,7 +56,7 @@ impl StreamableTransport {
     /// Checks the URL and certificates; sends nothing.
     pub(crate) fn new(server: &HttpServer, config: &ClientConfig) -> Result<Self, McpError> {
         Ok(StreamableTransport {
-            ep: Endpoint::new(server, config.timeouts().idle_read)?,
+            ep: Endpoint::new(server, config)?,
             profile: config.profile,
             hooks: config.hooks.clone(),
             state: Mutex::new(State::default()),
@@ -257,7 +257,9 @@ impl StreamableTransport {
         };
         // A JSON-RPC error message is quoted as sent, less the URL's key-like parts.
         Ok(outcome.map_err(|mut e| {
-            e.message = self.ep.scrub(&e.message, Some(&reply.url));
+            if !self.broken(Breakage::NoJsonRpcErrorScrub) {
+                e.message = self.ep.scrub(&e.message, Some(&reply.url));
+            }
             e
         }))
     }

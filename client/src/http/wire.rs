@@ -126,11 +126,14 @@ pub(crate) struct Endpoint {
     /// Header values and tokens sent so far: a server may echo them in a body the client
     /// quotes, and they never reach an error text.
     secrets: std::sync::Mutex<Vec<String>>,
+    /// Test-only rule switches.
+    hooks: crate::TestHooks,
 }
 
 impl Endpoint {
     /// Checks the URL and the root certificates; sends nothing.
-    pub(crate) fn new(server: &HttpServer, idle: Duration) -> Result<Endpoint, McpError> {
+    pub(crate) fn new(server: &HttpServer, config: &crate::ClientConfig) -> Result<Endpoint, McpError> {
+        let idle = config.timeouts().idle_read;
         let url = Url::parse(&server.url).map_err(|e| McpError::Transport(format!("invalid MCP server URL: {e}")))?;
         if !matches!(url.scheme(), "http" | "https") || url.host_str().is_none() {
             return Err(McpError::Transport(format!(
@@ -173,6 +176,7 @@ impl Endpoint {
             secrets: std::sync::Mutex::new(
                 server.headers.entries().iter().filter_map(|(_, v)| v.to_str().ok().map(str::to_string)).collect(),
             ),
+            hooks: config.hooks.clone(),
         })
     }
 
@@ -202,6 +206,11 @@ impl Endpoint {
                 secrets.push(text.to_string());
             }
         }
+    }
+
+    /// Whether the test hooks break `rule`.
+    pub(crate) fn broken(&self, rule: crate::Breakage) -> bool {
+        self.hooks.broken.contains(&rule)
     }
 
     /// Whether a token provider is configured.
@@ -445,7 +454,8 @@ impl Endpoint {
         })
         .await;
         body.truncate(ERROR_BODY_BYTES);
-        let body = self.scrub(&String::from_utf8_lossy(&body), None);
+        let body = String::from_utf8_lossy(&body);
+        let body = if self.broken(crate::Breakage::NoStatusBodyScrub) { body.into_owned() } else { self.scrub(&body, None) };
         let message = status_text(&ctx.prefix, reply.status, note, &body, &reply.url);
         McpError::Http { status: reply.status.as_u16(), message }
     }
