@@ -148,8 +148,15 @@ pub enum Breakage {
     BannerFatal,
     /// Accept a response carrying any id as the answer to the current request.
     AnyIdAccepted,
-    /// Kill only the command on close/drop, not its process group.
-    NoGroupKill,
+    /// `close()` kills only the command, not its process group.
+    NoGroupKillOnClose,
+    /// Dropping the client kills only the command, not its process group.
+    NoGroupKillOnDrop,
+    /// A command seen to exit on its own does not take its process group with it.
+    NoGroupKillOnExit,
+    /// A command whose output closed (or that cannot be waited on) while it lives on is left
+    /// running.
+    NoKillOnOutputClosed,
     /// Start the call timeout when the call is queued rather than when it is sent.
     TimeoutIncludesQueue,
     /// Keep the first KB of stderr instead of the last.

@@ -34,6 +34,11 @@ pub fn check(expect: &Expectations, script: &Script, outcome: &Outcome) -> Vec<F
     for step in &expect.steps {
         check_step(step, outcome, &mut fail);
     }
+    // A step that hangs fails the scenario, whatever the scenario expects of it.
+    for step in outcome.steps.iter().filter(|s| matches!(&s.result, Err(e) if e.kind == super::steps::HUNG)) {
+        let text = step.result.as_ref().err().map(|e| e.text.clone()).unwrap_or_default();
+        fail(&format!("step {}", step.number), "the step to end within its bound".into(), text);
+    }
     let received = received_summary(&outcome.wire);
     if let Some(sequence) = &expect.received {
         if &received != sequence {

@@ -14,7 +14,7 @@ pub mod transcript;
 pub use outcome::{ErrorRecord, GivenSecret, Outcome, ProcessFact, StepRecord};
 
 use crate::scenario::LoadedScenario;
-use mcp_mock_servers::wire_log::{self, Record};
+use mcp_mock_servers::wire_log;
 use mcp_refclient::{Profile, TestHooks};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -102,7 +102,7 @@ pub fn run(scenario: &LoadedScenario, profile: Profile, launcher: &MockLauncher,
         mock.shutdown();
     }
     let wire = wire_log::read_wire_log(&log_path).unwrap_or_default();
-    let reported = reported_processes(&wire);
+    let reported = procs::reported(&wire);
     let pids: Vec<u32> = reported.iter().map(|(pid, _)| *pid).collect();
     // Facts are taken only where the scenario asks for them: a process that should be gone
     // gets a bounded wait to go; one that should live is looked at once.
@@ -180,24 +180,4 @@ fn given_secrets(part: &crate::scenario::HttpClientPart, url: Option<&str>) -> V
         }
     }
     secrets
-}
-
-fn reported_processes(wire: &[Record]) -> Vec<(u32, &'static str)> {
-    let mut seen: Vec<(u32, &'static str)> = Vec::new();
-    for record in wire {
-        let (pid, role) = match record {
-            Record::Started { pid, .. } => (*pid, "server"),
-            Record::Spawned { pid, .. } => (*pid, "descendant"),
-            _ => continue,
-        };
-        if let Some(entry) = seen.iter_mut().find(|(p, _)| *p == pid) {
-            // A backgrounded copy is both spawned and started: it is a server.
-            if role == "server" {
-                entry.1 = role;
-            }
-        } else {
-            seen.push((pid, role));
-        }
-    }
-    seen
 }

@@ -211,6 +211,25 @@ pub enum ClientStep {
     /// Wait until a launch of the stdio server has begun a step of its script (so every
     /// step before it has played, e.g. a `stop_reading`), bounded.
     AwaitStep(AwaitStep),
+    /// Look at every process the server reported so far, here and before anything is
+    /// dropped: all gone (a bounded wait for each to go), or some still alive (looked at
+    /// once). The step fails, naming the processes, when it does not hold.
+    Processes(ProcessesStep),
+}
+
+/// What must be true of the server's processes at a step.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ProcessesStep {
+    /// Every process gone (`true`), or some still alive (`false`, a documented limitation).
+    pub gone: bool,
+    /// How long the processes get to go (`gone = true` only).
+    #[serde(default = "default_processes_ms")]
+    pub within_ms: u64,
+}
+
+fn default_processes_ms() -> u64 {
+    2_000
 }
 
 /// An empty step body: `{}`.

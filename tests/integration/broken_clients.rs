@@ -24,7 +24,11 @@ use rstest::rstest;
 #[case::json_rpc_error_unscrubbed("redaction/jsonrpc-error-message-redacted", Breakage::NoJsonRpcErrorScrub, "secret")]
 #[case::json_rpc_error_query_unscrubbed("redaction/jsonrpc-error-query-value-redacted", Breakage::NoJsonRpcErrorScrub, "secret")]
 #[case::echoed_header_unscrubbed("redaction/server-echoed-header-value-hidden", Breakage::NoStatusBodyScrub, "secret")]
-#[case::group_kept_on_close("process/group-close-kills-descendants", Breakage::NoGroupKill, "processes")]
+#[case::group_kept_on_close("process/group-close-kills-descendants", Breakage::NoGroupKillOnClose, "step 3")]
+#[case::group_kept_on_drop("process/group-drop-kills-descendants", Breakage::NoGroupKillOnDrop, "step 3")]
+#[case::group_kept_on_exit_seen_by_exited("process/launcher-exit-seen-by-exited", Breakage::NoGroupKillOnExit, "step 3")]
+#[case::group_kept_on_exit_seen_by_call("process/launcher-exit-seen-by-call", Breakage::NoGroupKillOnExit, "step 2")]
+#[case::wrapper_left_running("process/output-closed-wrapper-lives", Breakage::NoKillOnOutputClosed, "step 4")]
 fn a_broken_client_fails_its_scenario(#[case] scenario_name: &str, #[case] breakage: Breakage, #[case] what: &str) {
     let loaded = scenario(scenario_name);
     let hooks = TestHooks { broken: vec![breakage], ..Default::default() };

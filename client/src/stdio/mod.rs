@@ -118,14 +118,16 @@ impl Shared {
         self.hooks.broken.contains(&rule)
     }
 
-    fn group_kill(&self) -> bool {
-        self.own_group && !self.broken(Breakage::NoGroupKill)
+    /// Whether this path (`close`, drop, exit seen) kills the group: `switch` turns it off.
+    fn group_kill(&self, switch: Breakage) -> bool {
+        self.own_group && !self.broken(switch)
     }
 
     /// Kills the server: its whole group with its own process group, else the command.
-    fn kill(&self) {
+    /// `switch` is the test switch that turns off this path's group kill.
+    fn kill(&self, switch: Breakage) {
         if let Some(pid) = self.pid {
-            if self.group_kill() && !self.group_killed.swap(true, Ordering::SeqCst) {
+            if self.group_kill(switch) && !self.group_killed.swap(true, Ordering::SeqCst) {
                 process_group::kill_group(pid);
             }
         }
@@ -139,7 +141,7 @@ impl Shared {
     /// A command that exited on its own takes its group with it (what it backgrounded).
     fn on_exit_seen(&self) {
         if let Some(pid) = self.pid {
-            if self.group_kill() && !self.group_killed.swap(true, Ordering::SeqCst) {
+            if self.group_kill(Breakage::NoGroupKillOnExit) && !self.group_killed.swap(true, Ordering::SeqCst) {
                 process_group::kill_group(pid);
             }
         }
@@ -208,15 +210,15 @@ impl Shared {
             self.poll_exit();
             if lock(&self.exit).is_known() {
                 // A server that cannot be waited on, yet closed its pipes, is of no more use.
-                if matches!(lock(&self.exit).reason(), Some(ExitReason::Unwaitable(_))) {
-                    self.kill();
+                if matches!(lock(&self.exit).reason(), Some(ExitReason::Unwaitable(_))) && !self.broken(Breakage::NoKillOnOutputClosed) {
+                    self.kill(Breakage::NoKillOnOutputClosed);
                 }
                 break;
             }
             if Instant::now() >= deadline {
                 // Output closed (or input refused) while the process lives on.
-                if lock(&self.exit).record(otherwise) {
-                    self.kill();
+                if lock(&self.exit).record(otherwise) && !self.broken(Breakage::NoKillOnOutputClosed) {
+                    self.kill(Breakage::NoKillOnOutputClosed);
                 }
                 break;
             }
@@ -516,7 +518,7 @@ impl StdioTransport {
         let shared = &*self.shared;
         lock(&shared.exit).close(&shared.command);
         shared.mark_dead(format!("Connection closed: MCP server '{}' was closed", shared.command));
-        shared.kill();
+        shared.kill(Breakage::NoGroupKillOnClose);
         if let Ok(mut stdin) = shared.stdin.try_lock() {
             stdin.take();
         }
@@ -532,7 +534,7 @@ impl StdioTransport {
 
 impl Drop for StdioTransport {
     fn drop(&mut self) {
-        self.shared.kill();
+        self.shared.kill(Breakage::NoGroupKillOnDrop);
         for task in lock(&self.tasks).drain(..) {
             task.abort();
         }
