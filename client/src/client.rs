@@ -506,6 +506,13 @@ impl McpClient {
 
 /// Every page of `tools/list` the profile reads.
 async fn list_all(transport: &Transport, config: &ClientConfig) -> Result<Vec<Tool>, Failed> {
+    let invalid = |text: String| {
+        if config.hooks.broken.contains(&Breakage::InvalidResultAsTransport) {
+            McpError::Transport(text)
+        } else {
+            McpError::Protocol(text)
+        }
+    };
     let mut tools = Vec::new();
     let mut cursor: Option<String> = None;
     let bound = transport.list_bound(config);
@@ -513,7 +520,7 @@ async fn list_all(transport: &Transport, config: &ClientConfig) -> Result<Vec<To
         let params = cursor.as_ref().map(|c| json!({ "cursor": c }));
         let result = rpc(transport.request_fated("tools/list", params, bound).await?)?;
         let page: ToolsPage = serde_json::from_value(result)
-            .map_err(|e| McpError::Protocol(format!("invalid tools/list result: {e}")))?;
+            .map_err(|e| invalid(format!("invalid tools/list result: {e}")))?;
         tools.extend(page.tools);
         match page.next_cursor {
             Some(next) if config.profile.paginates() => {
@@ -536,7 +543,10 @@ fn rpc(outcome: Result<Value, ErrorObject>) -> Result<Value, McpError> {
 /// `initialize`, the version check, then `notifications/initialized`.
 async fn handshake(transport: &Transport, config: &ClientConfig) -> Result<(String, Value), Failed> {
     let params = json!({
-        "protocolVersion": transport.offered_version(config.profile),
+        "protocolVersion": match transport {
+            Transport::Http(_) if config.hooks.broken.contains(&Breakage::HttpOffersLatest) => crate::LATEST_PROTOCOL_VERSION,
+            _ => transport.offered_version(config.profile),
+        },
         "capabilities": {},
         "clientInfo": {
             "name": config.client_name.as_deref().unwrap_or(env!("CARGO_PKG_NAME")),

@@ -173,6 +173,16 @@ pub enum Breakage {
     NoJsonRpcErrorScrub,
     /// HTTP: quote an error status's body without hiding the header values and tokens sent.
     NoStatusBodyScrub,
+    /// Answer a server `ping` with a non-empty result.
+    PingAnswerNotEmpty,
+    /// Send `notifications/cancelled` with a `requestId` of null instead of the timed-out id.
+    CancelledWithoutRequestId,
+    /// Report a `tools/list` result that is not a list as a transport error.
+    InvalidResultAsTransport,
+    /// The tool source logs the withdrawal of an exited server's tools at every turn.
+    WithdrawalLoggedEachTurn,
+    /// HTTP: offer the latest protocol revision in `initialize` whatever the profile.
+    HttpOffersLatest,
 }
 
 /// How the client is configured.

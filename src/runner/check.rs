@@ -65,12 +65,20 @@ pub fn check(expect: &Expectations, script: &Script, outcome: &Outcome) -> Vec<F
         }
     }
     for log in &expect.logs {
-        let found = outcome.logs.iter().any(|event| {
-            event.level == log.level
-                && log.target.as_ref().is_none_or(|t| &event.target == t)
-                && event.message.contains(&log.contains)
-        });
-        if !found {
+        let matching = outcome
+            .logs
+            .iter()
+            .filter(|event| {
+                event.level == log.level
+                    && log.target.as_ref().is_none_or(|t| &event.target == t)
+                    && event.message.contains(&log.contains)
+            })
+            .count();
+        if let Some(count) = log.count.filter(|&count| count != matching && matching > 0) {
+            let what = format!("{count} {} event(s) containing {:?}", log.level, log.contains);
+            fail("logs", what, format!("{matching}"));
+        }
+        if matching == 0 {
             let seen: Vec<String> = outcome
                 .logs
                 .iter()
@@ -319,9 +327,11 @@ fn awaits_input(step: &Step) -> bool {
     matches!(step, Step::Expect(_) | Step::Handshake(_) | Step::AwaitStdinClose(_))
 }
 
-/// Whether `value` contains `wanted`: objects key by key, arrays element-wise, else equal.
+/// Whether `value` contains `wanted`: objects key by key (an empty object only an empty
+/// one: `result = {}` pins an empty result), arrays element-wise, else equal.
 pub fn contains_subset(value: &Value, wanted: &Value) -> bool {
     match (value, wanted) {
+        (Value::Object(have), Value::Object(want)) if want.is_empty() => have.is_empty(),
         (Value::Object(have), Value::Object(want)) => {
             want.iter().all(|(k, w)| have.get(k).is_some_and(|h| contains_subset(h, w)))
         }
@@ -384,5 +394,7 @@ mod tests {
         assert!(!contains_subset(&value, &json!({"b": {"c": [1]}})));
         assert!(!contains_subset(&value, &json!({"z": 1})));
         assert!(contains_subset(&json!("x"), &json!("x")));
+        assert!(contains_subset(&json!({"result": {}}), &json!({"result": {}})));
+        assert!(!contains_subset(&json!({"result": {"pong": true}}), &json!({"result": {}})));
     }
 }

@@ -29,6 +29,12 @@ use rstest::rstest;
 #[case::group_kept_on_exit_seen_by_exited("process/launcher-exit-seen-by-exited", Breakage::NoGroupKillOnExit, "step 3")]
 #[case::group_kept_on_exit_seen_by_call("process/launcher-exit-seen-by-call", Breakage::NoGroupKillOnExit, "step 2")]
 #[case::wrapper_left_running("process/output-closed-wrapper-lives", Breakage::NoKillOnOutputClosed, "step 4")]
+#[case::ping_answer_not_empty("stdio/ping-answered-during-call", Breakage::PingAnswerNotEmpty, "received_includes")]
+#[case::cancelled_without_request_id("timeouts/timeout-sends-cancelled", Breakage::CancelledWithoutRequestId, "received_includes")]
+#[case::invalid_result_as_transport("errors/kinds-by-cause", Breakage::InvalidResultAsTransport, "step 3")]
+#[case::withdrawal_logged_each_turn("tools/source-withdraws-exited-server", Breakage::WithdrawalLoggedEachTurn, "logs")]
+#[case::yoagent_offers_latest_over_http("lifecycle/http-initialize-offers-yoagent", Breakage::HttpOffersLatest, "received_includes")]
+#[case::kova_offers_latest_over_http("lifecycle/http-initialize-offers-kova", Breakage::HttpOffersLatest, "received_includes")]
 fn a_broken_client_fails_its_scenario(#[case] scenario_name: &str, #[case] breakage: Breakage, #[case] what: &str) {
     let loaded = scenario(scenario_name);
     let hooks = TestHooks { broken: vec![breakage], ..Default::default() };

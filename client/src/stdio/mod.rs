@@ -485,7 +485,8 @@ impl StdioTransport {
                 let bound = bound.unwrap_or_default();
                 if shared.profile.sends_cancelled() {
                     let reason = format!("timed out after {}", fmt_duration(bound));
-                    let params = serde_json::json!({ "requestId": id, "reason": reason });
+                    let request_id = if shared.broken(Breakage::CancelledWithoutRequestId) { Value::Null } else { id.clone() };
+                    let params = serde_json::json!({ "requestId": request_id, "reason": reason });
                     let note = Notification::new("notifications/cancelled", Some(params));
                     if let Err(e) = shared.write_message(&note).await {
                         tracing::debug!(target: "mcp_refclient", "sending notifications/cancelled failed: {e}");
