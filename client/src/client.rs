@@ -215,6 +215,31 @@ fn transient(failed: &Failed) -> bool {
         || failed.error.http_status().is_some_and(|status| status >= 500)
 }
 
+/// The `HandshakeTimerRestarts` breakage: `bound` counted afresh from every stdout line.
+async fn restarting_timeout<F: std::future::Future>(bound: Duration, transport: &Transport, work: F) -> Option<F::Output> {
+    let lines = || match transport {
+        Transport::Stdio(t) => t.lines_read(),
+        _ => 0,
+    };
+    tokio::pin!(work);
+    let mut seen = lines();
+    let mut deadline = tokio::time::Instant::now() + bound;
+    loop {
+        tokio::select! {
+            out = &mut work => return Some(out),
+            _ = tokio::time::sleep(Duration::from_millis(5)) => {
+                if lines() != seen {
+                    seen = lines();
+                    deadline = tokio::time::Instant::now() + bound;
+                }
+                if tokio::time::Instant::now() >= deadline {
+                    return None;
+                }
+            }
+        }
+    }
+}
+
 /// Opens a connection to `target`: spawn or connect, then the bounded handshake. On
 /// failure whatever was started is stopped.
 async fn open(target: &Target, config: &ClientConfig, generation: u64) -> Result<Connection, Failed> {
@@ -231,7 +256,12 @@ async fn open(target: &Target, config: &ClientConfig, generation: u64) -> Result
         }
     };
     let handshake = handshake(&transport, config);
+    let restarts = config.hooks.broken.contains(&Breakage::HandshakeTimerRestarts);
     let outcome = match config.timeouts().handshake {
+        Some(bound) if restarts => match restarting_timeout(bound, &transport, handshake).await {
+            Some(outcome) => outcome,
+            None => Err(Failed::alive(McpError::Timeout(format!("MCP handshake timed out after {}", fmt_duration(bound))))),
+        },
         Some(bound) => match tokio::time::timeout(bound, handshake).await {
             Ok(outcome) => outcome,
             Err(_) => Err(Failed::alive(McpError::Timeout(format!(

@@ -183,6 +183,12 @@ pub enum Breakage {
     WithdrawalLoggedEachTurn,
     /// HTTP: offer the latest protocol revision in `initialize` whatever the profile.
     HttpOffersLatest,
+    /// HTTP: the same-origin redirect check compares scheme and host, not the port.
+    PortBlindOrigin,
+    /// HTTP: the token provider is asked once at connect and its token reused.
+    TokenCachedAtConnect,
+    /// stdio: the handshake bound restarts on every line the server writes.
+    HandshakeTimerRestarts,
 }
 
 /// How the client is configured.

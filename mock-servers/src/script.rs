@@ -459,7 +459,9 @@ pub struct Redirect {
     #[serde(default = "default_redirect_status")]
     pub status: u16,
     /// The `Location`; `${primary}`, `${second}` and `${plain}` become those origins
-    /// (`http://127.0.0.1:PORT`, `http://localhost:PORT2`, …), e.g. `${second}/mcp` or `/mcp2`.
+    /// (`http://127.0.0.1:PORT`, `http://localhost:PORT2`, …), e.g. `${second}/mcp` or `/mcp2`;
+    /// `${second_port}` the second listener's port (`http://127.0.0.1:${second_port}/mcp`:
+    /// another origin by its port only).
     pub location: String,
     /// How many requests to redirect: the one taken by the `expect`, then the next
     /// `repeat - 1` whatever they are (1 by default; 11 for a loop past a 10-hop limit).

@@ -96,19 +96,25 @@ pub(super) fn server(target: &HttpTarget, part: &HttpClientPart) -> Result<HttpS
 struct ScriptedTokens {
     tokens: Vec<String>,
     current: AtomicUsize,
+    /// `rotate`: how many times `token()` was asked.
+    asks: Option<AtomicUsize>,
 }
 
 impl ScriptedTokens {
     fn new(tokens: &Tokens) -> Self {
         let mut all = vec![tokens.token.clone()];
         all.extend(tokens.refreshed.iter().cloned());
-        ScriptedTokens { tokens: all, current: AtomicUsize::new(0) }
+        ScriptedTokens { tokens: all, current: AtomicUsize::new(0), asks: tokens.rotate.then(|| AtomicUsize::new(0)) }
     }
 }
 
 impl TokenProvider for ScriptedTokens {
     fn token(&self) -> BoxFuture<'_, Result<String, McpError>> {
         let token = self.tokens.get(self.current.load(Ordering::SeqCst)).cloned();
+        let token = match &self.asks {
+            Some(asks) => token.map(|t| format!("{t}-{}", asks.fetch_add(1, Ordering::SeqCst) + 1)),
+            None => token,
+        };
         Box::pin(async move { token.ok_or_else(|| McpError::Transport("the token provider has no token left".into())) })
     }
 

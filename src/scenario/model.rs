@@ -152,6 +152,10 @@ pub struct Tokens {
     /// What each `refresh()` gives, in order; past the end, refresh fails.
     #[serde(default)]
     pub refreshed: Vec<String>,
+    /// Each `token()` gives a new token: the current one with `-1`, `-2`, … appended, so a
+    /// client that reuses a token it was given earlier is seen to.
+    #[serde(default)]
+    pub rotate: bool,
 }
 
 /// Faults injected through the reference client's test hooks.

@@ -35,6 +35,9 @@ use rstest::rstest;
 #[case::withdrawal_logged_each_turn("tools/source-withdraws-exited-server", Breakage::WithdrawalLoggedEachTurn, "logs")]
 #[case::yoagent_offers_latest_over_http("lifecycle/http-initialize-offers-yoagent", Breakage::HttpOffersLatest, "received_includes")]
 #[case::kova_offers_latest_over_http("lifecycle/http-initialize-offers-kova", Breakage::HttpOffersLatest, "received_includes")]
+#[case::origin_check_ignores_port("redirects/cross-origin-port-only-refused", Breakage::PortBlindOrigin, "step 2")]
+#[case::token_cached_at_connect("auth/token-asked-on-every-request", Breakage::TokenCachedAtConnect, "http_requests")]
+#[case::handshake_timer_restarts("lifecycle/handshake-bounded-despite-chatter", Breakage::HandshakeTimerRestarts, "step 1")]
 fn a_broken_client_fails_its_scenario(#[case] scenario_name: &str, #[case] breakage: Breakage, #[case] what: &str) {
     let loaded = scenario(scenario_name);
     let hooks = TestHooks { broken: vec![breakage], ..Default::default() };

@@ -128,6 +128,8 @@ pub(crate) struct Endpoint {
     secrets: std::sync::Mutex<Vec<String>>,
     /// Test-only rule switches.
     hooks: crate::TestHooks,
+    /// `TokenCachedAtConnect`: the one token ever asked for.
+    cached_token: std::sync::Mutex<Option<String>>,
 }
 
 impl Endpoint {
@@ -177,6 +179,7 @@ impl Endpoint {
                 server.headers.entries().iter().filter_map(|(_, v)| v.to_str().ok().map(str::to_string)).collect(),
             ),
             hooks: config.hooks.clone(),
+            cached_token: std::sync::Mutex::new(None),
         })
     }
 
@@ -213,6 +216,31 @@ impl Endpoint {
         self.hooks.broken.contains(&rule)
     }
 
+    /// Whether two URLs share scheme, host and port (`PortBlindOrigin`: the port is not
+    /// compared).
+    fn same_origin(&self, a: &Url, b: &Url) -> bool {
+        if self.broken(crate::Breakage::PortBlindOrigin) {
+            return a.scheme() == b.scheme() && a.host_str() == b.host_str();
+        }
+        origin_of(a) == origin_of(b)
+    }
+
+    /// Asks the provider for the token of this request (`TokenCachedAtConnect`: only once).
+    async fn ask_token(&self, provider: &dyn TokenProvider) -> Result<String, McpError> {
+        if !self.broken(crate::Breakage::TokenCachedAtConnect) {
+            return provider.token().await;
+        }
+        let cached = self.cached_token.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        match cached {
+            Some(token) => Ok(token),
+            None => {
+                let token = provider.token().await?;
+                *self.cached_token.lock().unwrap_or_else(|e| e.into_inner()) = Some(token.clone());
+                Ok(token)
+            }
+        }
+    }
+
     /// Whether a token provider is configured.
     pub(crate) fn has_token_provider(&self) -> bool {
         self.token_provider.is_some()
@@ -229,7 +257,7 @@ impl Endpoint {
         let Some(provider) = &self.token_provider else {
             return self.send_redirecting(out, None, ctx).await;
         };
-        let token = bearer(provider.token().await?, ctx)?;
+        let token = bearer(self.ask_token(provider.as_ref()).await?, ctx)?;
         self.remember_secret(&token);
         let reply = self.send_redirecting(out, Some(&token), ctx).await?;
         if reply.status != StatusCode::UNAUTHORIZED {
@@ -281,7 +309,7 @@ impl Endpoint {
                 Redirects::None => {
                     return Err(ctx.transport(format!("redirect from {from} to {to} refused: redirects are disabled")))
                 }
-                Redirects::SameOrigin if from != to => {
+                Redirects::SameOrigin if !self.same_origin(&url, &next) => {
                     let why = if url.scheme() == "https" && next.scheme() == "http" {
                         "another origin (https to http)"
                     } else {

@@ -110,6 +110,8 @@ pub(crate) struct Shared {
     stderr_done: watch::Sender<bool>,
     exit: Mutex<ExitState>,
     group_killed: AtomicBool,
+    /// How many stdout lines were read (only `HandshakeTimerRestarts` looks).
+    pub(crate) lines_read: AtomicU64,
 }
 
 impl Shared {
@@ -377,6 +379,7 @@ impl StdioTransport {
             stderr_done: watch::channel(false).0,
             exit: Mutex::new(ExitState::default()),
             group_killed: AtomicBool::new(false),
+            lines_read: AtomicU64::new(0),
         });
         let stderr_task = tokio::spawn(stderr::drain(
             stderr,
@@ -401,6 +404,11 @@ impl StdioTransport {
     /// The server's process id.
     pub(crate) fn pid(&self) -> Option<u32> {
         self.shared.pid
+    }
+
+    /// How many stdout lines were read.
+    pub(crate) fn lines_read(&self) -> u64 {
+        self.shared.lines_read.load(Ordering::SeqCst)
     }
 
     /// How many `notifications/tools/list_changed` were read.

@@ -926,12 +926,15 @@ impl Player {
             .rposition(|x| x.name.as_deref() == Some(name))
     }
 
-    /// Expands `${primary}`, `${second}`, `${plain}`, and for an exchange `${url}` and
-    /// `${path}`.
+    /// Expands `${primary}`, `${second}`, `${second_port}` (the second listener's port, for
+    /// an origin that differs from the primary by port only), `${plain}`, and for an
+    /// exchange `${url}` and `${path}`.
     fn expand(&self, text: &str, exchange: Option<usize>) -> String {
+        let second_port = self.origins.second.rsplit_once(':').map_or("", |(_, port)| port);
         let mut out = text
             .replace("${primary}", &self.origins.primary)
-            .replace("${second}", &self.origins.second);
+            .replace("${second}", &self.origins.second)
+            .replace("${second_port}", second_port);
         if let Some(plain) = &self.origins.plain {
             out = out.replace("${plain}", plain);
         }
