@@ -110,6 +110,7 @@ impl Transport {
     /// HTTP none in yoagent (the idle timeout only), the override in strict, the override
     /// or the call bound in kova.
     fn call_bound(&self, config: &ClientConfig, timeout: Option<Duration>) -> Option<Duration> {
+        let timeout = timeout.filter(|_| !config.hooks.broken.contains(&Breakage::PerCallTimeoutIgnored));
         match (self, config.profile) {
             (Transport::Stdio(_), _) | (_, Profile::Kova) => timeout.or(config.timeouts().call),
             (_, Profile::Strict) => timeout,
@@ -120,7 +121,8 @@ impl Transport {
     /// The bound of any other request: over HTTP only kova has one.
     fn list_bound(&self, config: &ClientConfig) -> Option<Duration> {
         match (self, config.profile) {
-            (Transport::Stdio(_), _) | (_, Profile::Kova) => config.timeouts().list,
+            (Transport::Stdio(_), _) => config.timeouts().list,
+            (_, Profile::Kova) if !config.hooks.broken.contains(&Breakage::NoListBoundOverHttp) => config.timeouts().list,
             _ => None,
         }
     }

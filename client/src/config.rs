@@ -189,6 +189,10 @@ pub enum Breakage {
     TokenCachedAtConnect,
     /// stdio: the handshake bound restarts on every line the server writes.
     HandshakeTimerRestarts,
+    /// A per-call timeout is ignored: the client's own call bound applies.
+    PerCallTimeoutIgnored,
+    /// HTTP (kova): `tools/list` is bounded by the idle read timeout only.
+    NoListBoundOverHttp,
 }
 
 /// How the client is configured.

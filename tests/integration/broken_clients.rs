@@ -38,6 +38,9 @@ use rstest::rstest;
 #[case::origin_check_ignores_port("redirects/cross-origin-port-only-refused", Breakage::PortBlindOrigin, "step 2")]
 #[case::token_cached_at_connect("auth/token-asked-on-every-request", Breakage::TokenCachedAtConnect, "http_requests")]
 #[case::handshake_timer_restarts("lifecycle/handshake-bounded-despite-chatter", Breakage::HandshakeTimerRestarts, "step 1")]
+#[case::per_call_timeout_ignored_over_http("timeouts/http-per-call-override", Breakage::PerCallTimeoutIgnored, "step")]
+#[case::cancelled_without_request_id_over_http("timeouts/http-timeout-sends-cancelled", Breakage::CancelledWithoutRequestId, "received_includes")]
+#[case::listing_unbounded_over_http("tools/http-source-listing-bounded", Breakage::NoListBoundOverHttp, "step 3")]
 fn a_broken_client_fails_its_scenario(#[case] scenario_name: &str, #[case] breakage: Breakage, #[case] what: &str) {
     let loaded = scenario(scenario_name);
     let hooks = TestHooks { broken: vec![breakage], ..Default::default() };

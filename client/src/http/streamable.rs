@@ -41,6 +41,10 @@ struct State {
 }
 
 /// A Streamable HTTP connection to one MCP server.
+/// How long a timed-out request waits for the server to take its `notifications/cancelled`
+/// before the timeout error is returned.
+const CANCEL_GRACE: Duration = Duration::from_millis(100);
+
 pub(crate) struct StreamableTransport {
     ep: Endpoint,
     profile: Profile,
@@ -152,9 +156,15 @@ impl StreamableTransport {
                     Err(_) => {
                         if self.profile.sends_cancelled() {
                             let reason = format!("timed out after {}", crate::stdio::fmt_duration(bound));
-                            let params = json!({ "requestId": id, "reason": reason });
-                            if let Err(e) = self.send_notification("notifications/cancelled", Some(params)).await {
-                                tracing::debug!(target: "mcp_refclient", "sending notifications/cancelled failed: {e}");
+                            let request_id = if self.broken(Breakage::CancelledWithoutRequestId) { Value::Null } else { id.clone() };
+                            let params = json!({ "requestId": request_id, "reason": reason });
+                            // Sent, not awaited past a grace: a server that never answers the
+                            // notification must not hold the timeout error back.
+                            let sent = self.send_notification("notifications/cancelled", Some(params));
+                            match tokio::time::timeout(CANCEL_GRACE, sent).await {
+                                Ok(Ok(())) => {}
+                                Ok(Err(e)) => tracing::debug!(target: "mcp_refclient", "sending notifications/cancelled failed: {e}"),
+                                Err(_) => tracing::debug!(target: "mcp_refclient", "notifications/cancelled not answered within {CANCEL_GRACE:?}"),
                             }
                         }
                         Err(timed_out(method, bound))
