@@ -220,6 +220,10 @@ pub struct Handshake {
     /// The protocolVersion to answer; by default the one the client offered.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub version: Option<String>,
+    /// The protocolVersion to answer to each offered one (`{ "2025-11-25" = "2024-11-05" }`);
+    /// an offer not listed gets `version`, else itself.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub answers: std::collections::BTreeMap<String, String>,
     /// The capabilities to declare; by default `{ tools = { listChanged = true } }`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub capabilities: Option<Value>,
