@@ -102,6 +102,7 @@ pub fn run(scenario: &LoadedScenario, profile: Profile, launcher: &MockLauncher,
         mock.shutdown();
     }
     let wire = wire_log::read_wire_log(&log_path).unwrap_or_default();
+    let harness_fault = harness_fault.or_else(|| mock_fault(&wire));
     let reported = procs::reported(&wire);
     let pids: Vec<u32> = reported.iter().map(|(pid, _)| *pid).collect();
     // Facts are taken only where the scenario asks for them: a process that should be gone
@@ -151,6 +152,18 @@ impl Outcome {
             http_url: None,
         }
     }
+}
+
+/// A fault the HTTP mock logged of itself: the run says nothing about the client.
+fn mock_fault(wire: &[wire_log::Record]) -> Option<String> {
+    wire.iter().find_map(|record| match record {
+        wire_log::Record::Wrote { stream, summary }
+            if stream == "stderr" && summary.contains(mcp_mock_servers::http::player::LISTENER_FAULT) =>
+        {
+            Some(format!("the HTTP mock failed: {summary}"))
+        }
+        _ => None,
+    })
 }
 
 /// Values shorter than this are not taken for secrets (they would match everywhere).
