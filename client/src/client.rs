@@ -110,6 +110,7 @@ impl Transport {
     /// HTTP none in yoagent (the idle timeout only), the override in strict, the override
     /// or the call bound in kova.
     fn call_bound(&self, config: &ClientConfig, timeout: Option<Duration>) -> Option<Duration> {
+        let timeout = timeout.filter(|_| !config.hooks.broken.contains(&Breakage::PerCallTimeoutIgnored));
         match (self, config.profile) {
             (Transport::Stdio(_), _) | (_, Profile::Kova) => timeout.or(config.timeouts().call),
             (_, Profile::Strict) => timeout,
@@ -120,7 +121,8 @@ impl Transport {
     /// The bound of any other request: over HTTP only kova has one.
     fn list_bound(&self, config: &ClientConfig) -> Option<Duration> {
         match (self, config.profile) {
-            (Transport::Stdio(_), _) | (_, Profile::Kova) => config.timeouts().list,
+            (Transport::Stdio(_), _) => config.timeouts().list,
+            (_, Profile::Kova) if !config.hooks.broken.contains(&Breakage::NoListBoundOverHttp) => config.timeouts().list,
             _ => None,
         }
     }
@@ -216,6 +218,31 @@ fn transient(failed: &Failed) -> bool {
         || failed.error.http_status().is_some_and(|status| status >= 500)
 }
 
+/// The `HandshakeTimerRestarts` breakage: `bound` counted afresh from every stdout line.
+async fn restarting_timeout<F: std::future::Future>(bound: Duration, transport: &Transport, work: F) -> Option<F::Output> {
+    let lines = || match transport {
+        Transport::Stdio(t) => t.lines_read(),
+        _ => 0,
+    };
+    tokio::pin!(work);
+    let mut seen = lines();
+    let mut deadline = tokio::time::Instant::now() + bound;
+    loop {
+        tokio::select! {
+            out = &mut work => return Some(out),
+            _ = tokio::time::sleep(Duration::from_millis(5)) => {
+                if lines() != seen {
+                    seen = lines();
+                    deadline = tokio::time::Instant::now() + bound;
+                }
+                if tokio::time::Instant::now() >= deadline {
+                    return None;
+                }
+            }
+        }
+    }
+}
+
 /// Opens a connection to `target`: spawn or connect, then the bounded handshake. On
 /// failure whatever was started is stopped.
 async fn open(target: &Target, config: &ClientConfig, generation: u64) -> Result<Connection, Failed> {
@@ -232,7 +259,12 @@ async fn open(target: &Target, config: &ClientConfig, generation: u64) -> Result
         }
     };
     let handshake = handshake(&transport, config);
+    let restarts = config.hooks.broken.contains(&Breakage::HandshakeTimerRestarts);
     let outcome = match config.timeouts().handshake {
+        Some(bound) if restarts => match restarting_timeout(bound, &transport, handshake).await {
+            Some(outcome) => outcome,
+            None => Err(Failed::alive(McpError::Timeout(format!("MCP handshake timed out after {}", fmt_duration(bound))))),
+        },
         Some(bound) => match tokio::time::timeout(bound, handshake).await {
             Ok(outcome) => outcome,
             Err(_) => Err(Failed::alive(McpError::Timeout(format!(
@@ -507,6 +539,13 @@ impl McpClient {
 
 /// Every page of `tools/list` the profile reads.
 async fn list_all(transport: &Transport, config: &ClientConfig) -> Result<Vec<Tool>, Failed> {
+    let invalid = |text: String| {
+        if config.hooks.broken.contains(&Breakage::InvalidResultAsTransport) {
+            McpError::Transport(text)
+        } else {
+            McpError::Protocol(text)
+        }
+    };
     let mut tools = Vec::new();
     let mut cursor: Option<String> = None;
     let bound = transport.list_bound(config);
@@ -514,7 +553,7 @@ async fn list_all(transport: &Transport, config: &ClientConfig) -> Result<Vec<To
         let params = cursor.as_ref().map(|c| json!({ "cursor": c }));
         let result = rpc(transport.request_fated("tools/list", params, bound).await?)?;
         let page: ToolsPage = serde_json::from_value(result)
-            .map_err(|e| McpError::Protocol(format!("invalid tools/list result: {e}")))?;
+            .map_err(|e| invalid(format!("invalid tools/list result: {e}")))?;
         tools.extend(page.tools);
         match page.next_cursor {
             Some(next) if config.profile.paginates() => {
@@ -537,7 +576,10 @@ fn rpc(outcome: Result<Value, ErrorObject>) -> Result<Value, McpError> {
 /// `initialize`, the version check, then `notifications/initialized`.
 async fn handshake(transport: &Transport, config: &ClientConfig) -> Result<(String, Value), Failed> {
     let params = json!({
-        "protocolVersion": transport.offered_version(config.profile),
+        "protocolVersion": match transport {
+            Transport::Http(_) if config.hooks.broken.contains(&Breakage::HttpOffersLatest) => crate::LATEST_PROTOCOL_VERSION,
+            _ => transport.offered_version(config.profile),
+        },
         "capabilities": {},
         "clientInfo": {
             "name": config.client_name.as_deref().unwrap_or(env!("CARGO_PKG_NAME")),

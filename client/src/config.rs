@@ -155,8 +155,15 @@ pub enum Breakage {
     BannerFatal,
     /// Accept a response carrying any id as the answer to the current request.
     AnyIdAccepted,
-    /// Kill only the command on close/drop, not its process group.
-    NoGroupKill,
+    /// `close()` kills only the command, not its process group.
+    NoGroupKillOnClose,
+    /// Dropping the client kills only the command, not its process group.
+    NoGroupKillOnDrop,
+    /// A command seen to exit on its own does not take its process group with it.
+    NoGroupKillOnExit,
+    /// A command whose output closed (or that cannot be waited on) while it lives on is left
+    /// running.
+    NoKillOnOutputClosed,
     /// Start the call timeout when the call is queued rather than when it is sent.
     TimeoutIncludesQueue,
     /// Keep the first KB of stderr instead of the last.
@@ -169,6 +176,30 @@ pub enum Breakage {
     NoToolsCache,
     /// kova: reconnect and retry on any error, a JSON-RPC error or a timeout included.
     RetryAnyError,
+    /// HTTP: quote a JSON-RPC error's message as sent, secrets and URL keys included.
+    NoJsonRpcErrorScrub,
+    /// HTTP: quote an error status's body without hiding the header values and tokens sent.
+    NoStatusBodyScrub,
+    /// Answer a server `ping` with a non-empty result.
+    PingAnswerNotEmpty,
+    /// Send `notifications/cancelled` with a `requestId` of null instead of the timed-out id.
+    CancelledWithoutRequestId,
+    /// Report a `tools/list` result that is not a list as a transport error.
+    InvalidResultAsTransport,
+    /// The tool source logs the withdrawal of an exited server's tools at every turn.
+    WithdrawalLoggedEachTurn,
+    /// HTTP: offer the latest protocol revision in `initialize` whatever the profile.
+    HttpOffersLatest,
+    /// HTTP: the same-origin redirect check compares scheme and host, not the port.
+    PortBlindOrigin,
+    /// HTTP: the token provider is asked once at connect and its token reused.
+    TokenCachedAtConnect,
+    /// stdio: the handshake bound restarts on every line the server writes.
+    HandshakeTimerRestarts,
+    /// A per-call timeout is ignored: the client's own call bound applies.
+    PerCallTimeoutIgnored,
+    /// HTTP (kova): `tools/list` is bounded by the idle read timeout only.
+    NoListBoundOverHttp,
 }
 
 /// How the client is configured.

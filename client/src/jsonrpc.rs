@@ -203,7 +203,8 @@ pub(crate) fn answer_server_request(
     broken: impl Fn(crate::Breakage) -> bool,
 ) -> Option<Response> {
     if method == "ping" {
-        (!broken(crate::Breakage::NoPingAnswer)).then(|| Response::ok(id, Value::Object(Default::default())))
+        let result = if broken(crate::Breakage::PingAnswerNotEmpty) { serde_json::json!({ "pong": true }) } else { Value::Object(Default::default()) };
+        (!broken(crate::Breakage::NoPingAnswer)).then(|| Response::ok(id, result))
     } else {
         (!broken(crate::Breakage::NoDecline))
             .then(|| Response::err(id, ErrorCode::METHOD_NOT_FOUND, format!("Method not found: {method}")))

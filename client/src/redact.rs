@@ -27,8 +27,9 @@ pub fn origin_of(url: &Url) -> String {
 }
 
 /// The URL's key-like parts: each path segment, query pair (`k=v` whole), query value, user
-/// name and password of [`KEY_LIKE_CHARS`] or more characters, as written and decoded.
-fn key_like_parts(url: &Url) -> Vec<String> {
+/// name and password of [`KEY_LIKE_CHARS`] or more characters, as written and decoded,
+/// longest first.
+pub fn key_like_parts(url: &Url) -> Vec<String> {
     let mut parts = Vec::new();
     let mut add = |raw: &str| {
         for form in [raw.to_string(), decode(raw)] {

@@ -247,7 +247,7 @@ async fn drop_kills_the_whole_group() {
 #[tokio::test]
 async fn the_group_breakage_leaves_the_grandchild() {
     let mut config = config(Profile::Strict);
-    config.hooks.broken.push(Breakage::NoGroupKill);
+    config.hooks.broken.push(Breakage::NoGroupKillOnClose);
     let client = McpClient::connect_stdio(grandchild_server(true), config).await.unwrap();
     let grandchild: u32 = client.server_info()["serverInfo"]["name"].as_str().unwrap().parse().unwrap();
     client.close().await.unwrap();

@@ -29,9 +29,10 @@ pub fn default_result(
             let offered = params
                 .and_then(|p| p.get("protocolVersion"))
                 .and_then(Value::as_str);
-            let version = handshake
-                .version
-                .as_deref()
+            let version = offered
+                .and_then(|o| handshake.answers.get(o))
+                .map(String::as_str)
+                .or(handshake.version.as_deref())
                 .or(offered)
                 .unwrap_or(FALLBACK_PROTOCOL_VERSION);
             let capabilities = handshake
@@ -158,11 +159,14 @@ mod tests {
             json!({"id": 1, "method": "initialize", "params": {"protocolVersion": "2024-11-05"}});
         let handshake = Handshake {
             version: Some("1999-01-01".into()),
-            capabilities: None,
-            session_id: None,
+            ..Handshake::default()
         };
         let result = default_result(&request, &[], &handshake).unwrap();
         assert_eq!(result["protocolVersion"], "1999-01-01");
+        let answers = [("2024-11-05".to_string(), "2025-06-18".to_string())].into();
+        let handshake = Handshake { answers, ..handshake };
+        let result = default_result(&request, &[], &handshake).unwrap();
+        assert_eq!(result["protocolVersion"], "2025-06-18");
     }
 
     #[test]

@@ -220,6 +220,10 @@ pub struct Handshake {
     /// The protocolVersion to answer; by default the one the client offered.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub version: Option<String>,
+    /// The protocolVersion to answer to each offered one (`{ "2025-11-25" = "2024-11-05" }`);
+    /// an offer not listed gets `version`, else itself.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub answers: std::collections::BTreeMap<String, String>,
     /// The capabilities to declare; by default `{ tools = { listChanged = true } }`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub capabilities: Option<Value>,
@@ -459,7 +463,9 @@ pub struct Redirect {
     #[serde(default = "default_redirect_status")]
     pub status: u16,
     /// The `Location`; `${primary}`, `${second}` and `${plain}` become those origins
-    /// (`http://127.0.0.1:PORT`, `http://localhost:PORT2`, …), e.g. `${second}/mcp` or `/mcp2`.
+    /// (`http://127.0.0.1:PORT`, `http://localhost:PORT2`, …), e.g. `${second}/mcp` or `/mcp2`;
+    /// `${second_port}` the second listener's port (`http://127.0.0.1:${second_port}/mcp`:
+    /// another origin by its port only).
     pub location: String,
     /// How many requests to redirect: the one taken by the `expect`, then the next
     /// `repeat - 1` whatever they are (1 by default; 11 for a loop past a 10-hop limit).

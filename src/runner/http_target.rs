@@ -48,17 +48,20 @@ impl HttpTarget {
         url
     }
 
-    /// Port redactions for transcripts: `127.0.0.1:41234` → `127.0.0.1:[PORT1]`, …
+    /// Port redactions for transcripts: `127.0.0.1:41234` → `127.0.0.1:[PORT1]`, …; the
+    /// `localhost` listener also as `127.0.0.1` (a redirect to it by port only).
     pub fn redactions(&self) -> Vec<(String, String)> {
-        self.origins
-            .iter()
-            .enumerate()
-            .filter_map(|(i, (_, origin))| {
-                let host_port = origin.split_once("://").map(|(_, rest)| rest)?;
-                let (host, _) = host_port.rsplit_once(':')?;
-                Some((host_port.to_string(), format!("{host}:[PORT{}]", i + 1)))
-            })
-            .collect()
+        let mut redactions = Vec::new();
+        for (i, (_, origin)) in self.origins.iter().enumerate() {
+            let Some((host, port)) = origin.split_once("://").and_then(|(_, rest)| rest.rsplit_once(':')) else {
+                continue;
+            };
+            redactions.push((format!("{host}:{port}"), format!("{host}:[PORT{}]", i + 1)));
+            if host == "localhost" {
+                redactions.push((format!("127.0.0.1:{port}"), format!("127.0.0.1:[PORT{}]", i + 1)));
+            }
+        }
+        redactions
     }
 }
 
@@ -96,19 +99,25 @@ pub(super) fn server(target: &HttpTarget, part: &HttpClientPart) -> Result<HttpS
 struct ScriptedTokens {
     tokens: Vec<String>,
     current: AtomicUsize,
+    /// `rotate`: how many times `token()` was asked.
+    asks: Option<AtomicUsize>,
 }
 
 impl ScriptedTokens {
     fn new(tokens: &Tokens) -> Self {
         let mut all = vec![tokens.token.clone()];
         all.extend(tokens.refreshed.iter().cloned());
-        ScriptedTokens { tokens: all, current: AtomicUsize::new(0) }
+        ScriptedTokens { tokens: all, current: AtomicUsize::new(0), asks: tokens.rotate.then(|| AtomicUsize::new(0)) }
     }
 }
 
 impl TokenProvider for ScriptedTokens {
     fn token(&self) -> BoxFuture<'_, Result<String, McpError>> {
         let token = self.tokens.get(self.current.load(Ordering::SeqCst)).cloned();
+        let token = match &self.asks {
+            Some(asks) => token.map(|t| format!("{t}-{}", asks.fetch_add(1, Ordering::SeqCst) + 1)),
+            None => token,
+        };
         Box::pin(async move { token.ok_or_else(|| McpError::Transport("the token provider has no token left".into())) })
     }
 
@@ -136,7 +145,11 @@ mod tests {
         assert_eq!(target.client_url(&part), "http://localhost:4001/sk-live-12345678/mcp");
         assert_eq!(
             target.redactions(),
-            vec![("127.0.0.1:4000".to_string(), "127.0.0.1:[PORT1]".to_string()), ("localhost:4001".into(), "localhost:[PORT2]".into())]
+            vec![
+                ("127.0.0.1:4000".to_string(), "127.0.0.1:[PORT1]".to_string()),
+                ("localhost:4001".into(), "localhost:[PORT2]".into()),
+                ("127.0.0.1:4001".into(), "127.0.0.1:[PORT2]".into()),
+            ]
         );
     }
 }

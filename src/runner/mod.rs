@@ -11,10 +11,10 @@ mod steps;
 mod tool_layer;
 pub mod transcript;
 
-pub use outcome::{ErrorRecord, Outcome, ProcessFact, StepRecord};
+pub use outcome::{ErrorRecord, GivenSecret, Outcome, ProcessFact, StepRecord};
 
 use crate::scenario::LoadedScenario;
-use mcp_mock_servers::wire_log::{self, Record};
+use mcp_mock_servers::wire_log;
 use mcp_refclient::{Profile, TestHooks};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -102,7 +102,8 @@ pub fn run(scenario: &LoadedScenario, profile: Profile, launcher: &MockLauncher,
         mock.shutdown();
     }
     let wire = wire_log::read_wire_log(&log_path).unwrap_or_default();
-    let reported = reported_processes(&wire);
+    let harness_fault = harness_fault.or_else(|| mock_fault(&wire));
+    let reported = procs::reported(&wire);
     let pids: Vec<u32> = reported.iter().map(|(pid, _)| *pid).collect();
     // Facts are taken only where the scenario asks for them: a process that should be gone
     // gets a bounded wait to go; one that should live is looked at once.
@@ -131,17 +132,9 @@ pub fn run(scenario: &LoadedScenario, profile: Profile, launcher: &MockLauncher,
     let mut redactions = vec![(temp.path().display().to_string(), "[TMP]".to_string())];
     redactions.push((launcher.program.display().to_string(), "mcp-mock-stdio".to_string()));
     redactions.extend(http.iter().flat_map(|target| target.redactions()));
-    // Header values and tokens the scenario gives the client never reach a transcript,
-    // even where a server echoes them.
-    let part = &scenario.scenario.client.http;
-    let tokens = part.tokens.iter().flat_map(|t| std::iter::once(&t.token).chain(&t.refreshed));
-    for secret in part.headers.iter().map(|[_, value]| value).chain(tokens) {
-        if secret.len() >= 4 {
-            redactions.push((secret.clone(), "[redacted]".to_string()));
-        }
-    }
     let http_url = http.as_ref().map(|target| target.client_url(&scenario.scenario.client.http));
-    Outcome { profile, steps, wire, logs, logs_dropped, processes, harness_fault, redactions, http_url }
+    let secrets = given_secrets(&scenario.scenario.client.http, http_url.as_deref());
+    Outcome { profile, steps, wire, logs, logs_dropped, processes, harness_fault, redactions, secrets, http_url }
 }
 
 impl Outcome {
@@ -155,27 +148,49 @@ impl Outcome {
             processes: Vec::new(),
             harness_fault: Some(fault),
             redactions: Vec::new(),
+            secrets: Vec::new(),
             http_url: None,
         }
     }
 }
 
-fn reported_processes(wire: &[Record]) -> Vec<(u32, &'static str)> {
-    let mut seen: Vec<(u32, &'static str)> = Vec::new();
-    for record in wire {
-        let (pid, role) = match record {
-            Record::Started { pid, .. } => (*pid, "server"),
-            Record::Spawned { pid, .. } => (*pid, "descendant"),
-            _ => continue,
-        };
-        if let Some(entry) = seen.iter_mut().find(|(p, _)| *p == pid) {
-            // A backgrounded copy is both spawned and started: it is a server.
-            if role == "server" {
-                entry.1 = role;
-            }
-        } else {
-            seen.push((pid, role));
+/// A fault the HTTP mock logged of itself: the run says nothing about the client.
+fn mock_fault(wire: &[wire_log::Record]) -> Option<String> {
+    wire.iter().find_map(|record| match record {
+        wire_log::Record::Wrote { stream, summary }
+            if stream == "stderr" && summary.contains(mcp_mock_servers::http::player::LISTENER_FAULT) =>
+        {
+            Some(format!("the HTTP mock failed: {summary}"))
+        }
+        _ => None,
+    })
+}
+
+/// Values shorter than this are not taken for secrets (they would match everywhere).
+const MIN_SECRET_CHARS: usize = 4;
+
+/// Every secret a scenario gives the client: header values, tokens (refreshed ones too) and
+/// the key-like parts of the URL.
+fn given_secrets(part: &crate::scenario::HttpClientPart, url: Option<&str>) -> Vec<GivenSecret> {
+    let mut secrets = Vec::new();
+    let mut add = |source: String, value: &str| {
+        if value.chars().count() >= MIN_SECRET_CHARS && !secrets.iter().any(|s: &GivenSecret| s.value == value) {
+            secrets.push(GivenSecret { source, value: value.to_string() });
+        }
+    };
+    for [name, value] in &part.headers {
+        add(format!("the value of header `{name}`"), value);
+    }
+    if let Some(tokens) = &part.tokens {
+        add("the token".into(), &tokens.token);
+        for (i, token) in tokens.refreshed.iter().enumerate() {
+            add(format!("refreshed token {}", i + 1), token);
         }
     }
-    seen
+    if let Some(url) = url.and_then(|u| url::Url::parse(u).ok()) {
+        for key in mcp_refclient::redact::key_like_parts(&url) {
+            add("a key-like part of the URL".into(), &key);
+        }
+    }
+    secrets
 }

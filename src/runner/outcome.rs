@@ -59,21 +59,47 @@ pub struct Outcome {
     pub processes: Vec<ProcessFact>,
     /// Something that went wrong in the harness itself, not in the client.
     pub harness_fault: Option<String>,
-    /// Texts to replace in anything shown, most specific first (temp folder, mock path).
+    /// Texts that vary run to run, replaced in anything shown and in what steps are checked
+    /// against, most specific first (temp folder, mock path, ports).
     #[serde(skip)]
     pub redactions: Vec<(String, String)>,
+    /// Every secret the scenario gave the client: none may appear in anything the client
+    /// produced, and each is hidden from anything shown.
+    #[serde(skip)]
+    pub secrets: Vec<GivenSecret>,
     /// The URL an HTTP client was given: its key-like parts are redacted from anything shown.
     #[serde(skip)]
     pub http_url: Option<String>,
 }
 
+/// A secret the scenario gave the client, and where it came from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GivenSecret {
+    /// Where it came from (`the value of header x-api-key`), never the value itself.
+    pub source: String,
+    /// The value.
+    pub value: String,
+}
+
 impl Outcome {
-    /// Applies the run's redactions to a text.
+    /// A text for showing: the URL's key-like parts and every given secret hidden, and what
+    /// varies run to run named.
     pub fn redact(&self, text: &str) -> String {
         let mut text = text.to_string();
         if let Some(url) = self.http_url.as_deref().and_then(|u| url::Url::parse(u).ok()) {
             text = mcp_refclient::redact::redact(&text, &url);
         }
+        text = self.normalize(&text);
+        for secret in &self.secrets {
+            text = text.replace(secret.value.as_str(), mcp_refclient::redact::REDACTED);
+        }
+        text
+    }
+
+    /// A text for checking: only what varies run to run (temp folder, mock path, ports) is
+    /// named; secrets stay, so a client that leaks one is seen to.
+    pub fn normalize(&self, text: &str) -> String {
+        let mut text = text.to_string();
         for (from, to) in &self.redactions {
             if !from.is_empty() {
                 text = text.replace(from.as_str(), to);

@@ -1,6 +1,29 @@
 //! Process facts: which of the processes a scripted server reported are still alive.
 
+use mcp_mock_servers::wire_log::Record;
 use std::time::{Duration, Instant};
+
+/// The processes a server's wire log reports, in order: each launch (`server`) and what it
+/// spawned (`descendant`).
+pub fn reported(wire: &[Record]) -> Vec<(u32, &'static str)> {
+    let mut seen: Vec<(u32, &'static str)> = Vec::new();
+    for record in wire {
+        let (pid, role) = match record {
+            Record::Started { pid, .. } => (*pid, "server"),
+            Record::Spawned { pid, .. } => (*pid, "descendant"),
+            _ => continue,
+        };
+        if let Some(entry) = seen.iter_mut().find(|(p, _)| *p == pid) {
+            // A backgrounded copy is both spawned and started: it is a server.
+            if role == "server" {
+                entry.1 = role;
+            }
+        } else {
+            seen.push((pid, role));
+        }
+    }
+    seen
+}
 
 /// Whether `pid` is alive. A zombie (state `Z`: killed, not yet reaped because its parent
 /// already exited) counts as gone.

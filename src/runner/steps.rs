@@ -57,7 +57,8 @@ async fn play_steps(plan: Plan<'_>) -> Played {
         let started = Instant::now();
         let initialized_before = received_count(&plan, INITIALIZED);
         let initialize_before = received_count(&plan, "initialize");
-        let result = tokio::time::timeout(STEP_GUARD, async { match step {
+        let guard = step_guard(plan.scenario, index + 1);
+        let result = tokio::time::timeout(guard, async { match step {
             ClientStep::Connect(_) => match connect(&plan).await {
                 Ok(connected) => {
                     // The client does not await `initialized`; let the server read it before
@@ -136,6 +137,7 @@ async fn play_steps(plan: Plan<'_>) -> Played {
             }
             ClientStep::AwaitReceived(wait) => await_received(&plan, &wait.message, wait.count, wait.within_ms).await,
             ClientStep::AwaitStep(wait) => await_step(&plan, wait.launch, wait.step, wait.within_ms).await,
+            ClientStep::Processes(want) => processes_at_step(&plan, want.gone, want.within_ms).await,
             ClientStep::Close(_) => {
                 let result = run_on_client(client.clone(), step.clone()).await;
                 client_gone = true;
@@ -144,12 +146,7 @@ async fn play_steps(plan: Plan<'_>) -> Played {
             other => run_on_client(client.clone(), other.clone()).await,
         }})
         .await
-        .unwrap_or_else(|_| {
-            Err(harness_error(format!(
-                "the step did not finish within {} s: a bound the scenario relies on is missing",
-                STEP_GUARD.as_secs()
-            )))
-        });
+        .unwrap_or_else(|_| Err(hung(guard)));
         records.push(StepRecord { number: index + 1, label: label(step), result, elapsed: started.elapsed() });
     }
     drop(source);
@@ -270,8 +267,34 @@ async fn run_on_client(client: Option<Arc<McpClient>>, step: ClientStep) -> Step
     }
 }
 
-/// The runner's own bound on one step, so a scenario missing a bound cannot hang the suite.
+/// The runner's own bound on a step the scenario does not bound, so a client that hangs
+/// cannot hang the suite.
 const STEP_GUARD: Duration = Duration::from_secs(20);
+
+/// How long past its `within_ms` a bounded step may run before it is abandoned (the slack
+/// lets the `within_ms` failure show how late it was).
+const GUARD_SLACK: Duration = Duration::from_millis(1_000);
+
+/// The kind of a step abandoned because it did not finish: the client's failure.
+pub(super) const HUNG: &str = "hung";
+
+/// How long step `number` may run: its `within_ms` expectation and some slack, else
+/// [`STEP_GUARD`].
+fn step_guard(scenario: &Scenario, number: usize) -> Duration {
+    scenario
+        .expect
+        .steps
+        .iter()
+        .filter(|e| e.step == number)
+        .find_map(|e| e.within_ms)
+        .map_or(STEP_GUARD, |ms| Duration::from_millis(ms) + GUARD_SLACK)
+}
+
+/// A step that did not finish within its bound: the client hangs where its rule promises
+/// an end, which is the client's failure of that rule, not a fault of the harness.
+fn hung(guard: Duration) -> ErrorRecord {
+    ErrorRecord { kind: HUNG.into(), text: format!("the step did not finish within {} ms: the client hangs", guard.as_millis()) }
+}
 
 const INITIALIZED: &str = "notifications/initialized";
 
@@ -334,6 +357,36 @@ async fn await_step(plan: &Plan<'_>, launch: u32, step: usize, within_ms: u64) -
     }
 }
 
+/// Whether every process the server reported so far is gone (waiting for them to go, bounded,
+/// while the client's tasks run), or some is still alive. Fails naming what is not.
+async fn processes_at_step(plan: &Plan<'_>, gone: bool, within_ms: u64) -> StepResult {
+    let wire = wire_log::read_wire_log(&plan.log_path).unwrap_or_default();
+    let reported = super::procs::reported(&wire);
+    if reported.is_empty() {
+        return Err(ErrorRecord { kind: "processes".into(), text: "the server reported no process".into() });
+    }
+    let alive = || reported.iter().filter(|(pid, _)| super::procs::is_alive(*pid)).collect::<Vec<_>>();
+    let deadline = Instant::now() + Duration::from_millis(if gone { within_ms } else { 0 });
+    loop {
+        let now_alive = alive();
+        match (gone, now_alive.is_empty()) {
+            (true, true) => return Ok(json!({ "gone": true })),
+            (false, false) => return Ok(json!({ "gone": false })),
+            (false, true) => {
+                return Err(ErrorRecord { kind: "processes".into(), text: "every process is gone, some was to live on".into() })
+            }
+            (true, false) if Instant::now() >= deadline => {
+                let names: Vec<String> = now_alive.iter().map(|(pid, role)| format!("{role} pid {pid}")).collect();
+                return Err(ErrorRecord {
+                    kind: "processes".into(),
+                    text: format!("still alive after {within_ms} ms: {}", names.join(", ")),
+                });
+            }
+            (true, false) => tokio::time::sleep(Duration::from_millis(5)).await,
+        }
+    }
+}
+
 fn error_record(error: &McpError) -> ErrorRecord {
     ErrorRecord { kind: error.kind().name().into(), text: error.full_text() }
 }
@@ -376,5 +429,7 @@ pub fn label(step: &ClientStep) -> String {
         ClientStep::AwaitReceived(a) => format!("await_received {} x{}", a.message, a.count),
         ClientStep::Reconnect(_) => "reconnect".into(),
         ClientStep::AwaitStep(a) => format!("await_step {} of launch {}", a.step, a.launch),
+        ClientStep::Processes(p) if p.gone => format!("processes gone within {} ms", p.within_ms),
+        ClientStep::Processes(_) => "processes: some alive".into(),
     }
 }

@@ -8,8 +8,10 @@ use serde_json::{json, Value};
 use std::future::Future;
 use std::sync::Arc;
 
-/// The connected client as the tool layer sees it; `notifications: false` stands for a
-/// transport that cannot report server notifications.
+/// The connected client as the tool layer sees it: the client's own [`ToolServer`]
+/// implementation, every answer delegated to it (so the scenarios test the client, not
+/// this wrapper), except that `notifications: false` stands for a transport that cannot
+/// report server notifications.
 pub(super) struct ScenarioServer {
     client: Arc<McpClient>,
     notifications: bool,
@@ -18,25 +20,29 @@ pub(super) struct ScenarioServer {
 impl ToolServer for ScenarioServer {
     fn list_tools(&self) -> impl Future<Output = Result<Vec<Tool>, McpError>> + Send {
         let client = self.client.clone();
-        async move { client.list_tools().await }
+        async move { ToolServer::list_tools(&*client).await }
     }
 
     fn call_tool(&self, name: &str, arguments: Value) -> impl Future<Output = Result<CallToolResult, McpError>> + Send {
         let client = self.client.clone();
         let name = name.to_string();
-        async move { client.call_tool(&name, arguments, None).await }
+        async move { ToolServer::call_tool(&*client, &name, arguments).await }
     }
 
     fn exited(&self) -> Option<String> {
-        self.client.exited()
+        ToolServer::exited(&*self.client)
     }
 
     fn tools_list_changes(&self) -> u64 {
-        self.client.tools_list_changes()
+        ToolServer::tools_list_changes(&*self.client)
     }
 
     fn reports_notifications(&self) -> bool {
-        self.notifications
+        self.notifications && ToolServer::reports_notifications(&*self.client)
+    }
+
+    fn test_hooks(&self) -> mcp_refclient::TestHooks {
+        ToolServer::test_hooks(&*self.client)
     }
 }
 

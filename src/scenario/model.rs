@@ -152,6 +152,10 @@ pub struct Tokens {
     /// What each `refresh()` gives, in order; past the end, refresh fails.
     #[serde(default)]
     pub refreshed: Vec<String>,
+    /// Each `token()` gives a new token: the current one with `-1`, `-2`, … appended, so a
+    /// client that reuses a token it was given earlier is seen to.
+    #[serde(default)]
+    pub rotate: bool,
 }
 
 /// Faults injected through the reference client's test hooks.
@@ -211,6 +215,25 @@ pub enum ClientStep {
     /// Wait until a launch of the stdio server has begun a step of its script (so every
     /// step before it has played, e.g. a `stop_reading`), bounded.
     AwaitStep(AwaitStep),
+    /// Look at every process the server reported so far, here and before anything is
+    /// dropped: all gone (a bounded wait for each to go), or some still alive (looked at
+    /// once). The step fails, naming the processes, when it does not hold.
+    Processes(ProcessesStep),
+}
+
+/// What must be true of the server's processes at a step.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ProcessesStep {
+    /// Every process gone (`true`), or some still alive (`false`, a documented limitation).
+    pub gone: bool,
+    /// How long the processes get to go (`gone = true` only).
+    #[serde(default = "default_processes_ms")]
+    pub within_ms: u64,
+}
+
+fn default_processes_ms() -> u64 {
+    2_000
 }
 
 /// An empty step body: `{}`.
@@ -446,4 +469,7 @@ pub struct LogExpect {
     pub target: Option<String>,
     /// A text the event contains.
     pub contains: String,
+    /// Exactly how many such events (`1`: logged once); at least one when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub count: Option<usize>,
 }

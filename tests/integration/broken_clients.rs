@@ -1,76 +1,58 @@
 //! A deliberately broken client makes the matching scenarios fail: proof that each of
-//! these scenarios can fail at all.
+//! these scenarios can fail at all, and fails for the reason it is there.
 
 use super::support::*;
 use mcp_conformance::verdict::{self, Verdict};
 use mcp_refclient::{Breakage, TestHooks};
+use rstest::rstest;
 
-/// Runs `scenario` under each of its profiles with `breakage` switched on and asserts that
-/// every run fails, naming what did not hold.
-fn assert_breakage_caught(scenario_name: &str, breakage: Breakage) {
+/// Runs `scenario_name` under each of its profiles with `breakage` switched on and asserts
+/// that every run fails (a failure of the client, never a harness fault) with a failure of
+/// `what` (`step 2`, `secret`, `processes`, …).
+#[rstest]
+#[case::ping_unanswered("stdio/ping-answered-during-call", Breakage::NoPingAnswer, "step 2")]
+#[case::server_requests_unanswered("stdio/server-requests-declined", Breakage::NoDecline, "script")]
+#[case::banner_fatal("stdio/banner-before-initialize", Breakage::BannerFatal, "step 1")]
+#[case::any_id_taken("stdio/response-own-id", Breakage::AnyIdAccepted, "step 2")]
+#[case::queue_time_counted("timeouts/queue-wait-not-counted", Breakage::TimeoutIncludesQueue, "step")]
+#[case::stderr_head_kept("stdio/stderr-tail-kept", Breakage::StderrHeadKept, "step")]
+#[case::list_changed_not_counted("stdio/list-changed-counted", Breakage::NoListChangedCount, "step")]
+#[case::delivered_call_resent("resilience/delivered-call-not-resent", Breakage::RetryDeliveredCalls, "")]
+#[case::no_tools_cache("resilience/tools-cached-until-reconnect", Breakage::NoToolsCache, "")]
+#[case::reconnect_on_json_rpc_error("resilience/jsonrpc-error-no-reconnect", Breakage::RetryAnyError, "")]
+#[case::reconnect_on_timeout("resilience/timeout-no-reconnect", Breakage::RetryAnyError, "")]
+#[case::json_rpc_error_unscrubbed("redaction/jsonrpc-error-message-redacted", Breakage::NoJsonRpcErrorScrub, "secret")]
+#[case::json_rpc_error_query_unscrubbed("redaction/jsonrpc-error-query-value-redacted", Breakage::NoJsonRpcErrorScrub, "secret")]
+#[case::echoed_header_unscrubbed("redaction/server-echoed-header-value-hidden", Breakage::NoStatusBodyScrub, "secret")]
+#[case::group_kept_on_close("process/group-close-kills-descendants", Breakage::NoGroupKillOnClose, "step 3")]
+#[case::group_kept_on_drop("process/group-drop-kills-descendants", Breakage::NoGroupKillOnDrop, "step 3")]
+#[case::group_kept_on_exit_seen_by_exited("process/launcher-exit-seen-by-exited", Breakage::NoGroupKillOnExit, "step 3")]
+#[case::group_kept_on_exit_seen_by_call("process/launcher-exit-seen-by-call", Breakage::NoGroupKillOnExit, "step 2")]
+#[case::wrapper_left_running("process/output-closed-wrapper-lives", Breakage::NoKillOnOutputClosed, "step 4")]
+#[case::ping_answer_not_empty("stdio/ping-answered-during-call", Breakage::PingAnswerNotEmpty, "received_includes")]
+#[case::cancelled_without_request_id("timeouts/timeout-sends-cancelled", Breakage::CancelledWithoutRequestId, "received_includes")]
+#[case::invalid_result_as_transport("errors/kinds-by-cause", Breakage::InvalidResultAsTransport, "step 3")]
+#[case::withdrawal_logged_each_turn("tools/source-withdraws-exited-server", Breakage::WithdrawalLoggedEachTurn, "logs")]
+#[case::yoagent_offers_latest_over_http("lifecycle/http-initialize-offers-yoagent", Breakage::HttpOffersLatest, "received_includes")]
+#[case::kova_offers_latest_over_http("lifecycle/http-initialize-offers-kova", Breakage::HttpOffersLatest, "received_includes")]
+#[case::origin_check_ignores_port("redirects/cross-origin-port-only-refused", Breakage::PortBlindOrigin, "step 2")]
+#[case::token_cached_at_connect("auth/token-asked-on-every-request", Breakage::TokenCachedAtConnect, "http_requests")]
+#[case::handshake_timer_restarts("lifecycle/handshake-bounded-despite-chatter", Breakage::HandshakeTimerRestarts, "step 1")]
+#[case::per_call_timeout_ignored_over_http("timeouts/http-per-call-override", Breakage::PerCallTimeoutIgnored, "step")]
+#[case::cancelled_without_request_id_over_http("timeouts/http-timeout-sends-cancelled", Breakage::CancelledWithoutRequestId, "received_includes")]
+#[case::listing_unbounded_over_http("tools/http-source-listing-bounded", Breakage::NoListBoundOverHttp, "step 3")]
+fn a_broken_client_fails_its_scenario(#[case] scenario_name: &str, #[case] breakage: Breakage, #[case] what: &str) {
     let loaded = scenario(scenario_name);
     let hooks = TestHooks { broken: vec![breakage], ..Default::default() };
     for profile in loaded.profiles() {
         let (result, _) = verdict::run_one(&loaded, profile, &launcher(), &hooks);
         match result.verdict {
-            Verdict::Fail { failures } => assert!(!failures.is_empty()),
+            Verdict::Fail { failures } => assert!(
+                failures.iter().any(|f| f.what.contains(what)),
+                "{scenario_name} under {} with {breakage:?}: no failure of `{what}` in {failures:#?}",
+                profile.name()
+            ),
             other => panic!("{scenario_name} under {} with {breakage:?}: expected a failure, got {other:?}", profile.name()),
         }
     }
-}
-
-#[test]
-fn a_client_that_ignores_pings_fails_the_ping_scenario() {
-    assert_breakage_caught("stdio/ping-answered-during-call", Breakage::NoPingAnswer);
-}
-
-#[test]
-fn a_client_that_leaves_server_requests_unanswered_fails_the_decline_scenario() {
-    assert_breakage_caught("stdio/server-requests-declined", Breakage::NoDecline);
-}
-
-#[test]
-fn a_client_that_chokes_on_a_banner_fails_the_banner_scenario() {
-    assert_breakage_caught("stdio/banner-before-initialize", Breakage::BannerFatal);
-}
-
-#[test]
-fn a_client_that_takes_any_id_fails_the_own_id_scenario() {
-    assert_breakage_caught("stdio/response-own-id", Breakage::AnyIdAccepted);
-}
-
-#[test]
-fn a_client_that_kills_only_the_command_fails_the_group_scenario() {
-    assert_breakage_caught("process/group-close-kills-descendants", Breakage::NoGroupKill);
-}
-
-#[test]
-fn a_client_that_counts_queue_time_fails_the_queue_scenario() {
-    assert_breakage_caught("timeouts/queue-wait-not-counted", Breakage::TimeoutIncludesQueue);
-}
-
-#[test]
-fn a_client_that_keeps_the_head_of_stderr_fails_the_tail_scenario() {
-    assert_breakage_caught("stdio/stderr-tail-kept", Breakage::StderrHeadKept);
-}
-
-#[test]
-fn a_client_that_does_not_count_list_changed_fails_the_count_scenario() {
-    assert_breakage_caught("stdio/list-changed-counted", Breakage::NoListChangedCount);
-}
-
-#[test]
-fn a_client_that_resends_a_delivered_call_fails_the_no_double_call_scenario() {
-    assert_breakage_caught("resilience/delivered-call-not-resent", Breakage::RetryDeliveredCalls);
-}
-
-#[test]
-fn a_client_without_a_tools_cache_fails_the_cache_scenario() {
-    assert_breakage_caught("resilience/tools-cached-until-reconnect", Breakage::NoToolsCache);
-}
-
-#[test]
-fn a_client_that_reconnects_on_any_error_fails_the_json_rpc_and_timeout_scenarios() {
-    assert_breakage_caught("resilience/jsonrpc-error-no-reconnect", Breakage::RetryAnyError);
-    assert_breakage_caught("resilience/timeout-no-reconnect", Breakage::RetryAnyError);
 }

@@ -54,7 +54,7 @@ impl LegacyTransport {
     /// Opens the event stream and waits for its `endpoint` event (bounded by the idle
     /// timeout); the endpoint must be on the server's own origin.
     pub(crate) async fn connect(server: &HttpServer, config: &ClientConfig) -> Result<Self, McpError> {
-        let ep = Endpoint::new(server, config.timeouts().idle_read)?;
+        let ep = Endpoint::new(server, config)?;
         let ctx = Ctx::call(&ep, "GET event stream");
         let extra = vec![(header::ACCEPT, HeaderValue::from_static("text/event-stream"))];
         let mut reply = ep.send(&Outgoing { method: Method::GET, url: &ep.url, body: None, extra }, &ctx).await?;
@@ -144,7 +144,9 @@ impl LegacyTransport {
                     outcome = &mut rx => {
                         return match outcome {
                             Ok(outcome) => Ok(outcome.map_err(|mut e| {
-                                e.message = shared.ep.scrub(&e.message, None);
+                                if !shared.broken(Breakage::NoJsonRpcErrorScrub) {
+                                    e.message = shared.ep.scrub(&e.message, None);
+                                }
                                 e
                             })),
                             Err(_) => Err(McpError::Transport(

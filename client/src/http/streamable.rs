@@ -41,6 +41,10 @@ struct State {
 }
 
 /// A Streamable HTTP connection to one MCP server.
+/// How long a timed-out request waits for the server to take its `notifications/cancelled`
+/// before the timeout error is returned.
+const CANCEL_GRACE: Duration = Duration::from_millis(100);
+
 pub(crate) struct StreamableTransport {
     ep: Endpoint,
     profile: Profile,
@@ -56,7 +60,7 @@ impl StreamableTransport {
     /// Checks the URL and certificates; sends nothing.
     pub(crate) fn new(server: &HttpServer, config: &ClientConfig) -> Result<Self, McpError> {
         Ok(StreamableTransport {
-            ep: Endpoint::new(server, config.timeouts().idle_read)?,
+            ep: Endpoint::new(server, config)?,
             profile: config.profile,
             hooks: config.hooks.clone(),
             state: Mutex::new(State::default()),
@@ -155,9 +159,15 @@ impl StreamableTransport {
                     Err(_) => {
                         if self.profile.sends_cancelled() {
                             let reason = format!("timed out after {}", crate::stdio::fmt_duration(bound));
-                            let params = json!({ "requestId": id, "reason": reason });
-                            if let Err(e) = self.send_notification("notifications/cancelled", Some(params)).await {
-                                tracing::debug!(target: "mcp_refclient", "sending notifications/cancelled failed: {e}");
+                            let request_id = if self.broken(Breakage::CancelledWithoutRequestId) { Value::Null } else { id.clone() };
+                            let params = json!({ "requestId": request_id, "reason": reason });
+                            // Sent, not awaited past a grace: a server that never answers the
+                            // notification must not hold the timeout error back.
+                            let sent = self.send_notification("notifications/cancelled", Some(params));
+                            match tokio::time::timeout(CANCEL_GRACE, sent).await {
+                                Ok(Ok(())) => {}
+                                Ok(Err(e)) => tracing::debug!(target: "mcp_refclient", "sending notifications/cancelled failed: {e}"),
+                                Err(_) => tracing::debug!(target: "mcp_refclient", "notifications/cancelled not answered within {CANCEL_GRACE:?}"),
                             }
                         }
                         Err(timed_out(method, bound))
@@ -260,7 +270,9 @@ impl StreamableTransport {
         };
         // A JSON-RPC error message is quoted as sent, less the URL's key-like parts.
         Ok(outcome.map_err(|mut e| {
-            e.message = self.ep.scrub(&e.message, Some(&reply.url));
+            if !self.broken(Breakage::NoJsonRpcErrorScrub) {
+                e.message = self.ep.scrub(&e.message, Some(&reply.url));
+            }
             e
         }))
     }

@@ -126,11 +126,16 @@ pub(crate) struct Endpoint {
     /// Header values and tokens sent so far: a server may echo them in a body the client
     /// quotes, and they never reach an error text.
     secrets: std::sync::Mutex<Vec<String>>,
+    /// Test-only rule switches.
+    hooks: crate::TestHooks,
+    /// `TokenCachedAtConnect`: the one token ever asked for.
+    cached_token: std::sync::Mutex<Option<String>>,
 }
 
 impl Endpoint {
     /// Checks the URL and the root certificates; sends nothing.
-    pub(crate) fn new(server: &HttpServer, idle: Duration) -> Result<Endpoint, McpError> {
+    pub(crate) fn new(server: &HttpServer, config: &crate::ClientConfig) -> Result<Endpoint, McpError> {
+        let idle = config.timeouts().idle_read;
         let url = Url::parse(&server.url).map_err(|e| McpError::Transport(format!("invalid MCP server URL: {e}")))?;
         if !matches!(url.scheme(), "http" | "https") || url.host_str().is_none() {
             return Err(McpError::Transport(format!(
@@ -173,6 +178,8 @@ impl Endpoint {
             secrets: std::sync::Mutex::new(
                 server.headers.entries().iter().filter_map(|(_, v)| v.to_str().ok().map(str::to_string)).collect(),
             ),
+            hooks: config.hooks.clone(),
+            cached_token: std::sync::Mutex::new(None),
         })
     }
 
@@ -204,6 +211,36 @@ impl Endpoint {
         }
     }
 
+    /// Whether the test hooks break `rule`.
+    pub(crate) fn broken(&self, rule: crate::Breakage) -> bool {
+        self.hooks.broken.contains(&rule)
+    }
+
+    /// Whether two URLs share scheme, host and port (`PortBlindOrigin`: the port is not
+    /// compared).
+    fn same_origin(&self, a: &Url, b: &Url) -> bool {
+        if self.broken(crate::Breakage::PortBlindOrigin) {
+            return a.scheme() == b.scheme() && a.host_str() == b.host_str();
+        }
+        origin_of(a) == origin_of(b)
+    }
+
+    /// Asks the provider for the token of this request (`TokenCachedAtConnect`: only once).
+    async fn ask_token(&self, provider: &dyn TokenProvider) -> Result<String, McpError> {
+        if !self.broken(crate::Breakage::TokenCachedAtConnect) {
+            return provider.token().await;
+        }
+        let cached = self.cached_token.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        match cached {
+            Some(token) => Ok(token),
+            None => {
+                let token = provider.token().await?;
+                *self.cached_token.lock().unwrap_or_else(|e| e.into_inner()) = Some(token.clone());
+                Ok(token)
+            }
+        }
+    }
+
     /// Whether a token provider is configured.
     pub(crate) fn has_token_provider(&self) -> bool {
         self.token_provider.is_some()
@@ -220,7 +257,7 @@ impl Endpoint {
         let Some(provider) = &self.token_provider else {
             return self.send_redirecting(out, None, ctx).await;
         };
-        let token = bearer(provider.token().await?, ctx)?;
+        let token = bearer(self.ask_token(provider.as_ref()).await?, ctx)?;
         self.remember_secret(&token);
         let reply = self.send_redirecting(out, Some(&token), ctx).await?;
         if reply.status != StatusCode::UNAUTHORIZED {
@@ -272,7 +309,7 @@ impl Endpoint {
                 Redirects::None => {
                     return Err(ctx.transport(format!("redirect from {from} to {to} refused: redirects are disabled")))
                 }
-                Redirects::SameOrigin if from != to => {
+                Redirects::SameOrigin if !self.same_origin(&url, &next) => {
                     let why = if url.scheme() == "https" && next.scheme() == "http" {
                         "another origin (https to http)"
                     } else {
@@ -445,7 +482,8 @@ impl Endpoint {
         })
         .await;
         body.truncate(ERROR_BODY_BYTES);
-        let body = self.scrub(&String::from_utf8_lossy(&body), None);
+        let body = String::from_utf8_lossy(&body);
+        let body = if self.broken(crate::Breakage::NoStatusBodyScrub) { body.into_owned() } else { self.scrub(&body, None) };
         let message = status_text(&ctx.prefix, reply.status, note, &body, &reply.url);
         McpError::Http { status: reply.status.as_u16(), message }
     }

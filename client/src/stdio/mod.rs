@@ -113,6 +113,8 @@ pub(crate) struct Shared {
     stderr_done: watch::Sender<bool>,
     exit: Mutex<ExitState>,
     group_killed: AtomicBool,
+    /// How many stdout lines were read (only `HandshakeTimerRestarts` looks).
+    pub(crate) lines_read: AtomicU64,
 }
 
 impl Shared {
@@ -128,14 +130,16 @@ impl Shared {
         self.hooks.broken.contains(&rule)
     }
 
-    fn group_kill(&self) -> bool {
-        self.own_group && !self.broken(Breakage::NoGroupKill)
+    /// Whether this path (`close`, drop, exit seen) kills the group: `switch` turns it off.
+    fn group_kill(&self, switch: Breakage) -> bool {
+        self.own_group && !self.broken(switch)
     }
 
     /// Kills the server: its whole group with its own process group, else the command.
-    fn kill(&self) {
+    /// `switch` is the test switch that turns off this path's group kill.
+    fn kill(&self, switch: Breakage) {
         if let Some(pid) = self.pid {
-            if self.group_kill() && !self.group_killed.swap(true, Ordering::SeqCst) {
+            if self.group_kill(switch) && !self.group_killed.swap(true, Ordering::SeqCst) {
                 process_group::kill_group(pid);
             }
         }
@@ -149,7 +153,7 @@ impl Shared {
     /// A command that exited on its own takes its group with it (what it backgrounded).
     fn on_exit_seen(&self) {
         if let Some(pid) = self.pid {
-            if self.group_kill() && !self.group_killed.swap(true, Ordering::SeqCst) {
+            if self.group_kill(Breakage::NoGroupKillOnExit) && !self.group_killed.swap(true, Ordering::SeqCst) {
                 process_group::kill_group(pid);
             }
         }
@@ -218,15 +222,15 @@ impl Shared {
             self.poll_exit();
             if lock(&self.exit).is_known() {
                 // A server that cannot be waited on, yet closed its pipes, is of no more use.
-                if matches!(lock(&self.exit).reason(), Some(ExitReason::Unwaitable(_))) {
-                    self.kill();
+                if matches!(lock(&self.exit).reason(), Some(ExitReason::Unwaitable(_))) && !self.broken(Breakage::NoKillOnOutputClosed) {
+                    self.kill(Breakage::NoKillOnOutputClosed);
                 }
                 break;
             }
             if Instant::now() >= deadline {
                 // Output closed (or input refused) while the process lives on.
-                if lock(&self.exit).record(otherwise) {
-                    self.kill();
+                if lock(&self.exit).record(otherwise) && !self.broken(Breakage::NoKillOnOutputClosed) {
+                    self.kill(Breakage::NoKillOnOutputClosed);
                 }
                 break;
             }
@@ -390,6 +394,7 @@ impl StdioTransport {
             stderr_done: watch::channel(false).0,
             exit: Mutex::new(ExitState::default()),
             group_killed: AtomicBool::new(false),
+            lines_read: AtomicU64::new(0),
         });
         let stderr_task = tokio::spawn(stderr::drain(
             stderr,
@@ -414,6 +419,11 @@ impl StdioTransport {
     /// The server's process id.
     pub(crate) fn pid(&self) -> Option<u32> {
         self.shared.pid
+    }
+
+    /// How many stdout lines were read.
+    pub(crate) fn lines_read(&self) -> u64 {
+        self.shared.lines_read.load(Ordering::SeqCst)
     }
 
     /// How many `notifications/tools/list_changed` were read.
@@ -500,7 +510,8 @@ impl StdioTransport {
                 let bound = bound.unwrap_or_default();
                 if shared.profile.sends_cancelled() {
                     let reason = format!("timed out after {}", fmt_duration(bound));
-                    let params = serde_json::json!({ "requestId": id, "reason": reason });
+                    let request_id = if shared.broken(Breakage::CancelledWithoutRequestId) { Value::Null } else { id.clone() };
+                    let params = serde_json::json!({ "requestId": request_id, "reason": reason });
                     let note = Notification::new("notifications/cancelled", Some(params));
                     if let Err(e) = shared.write_message(&note).await {
                         tracing::debug!(target: "mcp_refclient", "sending notifications/cancelled failed: {e}");
@@ -533,7 +544,7 @@ impl StdioTransport {
         let shared = &*self.shared;
         lock(&shared.exit).close(&shared.command);
         shared.mark_dead(format!("Connection closed: MCP server '{}' was closed", shared.command));
-        shared.kill();
+        shared.kill(Breakage::NoGroupKillOnClose);
         if let Ok(mut stdin) = shared.stdin.try_lock() {
             stdin.take();
         }
@@ -549,7 +560,7 @@ impl StdioTransport {
 
 impl Drop for StdioTransport {
     fn drop(&mut self) {
-        self.shared.kill();
+        self.shared.kill(Breakage::NoGroupKillOnDrop);
         for task in lock(&self.tasks).drain(..) {
             task.abort();
         }

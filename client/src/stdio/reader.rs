@@ -135,6 +135,7 @@ pub(crate) async fn run<R: AsyncRead + Unpin>(shared: Arc<Shared>, stdout: R) {
             }
             LineEvent::Line(line) => line,
         };
+        shared.lines_read.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         if gated {
             // A line read as a call ended waits for the next call, as if read then.
             let _ = awaiting.wait_for(|busy| *busy).await;

@@ -4,7 +4,7 @@ use std::future::Future;
 
 use serde_json::Value;
 
-use crate::{CallToolResult, McpClient, McpError, Tool};
+use crate::{CallToolResult, McpClient, McpError, TestHooks, Tool};
 
 /// A connected MCP server as the tool layer uses it. [`McpClient`] implements it; a wrapper
 /// can implement it to change one answer (e.g. a transport that cannot report
@@ -28,6 +28,12 @@ pub trait ToolServer: Send + Sync + 'static {
     fn reports_notifications(&self) -> bool {
         true
     }
+
+    /// Test-only rule switches (see [`TestHooks`]); none for a real server.
+    #[doc(hidden)]
+    fn test_hooks(&self) -> TestHooks {
+        TestHooks::default()
+    }
 }
 
 impl ToolServer for McpClient {
@@ -45,5 +51,9 @@ impl ToolServer for McpClient {
 
     fn tools_list_changes(&self) -> u64 {
         McpClient::tools_list_changes(self)
+    }
+
+    fn test_hooks(&self) -> TestHooks {
+        self.config().hooks.clone()
     }
 }

@@ -152,7 +152,8 @@ impl<S: ToolServer> ToolSource<S> {
     /// Withdraws the tools, logging it once, if the server has exited. True when withdrawn.
     fn withdraw_if_exited(&self) -> bool {
         let mut state = self.state();
-        if state.withdrawn {
+        let again = state.withdrawn && self.server.test_hooks().broken.contains(&crate::Breakage::WithdrawalLoggedEachTurn);
+        if state.withdrawn && !again {
             return true;
         }
         let Some(why) = self.server.exited() else {

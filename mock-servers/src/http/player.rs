@@ -72,6 +72,11 @@ impl Watch {
     }
 }
 
+/// What the mock logs (on its stderr line, `mcp-mock-http: step N: …`) when it cannot stop
+/// listening for a `refuse` step and listen again — its port was taken meanwhile (by another
+/// process's connection, under load): a fault of the mock, not of the client.
+pub const LISTENER_FAULT: &str = "the primary listener cannot refuse connections";
+
 /// The origins the listeners serve, for `${…}` placeholders.
 #[derive(Clone, Debug)]
 pub struct Origins {
@@ -662,7 +667,7 @@ impl Player {
             None => false,
         };
         if !sent || refusing.await.is_err() {
-            return self.script_error(index, "the primary listener cannot refuse connections");
+            return self.script_error(index, LISTENER_FAULT);
         }
         Flow::Next
     }
@@ -926,12 +931,15 @@ impl Player {
             .rposition(|x| x.name.as_deref() == Some(name))
     }
 
-    /// Expands `${primary}`, `${second}`, `${plain}`, and for an exchange `${url}` and
-    /// `${path}`.
+    /// Expands `${primary}`, `${second}`, `${second_port}` (the second listener's port, for
+    /// an origin that differs from the primary by port only), `${plain}`, and for an
+    /// exchange `${url}` and `${path}`.
     fn expand(&self, text: &str, exchange: Option<usize>) -> String {
+        let second_port = self.origins.second.rsplit_once(':').map_or("", |(_, port)| port);
         let mut out = text
             .replace("${primary}", &self.origins.primary)
-            .replace("${second}", &self.origins.second);
+            .replace("${second}", &self.origins.second)
+            .replace("${second_port}", second_port);
         if let Some(plain) = &self.origins.plain {
             out = out.replace("${plain}", plain);
         }
@@ -943,6 +951,7 @@ impl Player {
         out
     }
 
+    /// A script error that is no one's but the mock's (the runner reports a harness fault).
     fn script_error(&mut self, index: usize, text: &str) -> Flow {
         let text = format!("step {index}: {text}");
         let summary = format!("mcp-mock-http: {text}");

@@ -92,7 +92,9 @@ pub fn offered() -> Vec<&'static str> {
     REVISIONS.iter().copied().chain([UNKNOWN_REVISION]).collect()
 }
 
-/// Judges the answers to `initialize` offering each revision of [`offered`].
+/// Judges the answers to `initialize` offering each revision of [`offered`]: each a published
+/// revision, and consistent — a revision the server answered with anywhere (to an unknown
+/// offer, say) is one it supports, so offered directly it must be answered as is.
 pub fn judge_negotiation(mut answers: Vec<(String, Exchange)>) -> Finding {
     let wanted = offered();
     answers.sort_by_key(|(r, _)| wanted.iter().position(|w| w == r));
@@ -115,6 +117,30 @@ pub fn judge_negotiation(mut answers: Vec<(String, Exchange)>) -> Finding {
                 })
             }
             Some(version) => notes.push(format!("{offered}→{version}")),
+        }
+    }
+    let answered = |exchange: &Exchange| {
+        exchange.result().and_then(|r| r.get("protocolVersion")).and_then(Value::as_str).map(str::to_string)
+    };
+    for (offered, exchange) in &answers {
+        let Some(version) = answered(exchange).filter(|v| v != offered) else {
+            continue;
+        };
+        let shown_elsewhere: Vec<&str> = answers
+            .iter()
+            .filter(|(other, x)| other != offered && answered(x).as_deref() == Some(offered.as_str()))
+            .map(|(other, _)| other.as_str())
+            .collect();
+        if !shown_elsewhere.is_empty() {
+            let expected = format!(
+                "offered {offered}: {offered}, a revision the server supports (it answered {offered} when offered {})",
+                shown_elsewhere.join(", ")
+            );
+            return Finding::Fail(
+                Failure::new(expected, format!("answered `{version}`: inconsistent"))
+                    .sent(&exchange.sent)
+                    .received(Some(exchange.received())),
+            );
         }
     }
     Finding::pass_with(notes.join(", "))
