@@ -1,0 +1,8 @@
+//! Rebuilds the tests when a case file is added: the validator's broken-server tests are one
+//! rstest case per file (`#[files]` globs at compile time).
+
+fn main() {
+    for folder in ["tests/validate/broken", "tests/validate/broken-http"] {
+        println!("cargo:rerun-if-changed={folder}");
+    }
+}
