@@ -67,7 +67,7 @@ fn validator(revision: &str, definition: &str) -> Result<Option<Arc<jsonschema::
     }
     let schema = json!({
         "$schema": root.get("$schema").cloned().unwrap_or(Value::Null),
-        defs_key: root[defs_key].clone(),
+        defs_key: reachable(&root[defs_key], defs_key, definition),
         "$ref": format!("#/{defs_key}/{definition}"),
     });
     let compiled = jsonschema::validator_for(&schema)
@@ -75,6 +75,49 @@ fn validator(revision: &str, definition: &str) -> Result<Option<Arc<jsonschema::
     let compiled = Arc::new(compiled);
     cache.lock().unwrap_or_else(|e| e.into_inner()).insert(key, compiled.clone());
     Ok(Some(compiled))
+}
+
+/// The definitions `definition` refers to, directly or not (itself included): all a
+/// validator of it needs, so compiling it does not walk the whole schema (most of the time
+/// `validate` spends judging).
+fn reachable(defs: &Value, defs_key: &str, definition: &str) -> Value {
+    let prefix = format!("#/{defs_key}/");
+    let mut kept = serde_json::Map::new();
+    let mut todo = vec![definition.to_string()];
+    while let Some(name) = todo.pop() {
+        if kept.contains_key(&name) {
+            continue;
+        }
+        let Some(body) = defs.get(&name) else { continue };
+        let mut stack = vec![body];
+        while let Some(node) = stack.pop() {
+            match node {
+                Value::Object(map) => {
+                    if let Some(Value::String(target)) = map.get("$ref") {
+                        if let Some(rest) = target.strip_prefix(&prefix) {
+                            todo.push(rest.to_string());
+                        }
+                    }
+                    stack.extend(map.values());
+                }
+                Value::Array(items) => stack.extend(items),
+                _ => {}
+            }
+        }
+        kept.insert(name, body.clone());
+    }
+    Value::Object(kept)
+}
+
+/// Compiles ahead the validators every `initialize` answer needs in each revision (its
+/// envelope and `InitializeResult`), so judging later finds them cached. Run beside the
+/// server launches, it takes compile time off the end of a validation.
+pub fn warm(revisions: &[&str]) {
+    for revision in revisions {
+        for definitions in [&["JSONRPCResultResponse", "JSONRPCResponse"][..], &["InitializeResult"]] {
+            let _ = definitions.iter().find(|d| validator(revision, d).ok().flatten().is_some());
+        }
+    }
 }
 
 /// Whether a revision's schema is embedded.

@@ -253,15 +253,26 @@ impl Shared {
         text
     }
 
-    /// Waits for the call's delivery, looking at the child meanwhile: a launcher that exits
-    /// during a call has its group killed at once, which closes the output the call reads.
-    async fn wait_for(&self, mut rx: oneshot::Receiver<Delivery>) -> Result<Delivery, oneshot::error::RecvError> {
-        let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + EXIT_POLL, EXIT_POLL);
-        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    /// Waits for the call's delivery until `deadline` (`None` then), looking at the child
+    /// meanwhile: a launcher that exits during a call has its group killed at once, which
+    /// closes the output the call reads. One timer at a time: the next look or the deadline.
+    async fn wait_for(
+        &self,
+        mut rx: oneshot::Receiver<Delivery>,
+        deadline: Option<Instant>,
+    ) -> Option<Result<Delivery, oneshot::error::RecvError>> {
+        let mut next_look = Instant::now() + EXIT_POLL;
         loop {
+            let wake = deadline.map_or(next_look, |d| d.min(next_look));
             tokio::select! {
-                delivery = &mut rx => return delivery,
-                _ = tick.tick() => self.poll_exit(),
+                delivery = &mut rx => return Some(delivery),
+                _ = tokio::time::sleep_until(wake.into()) => {
+                    if deadline.is_some_and(|d| Instant::now() >= d) {
+                        return None;
+                    }
+                    self.poll_exit();
+                    next_look = Instant::now() + EXIT_POLL;
+                }
             }
         }
     }
@@ -489,10 +500,7 @@ impl StdioTransport {
         }
         let started = if queue_counts { queued_at } else { Instant::now() };
         shared.set_awaiting(true);
-        let delivery = match bound {
-            Some(bound) => tokio::time::timeout_at((started + bound).into(), shared.wait_for(rx)).await.ok(),
-            None => Some(shared.wait_for(rx).await),
-        };
+        let delivery = shared.wait_for(rx, bound.map(|bound| started + bound)).await;
         drop(guard);
         match delivery {
             Some(Ok(Delivery::Response(outcome))) => Ok(outcome),

@@ -211,6 +211,10 @@ pub async fn run_stdio(target: &Target, plan: &Plan) -> Result<Vec<Found>, Unrea
     };
     let probe_millis = started.elapsed().as_millis();
     let _ = probe_tx.send(init.clone());
+    if plan.wants(schema::VALID) {
+        // Off the end of the run: compiled while the other servers start.
+        tokio::task::spawn_blocking(|| crate::validate::schema::warm(&crate::validate::schema::REVISIONS));
+    }
 
     let wants_exit = plan.wants(stdio::EXITS_ON_CLOSE);
     let capabilities = init.result().and_then(|r| r.get("capabilities")).cloned().unwrap_or_default();
