@@ -200,6 +200,8 @@ pub enum Breakage {
     PerCallTimeoutIgnored,
     /// HTTP (kova): `tools/list` is bounded by the idle read timeout only.
     NoListBoundOverHttp,
+    /// HTTP: a timed-out call waits for the server to answer its `notifications/cancelled`.
+    CancelledAwaited,
 }
 
 /// How the client is configured.

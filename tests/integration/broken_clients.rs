@@ -41,6 +41,7 @@ use rstest::rstest;
 #[case::per_call_timeout_ignored_over_http("timeouts/http-per-call-override", Breakage::PerCallTimeoutIgnored, "step")]
 #[case::cancelled_without_request_id_over_http("timeouts/http-timeout-sends-cancelled", Breakage::CancelledWithoutRequestId, "received_includes")]
 #[case::listing_unbounded_over_http("tools/http-source-listing-bounded", Breakage::NoListBoundOverHttp, "step 3")]
+#[case::cancelled_awaited_over_http("timeouts/http-timeout-sends-cancelled", Breakage::CancelledAwaited, "step 2")]
 fn a_broken_client_fails_its_scenario(#[case] scenario_name: &str, #[case] breakage: Breakage, #[case] what: &str) {
     let loaded = scenario(scenario_name);
     let hooks = TestHooks { broken: vec![breakage], ..Default::default() };

@@ -164,7 +164,8 @@ impl StreamableTransport {
                             // Sent, not awaited past a grace: a server that never answers the
                             // notification must not hold the timeout error back.
                             let sent = self.send_notification("notifications/cancelled", Some(params));
-                            match tokio::time::timeout(CANCEL_GRACE, sent).await {
+                            let grace = if self.broken(Breakage::CancelledAwaited) { Duration::MAX } else { CANCEL_GRACE };
+                            match tokio::time::timeout(grace, sent).await {
                                 Ok(Ok(())) => {}
                                 Ok(Err(e)) => tracing::debug!(target: "mcp_refclient", "sending notifications/cancelled failed: {e}"),
                                 Err(_) => tracing::debug!(target: "mcp_refclient", "notifications/cancelled not answered within {CANCEL_GRACE:?}"),
