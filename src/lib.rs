@@ -14,6 +14,7 @@
 //! println!("{} scenario runs", results.len());
 //! ```
 
+pub mod cut;
 pub mod exit_code;
 pub mod host;
 pub mod profiles;
