@@ -16,6 +16,7 @@
 
 pub mod cut;
 pub mod exit_code;
+pub mod harness;
 pub mod host;
 pub mod profiles;
 pub mod report;

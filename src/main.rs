@@ -224,7 +224,7 @@ fn run_driver(command: &str, scenarios: &[scenario::LoadedScenario], launcher: &
         return Err(ExitCode::from(exit_code::FAILURES));
     }
     let options = mcp_conformance::runner::RunOptions { step_guard, ..mcp_conformance::runner::RunOptions::portable() };
-    Ok(verdict::run_all_clients(scenarios, || DriverClient::new(argv.clone(), described.clone()), launcher, options))
+    Ok(verdict::run_all_clients(scenarios, || DriverClient::new(argv.clone(), described.clone(), step_guard), launcher, options))
 }
 
 fn list(args: ListArgs) -> ExitCode {

@@ -122,7 +122,8 @@ pub fn run_all(scenarios: &[LoadedScenario], profiles: &[Profile], launcher: &Mo
         .iter()
         .flat_map(|s| s.profiles().into_iter().filter(|p| profiles.contains(p)).map(move |p| (s, p)))
         .collect();
-    in_parallel(&jobs, |(scenario, profile)| run_one(scenario, *profile, launcher, &TestHooks::default()).0)
+    let workers = RunOptions::default().workers;
+    in_parallel(&jobs, workers, |(scenario, profile)| run_one(scenario, *profile, launcher, &TestHooks::default()).0)
 }
 
 /// Runs every scenario of the client's profile with clients from `factory` (one per
@@ -134,15 +135,14 @@ where
 {
     let profile = Profile::from_name(&factory().describe().profile).unwrap_or_default();
     let jobs: Vec<&LoadedScenario> = scenarios.iter().filter(|s| s.profiles().contains(&profile)).collect();
-    in_parallel(&jobs, |scenario| run_client_one(scenario, factory(), launcher, options).0)
+    in_parallel(&jobs, options.workers, |scenario| run_client_one(scenario, factory(), launcher, options).0)
 }
 
-/// Runs `job` over `jobs` on several threads; results in the jobs' order.
-fn in_parallel<J: Sync>(jobs: &[J], job: impl Fn(&J) -> ScenarioResult + Sync) -> Vec<ScenarioResult> {
+/// Runs `job` over `jobs` on `workers` threads; results in the jobs' order.
+fn in_parallel<J: Sync>(jobs: &[J], workers: usize, job: impl Fn(&J) -> ScenarioResult + Sync) -> Vec<ScenarioResult> {
     let next = std::sync::atomic::AtomicUsize::new(0);
     let results = std::sync::Mutex::new(Vec::new());
-    // Runs mostly wait on servers and bounds, so more workers than cores pay off.
-    let workers = std::thread::available_parallelism().map(|n| n.get() * 4).unwrap_or(8).min(jobs.len().max(1));
+    let workers = workers.clamp(1, jobs.len().max(1));
     std::thread::scope(|scope| {
         for _ in 0..workers {
             scope.spawn(|| loop {

@@ -356,6 +356,10 @@ pub trait ClientUnderTest {
         Err(StepError::unsupported(Capability::InterruptHost))
     }
 
+    /// Called before the first step, outside any step's timing: start what the client
+    /// needs (a driver process says hello here).
+    async fn ready(&self) {}
+
     /// A fault of the client that no step shows (a driver that broke the protocol): it
     /// fails the scenario whatever the scenario expects.
     fn client_fault(&self) -> Option<String> {

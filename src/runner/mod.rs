@@ -64,11 +64,14 @@ pub struct RunOptions {
     /// The bound on one step; past it a step is the client's failure (a harness fault for
     /// the reference client, whose scenarios must bound every wait themselves).
     pub step_guard: Duration,
+    /// How many scenarios run at once (several per core: runs mostly wait).
+    pub workers: usize,
 }
 
 impl Default for RunOptions {
     fn default() -> Self {
-        RunOptions { judged: Judged::Everything, step_guard: steps::STEP_GUARD }
+        let workers = std::thread::available_parallelism().map(|n| n.get() * 4).unwrap_or(8);
+        RunOptions { judged: Judged::Everything, step_guard: steps::STEP_GUARD, workers }
     }
 }
 
@@ -97,7 +100,11 @@ pub fn run_client<A: ClientUnderTest + 'static>(scenario: &LoadedScenario, adapt
     };
     let script_path = temp.path().join("script.json");
     let log_path = temp.path().join("wire.jsonl");
-    let script = match serde_json::to_vec_pretty(&scenario.scenario.server) {
+    // The incidental-traffic policy never covers what the scenario is about.
+    let mut server = scenario.scenario.server.clone();
+    let named = scenario.scenario.named_messages();
+    server.incidental.retain(|method| !named.contains(method));
+    let script = match serde_json::to_vec_pretty(&server) {
         Ok(script) => script,
         Err(e) => return fault(format!("cannot serialize the script: {e}")),
     };
@@ -111,7 +118,7 @@ pub fn run_client<A: ClientUnderTest + 'static>(scenario: &LoadedScenario, adapt
         "--log".into(),
         log_path.display().to_string(),
     ]);
-    let script = &scenario.scenario.server;
+    let script = &server;
     let http_mock = if script.transport.is_http() {
         match mcp_mock_servers::HttpMock::start(script.clone(), Some(log_path.clone()), temp.path().to_path_buf()) {
             Ok(mock) => Some(mock),
@@ -178,6 +185,7 @@ pub fn run_client<A: ClientUnderTest + 'static>(scenario: &LoadedScenario, adapt
                 .collect()
         }
     };
+    let reported_fault = adapter.client_fault();
     adapter.finish();
     procs::kill_all(&pids);
 
@@ -203,7 +211,7 @@ pub fn run_client<A: ClientUnderTest + 'static>(scenario: &LoadedScenario, adapt
         )),
         _ => None,
     }
-    .or_else(|| adapter.client_fault());
+    .or(reported_fault);
     Outcome {
         profile,
         client: described,

@@ -57,6 +57,7 @@ async fn play_steps<A: ClientUnderTest + 'static>(plan: Plan<'_>, client: Rc<A>)
     let mut client_gone = false;
     let mut guard_expired = None;
     let probe = ServerProbe { log_path: plan.log_path.clone() };
+    client.ready().await;
     for (index, step) in plan.scenario.client.steps.iter().enumerate() {
         let started = Instant::now();
         let initialized_before = received_count(&plan, INITIALIZED);

@@ -448,6 +448,29 @@ pub struct LogExpect {
     pub contains: String,
 }
 
+impl Scenario {
+    /// The messages the scenario is about: those its expectations or its script's `expect`
+    /// steps name. They are never incidental traffic.
+    pub fn named_messages(&self) -> Vec<String> {
+        let expect = &self.expect;
+        let mut names: Vec<String> = expect.received.iter().flatten().cloned().collect();
+        names.extend(expect.counts.keys().cloned());
+        names.extend(expect.received_includes.iter().filter_map(|v| Some(v.get("method")?.as_str()?.to_string())));
+        let requests = expect.http_requests.iter().chain(&expect.http_every_request);
+        names.extend(requests.filter_map(|r| r.rpc_method.clone()));
+        names.extend(self.client.steps.iter().filter_map(|s| match s {
+            ClientStep::AwaitReceived(wait) => Some(wait.message.clone()),
+            _ => None,
+        }));
+        let steps = self.server.steps.iter().chain(self.server.relaunch.iter().flatten());
+        names.extend(steps.filter_map(|step| match step {
+            mcp_mock_servers::script::Step::Expect(e) => e.method.clone(),
+            _ => None,
+        }));
+        names
+    }
+}
+
 /// Whether an expectation judges any client or only the reference client.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Portability {

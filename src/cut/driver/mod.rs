@@ -127,7 +127,11 @@ fn shown(line: &[u8]) -> String {
 pub struct DriverClient {
     argv: Vec<String>,
     described: Described,
+    /// How long the driver may take to say hello.
+    hello_within: Duration,
     running: RefCell<Option<Rc<Running>>>,
+    /// The driver could not be started.
+    start_fault: RefCell<Option<String>>,
 }
 
 /// A started driver.
@@ -140,13 +144,15 @@ struct Running {
     fault: RefCell<Option<String>>,
     /// The driver's stdout ended (not yet a fault, unless a step was waiting).
     ended: RefCell<Option<String>>,
+    /// Told once the hello (or a fault) came.
+    greeted: tokio::sync::Notify,
 }
 
 impl DriverClient {
     /// A driver started with `argv` for each scenario, which described itself as
-    /// `described` (see [`probe`]).
-    pub fn new(argv: Vec<String>, described: Described) -> Self {
-        DriverClient { argv, described, running: RefCell::new(None) }
+    /// `described` (see [`probe`]) and says hello within `hello_within`.
+    pub fn new(argv: Vec<String>, described: Described, hello_within: Duration) -> Self {
+        DriverClient { argv, described, hello_within, running: RefCell::new(None), start_fault: RefCell::new(None) }
     }
 
     fn running(&self) -> Result<Rc<Running>, StepError> {
@@ -170,6 +176,7 @@ impl DriverClient {
             next_id: Cell::new(1),
             fault: RefCell::new(None),
             ended: RefCell::new(None),
+            greeted: tokio::sync::Notify::new(),
         });
         tokio::task::spawn_local(read_replies(running.clone(), stdout));
         tokio::task::spawn_local(log_stderr(stderr));
@@ -225,6 +232,7 @@ impl Running {
     /// The driver broke the protocol: fail what waits, and every later step.
     fn fail(&self, fault: String) {
         self.fault.borrow_mut().get_or_insert(fault.clone());
+        self.greeted.notify_one();
         for (_, waiting) in self.pending.borrow_mut().drain() {
             let _ = waiting.send(Err(fault.clone()));
         }
@@ -280,6 +288,7 @@ async fn read_replies(running: Rc<Running>, stdout: tokio::process::ChildStdout)
                 running.fail(format!("the driver's first line is not a hello: {e}"));
                 return;
             }
+            running.greeted.notify_one();
             continue;
         }
         match serde_json::from_slice::<Reply>(&line) {
@@ -326,6 +335,19 @@ impl ClientUnderTest for DriverClient {
         // The protocol carries no host interruption: a driver cannot be asked for it.
         described.capabilities.retain(|c| *c != Capability::InterruptHost);
         described
+    }
+
+    async fn ready(&self) {
+        let running = match self.running() {
+            Ok(running) => running,
+            Err(e) => {
+                *self.start_fault.borrow_mut() = Some(e.text);
+                return;
+            }
+        };
+        if tokio::time::timeout(self.hello_within, running.greeted.notified()).await.is_err() {
+            running.fail(format!("the driver said no hello within {} ms", self.hello_within.as_millis()));
+        }
     }
 
     async fn connect(&self, target: &Target, settings: &Settings) -> StepResult {
@@ -379,7 +401,8 @@ impl ClientUnderTest for DriverClient {
     }
 
     fn client_fault(&self) -> Option<String> {
-        self.running.borrow().as_ref().and_then(|r| r.fault.borrow().clone())
+        let fault = self.running.borrow().as_ref().and_then(|r| r.fault.borrow().clone());
+        fault.or_else(|| self.start_fault.borrow().clone())
     }
 
     fn finish(&self) {
