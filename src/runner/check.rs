@@ -121,14 +121,20 @@ struct SeenRequest<'a> {
 }
 
 fn http_requests(wire: &[Record]) -> Vec<SeenRequest<'_>> {
-    wire.iter()
-        .filter_map(|r| match r {
+    let mut requests = Vec::new();
+    for record in wire {
+        match record {
             Record::HttpRequest { origin, method, headers, body, .. } => {
-                Some(SeenRequest { origin, method, headers, body })
+                requests.push(SeenRequest { origin, method, headers, body })
             }
-            _ => None,
-        })
-        .collect()
+            // The request just seen was outside the rule under test (the incidental policy).
+            Record::Incidental { .. } => {
+                requests.pop();
+            }
+            _ => {}
+        }
+    }
+    requests
 }
 
 fn request_matches(request: &SeenRequest<'_>, want: &HttpRequestExpect) -> bool {

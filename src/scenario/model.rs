@@ -449,8 +449,8 @@ pub struct LogExpect {
 }
 
 impl Scenario {
-    /// The messages the scenario is about: those its expectations or its script's `expect`
-    /// steps name. They are never incidental traffic.
+    /// The messages the scenario is about: those its expectations name. They are never
+    /// incidental traffic.
     pub fn named_messages(&self) -> Vec<String> {
         let expect = &self.expect;
         let mut names: Vec<String> = expect.received.iter().flatten().cloned().collect();
@@ -460,11 +460,6 @@ impl Scenario {
         names.extend(requests.filter_map(|r| r.rpc_method.clone()));
         names.extend(self.client.steps.iter().filter_map(|s| match s {
             ClientStep::AwaitReceived(wait) => Some(wait.message.clone()),
-            _ => None,
-        }));
-        let steps = self.server.steps.iter().chain(self.server.relaunch.iter().flatten());
-        names.extend(steps.filter_map(|step| match step {
-            mcp_mock_servers::script::Step::Expect(e) => e.method.clone(),
             _ => None,
         }));
         names

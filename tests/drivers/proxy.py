@@ -12,6 +12,9 @@ import threading
 
 
 def run(change_request=None, change_reply=None):
+    """`change_request(request)` returns None (forward it), a reply (answer it here) or a
+    list of requests (forward these instead); `change_reply(request, reply)` returns the
+    reply to pass on, or None to drop it."""
     inner = sys.argv[sys.argv.index("--") + 1:]
     child = subprocess.Popen(inner, stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
     out_lock = threading.Lock()
@@ -38,12 +41,16 @@ def run(change_request=None, change_reply=None):
     for line in sys.stdin:
         request = json.loads(line)
         requests[request["id"]] = request
+        forward = [request]
         if change_request is not None:
             answer = change_request(request)
-            if answer is not None:
+            if isinstance(answer, list):
+                forward = answer
+            elif answer is not None:
                 emit(answer)
                 continue
-        child.stdin.write((json.dumps(request) + "\n").encode())
+        for message in forward:
+            child.stdin.write((json.dumps(message) + "\n").encode())
         child.stdin.flush()
     child.stdin.close()
     child.wait()

@@ -158,3 +158,58 @@ fn a_driver_that_breaks_the_protocol_fails_each_scenario_bounded_and_leaves_noth
     }
     assert_eq!(processes_running(&path), Vec::<u32>::new(), "{script} left processes behind");
 }
+
+#[test]
+fn a_client_that_lists_tools_before_each_call_passes_by_the_incidental_policy() {
+    let mut argv = vec!["python3".to_string(), drivers_dir().join("lists_first.py").display().to_string(), "--".into()];
+    argv.extend(reference_driver(Profile::Strict));
+    let described = driver::probe(&argv, HELLO_WITHIN).expect("the driver says hello");
+    let client = DriverClient::new(argv, described, HELLO_WITHIN);
+    // The issue's example: a script about banners that expects `tools/call` sees `tools/list` first.
+    let loaded = scenario("stdio/banner-before-initialize");
+    let (result, outcome) = verdict::run_client_one(&loaded, client, &launcher(), RunOptions::portable());
+    assert_eq!(result.verdict, Verdict::Pass);
+    let wire = outcome.expect("it ran").wire;
+    assert!(wire.iter().any(|r| matches!(r, mcp_mock_servers::wire_log::Record::Incidental { method } if method == "tools/list")));
+}
+
+#[rstest::rstest]
+#[case::answered_by_default(None, 0)]
+#[case::a_mismatch_without_the_policy(Some("[]"), 3)]
+fn a_tools_list_before_the_expected_call_is_incidental_traffic(#[case] policy: Option<&str>, #[case] exit: i32) {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("script.json");
+    let log = dir.path().join("wire.jsonl");
+    let incidental = policy.map(|p| format!(", \"incidental\": {p}")).unwrap_or_default();
+    let text = format!("{{\"steps\": [{{\"handshake\": {{}}}}, {{\"expect\": {{\"method\": \"tools/call\"}}}}, {{\"reply\": {{}}}}]{incidental}}}");
+    std::fs::write(&script, text).unwrap();
+    let input = [
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#,
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#,
+        r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{}}}"#,
+    ]
+    .join("\n");
+    let output = assert_cmd::Command::new(conformance_bin())
+        .args(["mock-stdio", "--script"])
+        .arg(&script)
+        .arg("--log")
+        .arg(&log)
+        .write_stdin(input + "\n")
+        .timeout(Duration::from_secs(10))
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(exit), "{}", String::from_utf8_lossy(&output.stderr));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let wire = mcp_mock_servers::wire_log::read_wire_log(&log).unwrap();
+    let recorded = wire.iter().any(|r| matches!(r, mcp_mock_servers::wire_log::Record::Incidental { method } if method == "tools/list"));
+    if exit == 0 {
+        assert!(stdout.contains(r#""id":2"#) && stdout.contains(r#""tools""#), "{stdout}");
+        assert!(stdout.contains(r#""id":3"#), "{stdout}");
+        assert!(recorded);
+        let summary = mcp_conformance::runner::check::received_summary(&wire);
+        assert_eq!(summary, ["initialize", "notifications/initialized", "tools/call"]);
+    } else {
+        assert!(!recorded && !stdout.contains(r#""id":2"#), "{stdout}");
+    }
+}
