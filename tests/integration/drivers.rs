@@ -18,7 +18,7 @@ fn drivers_dir() -> &'static Path {
 }
 
 /// Scenarios at once: fewer than `run`'s, as these tests share the machine with the rest.
-const WORKERS: usize = 4;
+const WORKERS: usize = 2;
 
 /// How long a driver may take to say hello: Python starting on a loaded 2-core machine.
 const HELLO_WITHIN: Duration = Duration::from_secs(30);

@@ -196,13 +196,15 @@ impl DriverClient {
         let (send, receive) = oneshot::channel();
         running.pending.borrow_mut().insert(id, send);
         let guard = CancelOnDrop { running: running.clone(), id, armed: true };
-        if let Some(ended) = running.ended.borrow().clone() {
+        let ended = running.ended.borrow().clone();
+        if let Some(ended) = ended {
             running.fail(ended);
         } else {
             running.send(&Request { id, step }).await;
         }
         let reply = receive.await;
         let mut guard = guard;
+        // Answered: nothing to cancel.
         guard.armed = false;
         match reply {
             Ok(Ok(value)) => Ok(value),
