@@ -6,7 +6,6 @@ mod integration {
 
     mod bad_input;
     mod broken_clients;
-    mod drivers;
     mod leaks;
     mod redaction_property;
     mod tidy;

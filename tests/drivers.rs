@@ -2,8 +2,16 @@
 //! in-process verdict; deliberately broken Python drivers fail exactly their rules'
 //! scenarios; drivers that hang, exit or write garbage fail each scenario, bounded, and
 //! leave no process behind.
+//!
+//! A test binary of its own, and one test at a time: these run whole folders of scenarios
+//! with timing bounds, and must neither load the integration tests' memory and leak checks
+//! nor each other.
 
-use super::support::*;
+#[path = "integration/support.rs"]
+#[allow(dead_code)]
+mod support;
+
+use support::*;
 use mcp_conformance::cut::driver::{self, DriverClient};
 use mcp_conformance::cut::reference::ReferenceClient;
 use mcp_conformance::runner::RunOptions;
@@ -17,8 +25,8 @@ fn drivers_dir() -> &'static Path {
     Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/drivers"))
 }
 
-/// Scenarios at once: fewer than `run`'s, as these tests share the machine with the rest.
-const WORKERS: usize = 2;
+/// Scenarios at once: as `run` would on this machine's cores.
+const WORKERS: usize = 4;
 
 /// How long a driver may take to say hello: Python starting on a loaded 2-core machine.
 const HELLO_WITHIN: Duration = Duration::from_secs(30);
@@ -34,6 +42,12 @@ fn reference_driver(profile: Profile) -> Vec<String> {
     vec![conformance_bin().into(), "driver".into(), "--profile".into(), profile.name().into()]
 }
 
+/// One test at a time (see the module's comment).
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// A verdict's class and what failed, for comparing two runs.
 fn gist(verdict: &Verdict) -> String {
     match verdict {
@@ -46,6 +60,7 @@ fn gist(verdict: &Verdict) -> String {
 
 #[test]
 fn the_reference_client_through_the_driver_gets_the_in_process_verdict_on_every_portable_expectation() {
+    let _one = one_at_a_time();
     let scenarios = all_scenarios();
     for profile in Profile::ALL {
         let in_process = verdict::run_all_clients(
@@ -97,6 +112,7 @@ fn assert_fails_exactly(script: &str, folders: &[&str], rules: &[&str], must_fai
 
 #[test]
 fn a_driver_that_quotes_the_full_url_fails_exactly_the_redaction_scenarios() {
+    let _one = one_at_a_time();
     assert_fails_exactly(
         "leaks_url.py",
         &["redaction", "redirects", "auth"],
@@ -107,6 +123,7 @@ fn a_driver_that_quotes_the_full_url_fails_exactly_the_redaction_scenarios() {
 
 #[test]
 fn a_driver_that_leaves_the_server_running_on_close_fails_exactly_the_kill_scenarios() {
+    let _one = one_at_a_time();
     assert_fails_exactly(
         "keeps_server.py",
         &["process", "lifecycle"],
@@ -117,6 +134,7 @@ fn a_driver_that_leaves_the_server_running_on_close_fails_exactly_the_kill_scena
 
 #[test]
 fn a_driver_that_ignores_the_per_call_timeout_fails_exactly_the_per_call_bound_scenarios() {
+    let _one = one_at_a_time();
     assert_fails_exactly(
         "no_call_timeout.py",
         &["timeouts"],
@@ -142,6 +160,7 @@ fn processes_running(needle: &str) -> Vec<u32> {
 #[case::exits_at_once("exits.py", &["the driver closed its output", "cannot write to the driver"])]
 #[case::prints_garbage("garbage.py", &["the driver wrote something that is not a reply"])]
 fn a_driver_that_breaks_the_protocol_fails_each_scenario_bounded_and_leaves_nothing(#[case] script: &str, #[case] says: &[&str]) {
+    let _one = one_at_a_time();
     let path = drivers_dir().join(script).display().to_string();
     let scenarios = vec![scenario("stdio/banner-before-initialize"), scenario("http/accept-every-post")];
     let started = Instant::now();
@@ -161,6 +180,7 @@ fn a_driver_that_breaks_the_protocol_fails_each_scenario_bounded_and_leaves_noth
 
 #[test]
 fn a_client_that_lists_tools_before_each_call_passes_by_the_incidental_policy() {
+    let _one = one_at_a_time();
     let mut argv = vec!["python3".to_string(), drivers_dir().join("lists_first.py").display().to_string(), "--".into()];
     argv.extend(reference_driver(Profile::Strict));
     let described = driver::probe(&argv, HELLO_WITHIN).expect("the driver says hello");
@@ -177,6 +197,7 @@ fn a_client_that_lists_tools_before_each_call_passes_by_the_incidental_policy() 
 #[case::answered_by_default(None, 0)]
 #[case::a_mismatch_without_the_policy(Some("[]"), 3)]
 fn a_tools_list_before_the_expected_call_is_incidental_traffic(#[case] policy: Option<&str>, #[case] exit: i32) {
+    let _one = one_at_a_time();
     let dir = tempfile::tempdir().unwrap();
     let script = dir.path().join("script.json");
     let log = dir.path().join("wire.jsonl");
