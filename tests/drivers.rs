@@ -234,3 +234,32 @@ fn a_tools_list_before_the_expected_call_is_incidental_traffic(#[case] policy: O
         assert!(!recorded && !stdout.contains(r#""id":2"#), "{stdout}");
     }
 }
+
+#[test]
+fn run_client_names_the_client_in_every_report_and_exits_as_run_does() {
+    let _one = one_at_a_time();
+    let dir = tempfile::tempdir().unwrap();
+    let (json, junit) = (dir.path().join("r.json"), dir.path().join("r.xml"));
+    let garbage = format!("python3 {}", drivers_dir().join("garbage.py").display());
+    assert_cmd::Command::new(conformance_bin())
+        .args(["run", "stdio/banner-before-initialize", "--step-guard-ms", "2000", "--client", &garbage, "--json"])
+        .arg(&json)
+        .arg("--junit")
+        .arg(&junit)
+        .timeout(Duration::from_secs(60))
+        .assert()
+        .code(1)
+        .stdout(predicates::str::contains("client: garbage 0"))
+        .stdout(predicates::str::contains("not a reply"));
+    let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(report["clients"], serde_json::json!(["garbage 0"]));
+    assert_eq!(report["results"][0]["client"], "garbage 0");
+    assert!(std::fs::read_to_string(&junit).unwrap().contains("garbage 0"));
+    let reference = format!("{} driver", conformance_bin());
+    assert_cmd::Command::new(conformance_bin())
+        .args(["run", "stdio/banner-before-initialize", "--client", &reference])
+        .timeout(Duration::from_secs(60))
+        .assert()
+        .code(0)
+        .stdout(predicates::str::contains("client: mcp-refclient"));
+}
