@@ -45,7 +45,7 @@ impl MockLauncher {
 const PROCESS_SETTLE: Duration = Duration::from_secs(5);
 
 /// How a client is judged: the reference client on every expectation, any other client on
-/// the portable ones (see [`crate::scenario::portability`]).
+/// the portable ones (see [`crate::scenario::EXPECTATION_FIELDS`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Judged {
