@@ -1,9 +1,11 @@
 //! `mcp-conformance`: the conformance suite and harness for the Model Context Protocol.
 //!
 //! The scenario model ([`scenario`]), the rule registry ([`rules`]), the runner that plays a
-//! scenario's scripted server against the reference client ([`runner`]), the verdicts
-//! ([`verdict`]) and the reports ([`report`]). The CLI (`mcp-conformance run`, `list`) is a
-//! thin layer over these.
+//! scenario's scripted server against a client under test ([`runner`]), the seam every
+//! client goes through ([`cut`]: the reference client, a Rust adapter, a driver in any
+//! language), the verdicts ([`verdict`]) and the reports ([`report`]). [`harness::main`]
+//! runs the scenarios in a client author's own `cargo test`. The CLI (`mcp-conformance run`,
+//! `run --client`, `list`) is a thin layer over these.
 //!
 //! ```no_run
 //! use mcp_conformance::{runner::MockLauncher, scenario, verdict};
@@ -14,7 +16,9 @@
 //! println!("{} scenario runs", results.len());
 //! ```
 
+pub mod cut;
 pub mod exit_code;
+pub mod harness;
 pub mod host;
 pub mod profiles;
 pub mod report;

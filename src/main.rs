@@ -6,6 +6,7 @@ use mcp_refclient::Profile;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::Duration;
 
 /// Conformance suite and test harness for the Model Context Protocol.
 #[derive(Parser)]
@@ -30,6 +31,13 @@ enum Command {
         action: String,
         /// The profile: strict, yoagent or kova.
         name: String,
+    },
+    /// Serve the reference client as a driver on stdin/stdout (the driver protocol's proof).
+    #[command(hide = true)]
+    Driver {
+        /// The profile: strict, yoagent or kova.
+        #[arg(long, default_value = "strict")]
+        profile: String,
     },
     /// Hold a reference client in this process, for interrupting it (scenarios use it).
     #[command(hide = true)]
@@ -66,6 +74,15 @@ struct RunArgs {
     /// The scenario folder.
     #[arg(long, default_value_os_t = default_scenarios())]
     scenarios: PathBuf,
+    /// Test another client through a driver: a command started once per scenario that
+    /// speaks the driver protocol on its stdin/stdout (`--client 'node driver.mjs'`).
+    /// It is judged on its own profile and on the portable expectations.
+    #[arg(long)]
+    client: Option<String>,
+    /// The runner's bound on one step of a driver, in milliseconds: past it, the step is
+    /// the client's failure.
+    #[arg(long, default_value_t = 20_000)]
+    step_guard_ms: u64,
 }
 
 #[derive(clap::Args)]
@@ -133,6 +150,18 @@ fn dispatch(cli: Cli) -> ExitCode {
         },
         Command::MockStdio { args } => mcp_mock_servers::stdio_main(args),
         Command::MockHttp { args } => mcp_mock_servers::http_main(args),
+        Command::Driver { profile } => match Profile::from_name(&profile) {
+            Some(profile) => {
+                let _ = tracing_subscriber::fmt().with_writer(std::io::stderr).with_ansi(false).with_max_level(tracing::Level::DEBUG).try_init();
+                let program = std::env::current_exe().unwrap_or_default();
+                let adapter = mcp_conformance::cut::reference::ReferenceClient::new(profile, Default::default(), program);
+                ExitCode::from(mcp_conformance::cut::driver::serve::serve(adapter))
+            }
+            None => {
+                fail(&format!("unknown profile `{profile}` (expected strict, yoagent or kova)"));
+                ExitCode::from(exit_code::USAGE)
+            }
+        },
         Command::HostClient(args) => ExitCode::from(mcp_conformance::host::host_main(args)),
     }
 }
@@ -178,7 +207,13 @@ fn run(args: RunArgs) -> ExitCode {
             return ExitCode::from(exit_code::HARNESS_FAULT);
         }
     };
-    let results = verdict::run_all(&selected, &profiles, &launcher);
+    let results = match &args.client {
+        None => verdict::run_all(&selected, &profiles, &launcher),
+        Some(command) => match run_driver(command, &selected, &launcher, Duration::from_millis(args.step_guard_ms)) {
+            Ok(results) => results,
+            Err(code) => return code,
+        },
+    };
     let mut table = report::table::render(&results);
     if profiles.len() > 1 {
         table.push('\n');
@@ -203,6 +238,23 @@ fn run(args: RunArgs) -> ExitCode {
     } else {
         exit_code::SUCCESS
     })
+}
+
+/// Runs the scenarios of the driver's profile through the driver.
+fn run_driver(command: &str, scenarios: &[scenario::LoadedScenario], launcher: &MockLauncher, step_guard: Duration) -> Result<Vec<verdict::ScenarioResult>, ExitCode> {
+    use mcp_conformance::cut::driver::{self, DriverClient};
+    let give_up = |e: &dyn std::error::Error, code: u8| {
+        fail(&error_chain(e));
+        ExitCode::from(code)
+    };
+    let argv = driver::split_command(command).map_err(|e| give_up(&e, exit_code::USAGE))?;
+    let described = driver::probe(&argv, step_guard).map_err(|e| give_up(&e, exit_code::FAILURES))?;
+    if Profile::from_name(&described.profile).is_none() {
+        fail(&format!("the driver claims the unknown profile `{}` (expected strict, yoagent or kova)", described.profile));
+        return Err(ExitCode::from(exit_code::FAILURES));
+    }
+    let options = mcp_conformance::runner::RunOptions { step_guard, ..mcp_conformance::runner::RunOptions::portable() };
+    Ok(verdict::run_all_clients(scenarios, || DriverClient::new(argv.clone(), described.clone(), step_guard), launcher, options))
 }
 
 fn list(args: ListArgs) -> ExitCode {

@@ -1,6 +1,7 @@
 //! Verdicts: one per scenario and profile, from an outcome and the scenario's `[expect]`.
 
-use crate::runner::{self, check::Failure, MockLauncher, Outcome};
+use crate::cut::{self, ClientUnderTest, Described};
+use crate::runner::{self, check::Failure, Judged, MockLauncher, Outcome, RunOptions};
 use crate::scenario::LoadedScenario;
 use mcp_refclient::{Profile, TestHooks};
 use serde::Serialize;
@@ -16,6 +17,12 @@ pub enum Verdict {
         /// What did not hold, expected against actual.
         failures: Vec<Failure>,
     },
+    /// The scenario needs something the client cannot express (a transport, a capability):
+    /// it says nothing about the client, and is never counted as a pass.
+    NotApplicable {
+        /// What the scenario needs that the client did not declare.
+        reason: String,
+    },
     /// The harness failed; says nothing about the client.
     HarnessFault {
         /// What went wrong.
@@ -28,6 +35,8 @@ pub enum Verdict {
 pub struct ScenarioResult {
     /// The scenario's name (`stdio/banner-before-initialize`).
     pub scenario: String,
+    /// The client under test (`mcp-refclient 0.1.0`).
+    pub client: String,
     /// The profile.
     pub profile: &'static str,
     /// The rules it checks.
@@ -39,16 +48,29 @@ pub struct ScenarioResult {
     pub millis: u128,
 }
 
-/// Judges an outcome.
+/// Judges an outcome: the reference client on every expectation, any other client on the
+/// portable ones.
 pub fn judge(scenario: &LoadedScenario, outcome: &Outcome) -> Verdict {
     if let Some(reason) = &outcome.harness_fault {
         return Verdict::HarnessFault { reason: outcome.redact(reason) };
+    }
+    if let Some(fault) = &outcome.client_fault {
+        let failure = Failure {
+            what: "client".into(),
+            expected: "a client that answers every step as the protocol says".into(),
+            actual: outcome.redact(fault),
+        };
+        return Verdict::Fail { failures: vec![failure] };
     }
     if let Some(step) = outcome.steps.iter().find(|s| matches!(&s.result, Err(e) if e.kind == "harness")) {
         let reason = step.result.as_ref().err().map(|e| e.text.clone()).unwrap_or_default();
         return Verdict::HarnessFault { reason: format!("step {}: {reason}", step.number) };
     }
-    let failures = runner::check::check(&scenario.scenario.expect, &scenario.scenario.server, outcome);
+    let expect = match outcome.judged {
+        Judged::Everything => scenario.scenario.expect.clone(),
+        Judged::Portable => scenario.scenario.expect.portable(),
+    };
+    let failures = runner::check::check(&expect, &scenario.scenario.server, outcome);
     if failures.is_empty() {
         Verdict::Pass
     } else {
@@ -56,38 +78,77 @@ pub fn judge(scenario: &LoadedScenario, outcome: &Outcome) -> Verdict {
     }
 }
 
-/// Runs one scenario under one profile and judges it.
+/// Runs one scenario with the reference client under one profile and judges it.
 pub fn run_one(scenario: &LoadedScenario, profile: Profile, launcher: &MockLauncher, hooks: &TestHooks) -> (ScenarioResult, Outcome) {
     let started = std::time::Instant::now();
     let outcome = runner::run(scenario, profile, launcher, hooks);
     let verdict = judge(scenario, &outcome);
-    let result = ScenarioResult {
+    (result(scenario, &outcome.client, verdict, started), outcome)
+}
+
+/// Runs one scenario with any client under test and judges it; a scenario the client
+/// cannot express is not applicable, and does not run (no outcome).
+pub fn run_client_one<A: ClientUnderTest + 'static>(
+    scenario: &LoadedScenario,
+    adapter: A,
+    launcher: &MockLauncher,
+    options: RunOptions,
+) -> (ScenarioResult, Option<Outcome>) {
+    let started = std::time::Instant::now();
+    let described = adapter.describe();
+    if let Err(reason) = cut::can_express(&described, &cut::needs::of(&scenario.scenario)) {
+        return (result(scenario, &described, Verdict::NotApplicable { reason }, started), None);
+    }
+    let outcome = runner::run_client(scenario, adapter, launcher, options);
+    let verdict = judge(scenario, &outcome);
+    (result(scenario, &described, verdict, started), Some(outcome))
+}
+
+fn result(scenario: &LoadedScenario, client: &Described, verdict: Verdict, started: std::time::Instant) -> ScenarioResult {
+    ScenarioResult {
         scenario: scenario.name.clone(),
-        profile: profile.name(),
+        client: client.label(),
+        profile: Profile::from_name(&client.profile).map(Profile::name).unwrap_or("strict"),
         rules: scenario.scenario.rules.clone(),
         verdict,
         millis: started.elapsed().as_millis(),
-    };
-    (result, outcome)
+    }
 }
 
-/// Runs every scenario under each of `profiles` it applies to, several at a time, and
-/// returns the results in scenario order.
+/// Runs every scenario under each of `profiles` it applies to with the reference client,
+/// several at a time, and returns the results in scenario order.
 pub fn run_all(scenarios: &[LoadedScenario], profiles: &[Profile], launcher: &MockLauncher) -> Vec<ScenarioResult> {
     let jobs: Vec<(&LoadedScenario, Profile)> = scenarios
         .iter()
         .flat_map(|s| s.profiles().into_iter().filter(|p| profiles.contains(p)).map(move |p| (s, p)))
         .collect();
+    let workers = RunOptions::default().workers;
+    in_parallel(&jobs, workers, |(scenario, profile)| run_one(scenario, *profile, launcher, &TestHooks::default()).0)
+}
+
+/// Runs every scenario of the client's profile with clients from `factory` (one per
+/// scenario), several at a time, and returns the results in scenario order.
+pub fn run_all_clients<A, F>(scenarios: &[LoadedScenario], factory: F, launcher: &MockLauncher, options: RunOptions) -> Vec<ScenarioResult>
+where
+    A: ClientUnderTest + 'static,
+    F: Fn() -> A + Sync,
+{
+    let profile = Profile::from_name(&factory().describe().profile).unwrap_or_default();
+    let jobs: Vec<&LoadedScenario> = scenarios.iter().filter(|s| s.profiles().contains(&profile)).collect();
+    in_parallel(&jobs, options.workers, |scenario| run_client_one(scenario, factory(), launcher, options).0)
+}
+
+/// Runs `job` over `jobs` on `workers` threads; results in the jobs' order.
+fn in_parallel<J: Sync>(jobs: &[J], workers: usize, job: impl Fn(&J) -> ScenarioResult + Sync) -> Vec<ScenarioResult> {
     let next = std::sync::atomic::AtomicUsize::new(0);
     let results = std::sync::Mutex::new(Vec::new());
-    // Runs mostly wait on servers and bounds, so more workers than cores pay off.
-    let workers = std::thread::available_parallelism().map(|n| n.get() * 4).unwrap_or(8).min(jobs.len().max(1));
+    let workers = workers.clamp(1, jobs.len().max(1));
     std::thread::scope(|scope| {
         for _ in 0..workers {
             scope.spawn(|| loop {
                 let i = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-                let Some((scenario, profile)) = jobs.get(i) else { break };
-                let (result, _) = run_one(scenario, *profile, launcher, &TestHooks::default());
+                let Some(item) = jobs.get(i) else { break };
+                let result = job(item);
                 results.lock().unwrap_or_else(|e| e.into_inner()).push((i, result));
             });
         }

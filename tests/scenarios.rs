@@ -48,6 +48,8 @@ fn run_trial(root: &Path, path: &Path) -> Result<(), Failed> {
                 }
             }
             Verdict::HarnessFault { reason } => problems.push(format!("[{}] harness fault: {reason}", profile.name())),
+            // The reference client expresses every capability.
+            Verdict::NotApplicable { reason } => problems.push(format!("[{}] not applicable: {reason}", profile.name())),
         }
     }
     if !problems.is_empty() {

@@ -17,6 +17,17 @@ pub const METHOD_NOT_FOUND: i64 = -32601;
 /// the handshake's capabilities or `{tools: {listChanged: true}}`, and `serverInfo`;
 /// `tools/list` → the script's tools; `tools/call` → a text content `called <name>`;
 /// `ping` → `{}`; anything else → error -32601.
+pub fn incidental_result(request: &Value, tools: &[ToolDef]) -> Result<Value, RpcErrorBody> {
+    match request.get("method").and_then(Value::as_str).unwrap_or("") {
+        "logging/setLevel" => Ok(json!({})),
+        "resources/list" => Ok(json!({"resources": []})),
+        "resources/templates/list" => Ok(json!({"resourceTemplates": []})),
+        "prompts/list" => Ok(json!({"prompts": []})),
+        _ => default_result(request, tools, &Handshake::default()),
+    }
+}
+
+/// The default answer to a request: what a plain server would say.
 pub fn default_result(
     request: &Value,
     tools: &[ToolDef],

@@ -47,9 +47,25 @@ pub struct Script {
     /// The launch count is kept in the scenario's temp folder.
     #[serde(default)]
     pub relaunch: Vec<Vec<Step>>,
+    /// Messages outside the rule under test, by method (stdio): a request or notification
+    /// with one of these methods that arrives where a step expects something else is
+    /// answered with a default (`server/discover` as method-not-found, empty lists, `{}`)
+    /// and recorded as incidental, instead of failing the script — a real client may list
+    /// tools before calling one, probe `server/discover`, ping or set a log level. The
+    /// scenario runner leaves out every method a scenario's expectations name, so a rule
+    /// about a message is never passed by this policy.
+    #[serde(default = "default_incidental")]
+    pub incidental: Vec<String>,
     /// Settings of the HTTP transports (`http`, `https`, `legacy-sse`).
     #[serde(default, skip_serializing_if = "HttpSettings::is_default")]
     pub http: HttpSettings,
+}
+
+/// The default incidental-traffic policy.
+pub fn default_incidental() -> Vec<String> {
+    ["tools/list", "server/discover", "ping", "logging/setLevel", "resources/list", "resources/templates/list", "prompts/list"]
+        .map(String::from)
+        .to_vec()
 }
 
 /// Settings of the HTTP transports: `[server.http]` in a scenario.

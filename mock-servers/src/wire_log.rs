@@ -70,6 +70,12 @@ pub enum Record {
     },
     /// Every step of the script was played (what follows is waiting for stdin to close).
     Completed {},
+    /// The message just received is outside the rule under test (the script's `incidental`
+    /// policy): it was answered with a default instead of being matched.
+    Incidental {
+        /// Its method.
+        method: String,
+    },
     /// The process is exiting on its own. Over HTTP (an `exit` or `crash` step): the
     /// listeners close and every connection is dropped.
     Exiting {

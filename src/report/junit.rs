@@ -6,7 +6,7 @@ use std::time::Duration;
 
 /// Renders the JUnit XML report.
 pub fn render(results: &[ScenarioResult]) -> String {
-    let mut report = Report::new("mcp-conformance");
+    let mut report = Report::new(format!("mcp-conformance: {}", super::clients(results).join(", ")));
     let mut profiles: Vec<&str> = results.iter().map(|r| r.profile).collect();
     profiles.dedup();
     profiles.sort_unstable();
@@ -29,9 +29,15 @@ pub fn render(results: &[ScenarioResult]) -> String {
                     status.set_description(reason.clone());
                     status
                 }
+                Verdict::NotApplicable { reason } => {
+                    let mut status = TestCaseStatus::skipped();
+                    status.set_message(format!("not applicable: {reason}"));
+                    status
+                }
             };
             let mut case = TestCase::new(result.scenario.clone(), status);
             case.set_classname(result.rules.join(" "));
+            case.extra.insert("client".into(), result.client.clone().into());
             case.set_time(Duration::from_millis(u64::try_from(result.millis).unwrap_or(u64::MAX)));
             suite.add_test_case(case);
         }

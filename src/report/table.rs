@@ -9,12 +9,14 @@ use std::fmt::Write;
 pub fn render(results: &[ScenarioResult]) -> String {
     let width = results.iter().map(|r| r.scenario.len()).max().unwrap_or(8).max(8);
     let mut out = String::new();
+    let _ = writeln!(out, "client: {}", super::clients(results).join(", "));
     let _ = writeln!(out, "{:<width$}  {:<8}  {:<6}  {:>6}  rules", "scenario", "profile", "result", "ms");
     for result in results {
         let verdict = match &result.verdict {
             Verdict::Pass => "pass",
             Verdict::Fail { .. } => "FAIL",
             Verdict::HarnessFault { .. } => "HARNESS",
+            Verdict::NotApplicable { .. } => "n/a",
         };
         let _ = writeln!(
             out,
@@ -38,10 +40,16 @@ pub fn render(results: &[ScenarioResult]) -> String {
             Verdict::HarnessFault { reason } => {
                 let _ = writeln!(out, "    harness fault (not the client's): {reason}");
             }
+            Verdict::NotApplicable { reason } => {
+                let _ = writeln!(out, "    not applicable: {reason}");
+            }
         }
     }
     let summary = Summary::of(results);
     let _ = write!(out, "\n{} passed, {} failed", summary.passed, summary.failed);
+    if summary.not_applicable > 0 {
+        let _ = write!(out, ", {} not applicable", summary.not_applicable);
+    }
     if summary.harness_faults > 0 {
         let _ = write!(out, ", {} harness faults", summary.harness_faults);
     }
@@ -99,7 +107,7 @@ mod tests {
         } else {
             Verdict::Fail { failures: vec![Failure { what: "step 1".into(), expected: "success".into(), actual: "error".into() }] }
         };
-        ScenarioResult { scenario: scenario.into(), profile, rules: rules.iter().map(|r| r.to_string()).collect(), verdict, millis: 1 }
+        ScenarioResult { scenario: scenario.into(), client: "mcp-refclient 0.1.0".into(), profile, rules: rules.iter().map(|r| r.to_string()).collect(), verdict, millis: 1 }
     }
 
     #[test]
@@ -119,5 +127,15 @@ mod tests {
         let table = render(&[result("a", "strict", &["stdio.ping.answered"], false)]);
         assert!(table.contains("expected: success") && table.contains("actual:   error"), "{table}");
         assert!(table.ends_with("0 passed, 1 failed\n"), "{table}");
+        assert!(table.starts_with("client: mcp-refclient 0.1.0\n"), "{table}");
+    }
+
+    #[test]
+    fn a_scenario_the_client_cannot_express_shows_its_reason_and_is_no_pass() {
+        let mut na = result("a", "strict", &["stdio.ping.answered"], true);
+        na.verdict = Verdict::NotApplicable { reason: "needs `exited`".into() };
+        let table = render(&[na, result("b", "strict", &["stdio.ping.answered"], true)]);
+        assert!(table.contains("n/a") && table.contains("not applicable: needs `exited`"), "{table}");
+        assert!(table.ends_with("1 passed, 0 failed, 1 not applicable\n"), "{table}");
     }
 }

@@ -135,14 +135,20 @@ struct SeenRequest<'a> {
 }
 
 fn http_requests(wire: &[Record]) -> Vec<SeenRequest<'_>> {
-    wire.iter()
-        .filter_map(|r| match r {
+    let mut requests = Vec::new();
+    for record in wire {
+        match record {
             Record::HttpRequest { origin, method, headers, body, .. } => {
-                Some(SeenRequest { origin, method, headers, body })
+                requests.push(SeenRequest { origin, method, headers, body })
             }
-            _ => None,
-        })
-        .collect()
+            // The request just seen was outside the rule under test (the incidental policy).
+            Record::Incidental { .. } => {
+                requests.pop();
+            }
+            _ => {}
+        }
+    }
+    requests
 }
 
 fn request_matches(request: &SeenRequest<'_>, want: &HttpRequestExpect) -> bool {
@@ -264,18 +270,24 @@ fn value_text(value: &Value) -> String {
 
 /// What the server received, in order: methods, and `response:<id>` for answers.
 pub fn received_summary(wire: &[Record]) -> Vec<String> {
-    wire.iter()
-        .filter_map(|r| match r {
-            Record::Received { message } => Some(match message.get("method").and_then(Value::as_str) {
+    let mut summary = Vec::new();
+    for record in wire {
+        match record {
+            Record::Received { message } => summary.push(match message.get("method").and_then(Value::as_str) {
                 Some(method) => method.to_string(),
                 None => match message.get("id") {
                     Some(id) => format!("response:{}", value_text(id)),
                     None => format!("other:{}", cut(&message.to_string(), 60)),
                 },
             }),
-            _ => None,
-        })
-        .collect()
+            // Outside the rule under test (answered by the script's incidental policy).
+            Record::Incidental { method } if summary.last() == Some(method) => {
+                summary.pop();
+            }
+            _ => {}
+        }
+    }
+    summary
 }
 
 /// Why the script did not play to its end, if it did not: a mismatch, input closed early,

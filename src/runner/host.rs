@@ -13,7 +13,7 @@ use tokio::io::AsyncBufReadExt;
 const HOST_BOUND: Duration = Duration::from_secs(5);
 
 /// What the step needs to know.
-pub(super) struct HostPlan<'a> {
+pub(crate) struct HostPlan<'a> {
     /// The `mcp-conformance` binary, whose `host-client` command is the host.
     pub program: &'a Path,
     /// The profile name.
@@ -27,7 +27,7 @@ pub(super) struct HostPlan<'a> {
 }
 
 /// Runs the step.
-pub(super) async fn interrupt_host(plan: HostPlan<'_>) -> Result<Value, ErrorRecord> {
+pub(crate) async fn interrupt_host(plan: HostPlan<'_>) -> Result<Value, ErrorRecord> {
     let mut command = tokio::process::Command::new(plan.program);
     command.args(["host-client", "--profile", plan.profile]);
     if plan.own_process_group {

@@ -1,12 +1,9 @@
-//! HTTP scenarios: the scripted HTTP(S) mock in-process, and the reference client's
-//! `HttpServer` built from the scenario's `[client.http]`.
+//! HTTP scenarios: the scripted HTTP(S) mock in-process, and the target a client is given,
+//! built from the scenario's `[client.http]`.
 
-use crate::scenario::{HttpClientPart, RedirectPolicy, Tokens};
+use crate::scenario::HttpClientPart;
 use mcp_mock_servers::script::Transport;
 use mcp_mock_servers::HttpMock;
-use mcp_refclient::{BoxFuture, HeaderList, HttpServer, McpError, Redirects, TokenProvider};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
 
 /// Where the client connects, and what it may trust.
 #[derive(Clone, Debug)]
@@ -72,59 +69,18 @@ fn origin(url: &str) -> String {
     format!("{scheme}://{authority}")
 }
 
-/// The client's `HttpServer`: headers are validated here, as the caller's `with_header` does.
-pub(super) fn server(target: &HttpTarget, part: &HttpClientPart) -> Result<HttpServer, McpError> {
-    let mut headers = HeaderList::new();
-    for [name, value] in &part.headers {
-        headers = headers.with_header(name, value)?;
-    }
-    let mut server = HttpServer::new(target.client_url(part));
-    server.headers = headers;
-    server.redirects = match part.redirects {
-        None | Some(RedirectPolicy::SameOrigin) => Redirects::SameOrigin,
-        Some(RedirectPolicy::None) => Redirects::None,
-        Some(RedirectPolicy::Any) => Redirects::Any,
-    };
-    server.token_provider = part.tokens.as_ref().map(|t| Arc::new(ScriptedTokens::new(t)) as Arc<dyn TokenProvider>);
-    if part.trust_mock_certificate {
-        server.root_certificates = target.ca_pem.iter().map(|pem| pem.as_bytes().to_vec()).collect();
-    }
-    if let Some(cap) = part.max_body_bytes {
-        server.max_body_bytes = cap;
-    }
-    Ok(server)
-}
-
-/// A token provider that gives the scenario's tokens: the first, then one more per refresh.
-struct ScriptedTokens {
-    tokens: Vec<String>,
-    current: AtomicUsize,
-    /// `rotate`: how many times `token()` was asked.
-    asks: Option<AtomicUsize>,
-}
-
-impl ScriptedTokens {
-    fn new(tokens: &Tokens) -> Self {
-        let mut all = vec![tokens.token.clone()];
-        all.extend(tokens.refreshed.iter().cloned());
-        ScriptedTokens { tokens: all, current: AtomicUsize::new(0), asks: tokens.rotate.then(|| AtomicUsize::new(0)) }
-    }
-}
-
-impl TokenProvider for ScriptedTokens {
-    fn token(&self) -> BoxFuture<'_, Result<String, McpError>> {
-        let token = self.tokens.get(self.current.load(Ordering::SeqCst)).cloned();
-        let token = match &self.asks {
-            Some(asks) => token.map(|t| format!("{t}-{}", asks.fetch_add(1, Ordering::SeqCst) + 1)),
-            None => token,
-        };
-        Box::pin(async move { token.ok_or_else(|| McpError::Transport("the token provider has no token left".into())) })
-    }
-
-    fn refresh(&self) -> BoxFuture<'_, Result<String, McpError>> {
-        let next = self.current.fetch_add(1, Ordering::SeqCst) + 1;
-        let token = self.tokens.get(next).cloned();
-        Box::pin(async move { token.ok_or_else(|| McpError::Transport("the token provider could not refresh".into())) })
+impl HttpTarget {
+    /// The target a client is given: the URL, and what `[client.http]` sets.
+    pub fn client_target(&self, part: &HttpClientPart) -> crate::cut::HttpTarget {
+        crate::cut::HttpTarget {
+            url: self.client_url(part),
+            legacy_sse: self.legacy,
+            headers: part.headers.clone(),
+            redirects: part.redirects,
+            tokens: part.tokens.clone(),
+            trusted_roots_pem: if part.trust_mock_certificate { self.ca_pem.iter().cloned().collect() } else { Vec::new() },
+            max_body_bytes: part.max_body_bytes,
+        }
     }
 }
 

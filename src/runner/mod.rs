@@ -1,18 +1,19 @@
-//! The runner: plays a scenario's server, drives the reference client through its steps
-//! and gathers the outcome.
+//! The runner: plays a scenario's server, drives a client under test through its steps
+//! (the reference client or any other, through one seam) and gathers the outcome.
 
 pub mod check;
-mod host;
+pub(crate) mod host;
 mod http_target;
 pub mod logs;
 pub mod outcome;
 pub mod procs;
 mod steps;
-mod tool_layer;
+pub(crate) mod tool_layer;
 pub mod transcript;
 
 pub use outcome::{ErrorRecord, GivenSecret, Outcome, ProcessFact, StepRecord};
 
+use crate::cut::{ClientUnderTest, Described, Settings, StdioTarget, Target};
 use crate::scenario::LoadedScenario;
 use mcp_mock_servers::wire_log;
 use mcp_refclient::{Profile, TestHooks};
@@ -43,21 +44,72 @@ impl MockLauncher {
 /// How long the runner waits for killed processes to be gone before recording the facts.
 const PROCESS_SETTLE: Duration = Duration::from_secs(5);
 
-/// Runs one scenario under one profile. Never panics on what the client or server does;
-/// a fault of the harness itself is recorded in `harness_fault`.
+/// How a client is judged: the reference client on every expectation, any other client on
+/// the portable ones (see [`crate::scenario::EXPECTATION_FIELDS`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Judged {
+    /// Every expectation, the snapshot included: the reference client.
+    #[default]
+    Everything,
+    /// The portable expectations only: any other client.
+    Portable,
+}
+
+/// How to run one client: how it is judged, and the runner's bound on one step.
+#[derive(Clone, Copy, Debug)]
+pub struct RunOptions {
+    /// How the client is judged.
+    pub judged: Judged,
+    /// The bound on one step; past it a step is the client's failure (a harness fault for
+    /// the reference client, whose scenarios must bound every wait themselves).
+    pub step_guard: Duration,
+    /// How many scenarios run at once (several per core: runs mostly wait).
+    pub workers: usize,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        let workers = std::thread::available_parallelism().map(|n| n.get() * 4).unwrap_or(8);
+        RunOptions { judged: Judged::Everything, step_guard: steps::STEP_GUARD, workers }
+    }
+}
+
+impl RunOptions {
+    /// A client other than the reference one: judged on the portable expectations.
+    pub fn portable() -> Self {
+        RunOptions { judged: Judged::Portable, ..Default::default() }
+    }
+}
+
+/// Runs one scenario with the reference client under one profile. Never panics on what the
+/// client or server does; a fault of the harness itself is recorded in `harness_fault`.
 pub fn run(scenario: &LoadedScenario, profile: Profile, launcher: &MockLauncher, hooks: &TestHooks) -> Outcome {
+    let adapter = crate::cut::reference::ReferenceClient::new(profile, hooks.clone(), launcher.program.clone());
+    run_client(scenario, adapter, launcher, RunOptions::default())
+}
+
+/// Runs one scenario with any client under test.
+pub fn run_client<A: ClientUnderTest + 'static>(scenario: &LoadedScenario, adapter: A, launcher: &MockLauncher, options: RunOptions) -> Outcome {
+    let described = adapter.describe();
+    let profile = Profile::from_name(&described.profile).unwrap_or_default();
+    let fault = |fault: String| Outcome::fault(profile, described.clone(), options.judged, fault);
     let temp = match tempfile::Builder::new().prefix("mcp-conformance-").tempdir() {
         Ok(temp) => temp,
-        Err(e) => return Outcome::fault(profile, format!("cannot create a temp folder: {e}")),
+        Err(e) => return fault(format!("cannot create a temp folder: {e}")),
     };
     let script_path = temp.path().join("script.json");
     let log_path = temp.path().join("wire.jsonl");
-    let script = match serde_json::to_vec_pretty(&scenario.scenario.server) {
+    // The incidental-traffic policy never covers what the scenario is about.
+    let mut server = scenario.scenario.server.clone();
+    let named = scenario.scenario.named_messages();
+    server.incidental.retain(|method| !named.contains(method));
+    let script = match serde_json::to_vec_pretty(&server) {
         Ok(script) => script,
-        Err(e) => return Outcome::fault(profile, format!("cannot serialize the script: {e}")),
+        Err(e) => return fault(format!("cannot serialize the script: {e}")),
     };
     if let Err(e) = std::fs::write(&script_path, script) {
-        return Outcome::fault(profile, format!("cannot write {}: {e}", script_path.display()));
+        return fault(format!("cannot write {}: {e}", script_path.display()));
     }
     let mut args = launcher.prefix_args.clone();
     args.extend([
@@ -66,35 +118,43 @@ pub fn run(scenario: &LoadedScenario, profile: Profile, launcher: &MockLauncher,
         "--log".into(),
         log_path.display().to_string(),
     ]);
-    let script = &scenario.scenario.server;
+    let script = &server;
     let http_mock = if script.transport.is_http() {
         match mcp_mock_servers::HttpMock::start(script.clone(), Some(log_path.clone()), temp.path().to_path_buf()) {
             Ok(mock) => Some(mock),
-            Err(e) => return Outcome::fault(profile, format!("cannot start the HTTP mock: {}", crate::error_chain(&e))),
+            Err(e) => return fault(format!("cannot start the HTTP mock: {}", crate::error_chain(&e))),
         }
     } else {
         None
     };
     let http = http_mock.as_ref().map(|mock| http_target::HttpTarget::of(mock, script.transport));
+    let part = &scenario.scenario.client;
+    let target = match &http {
+        Some(http) => Target::Http(http.client_target(&part.http)),
+        None => Target::Stdio(StdioTarget {
+            command: part.command.clone().unwrap_or_else(|| launcher.program.display().to_string()),
+            args: if part.command.is_some() { Vec::new() } else { args },
+            env: part.env.clone(),
+            own_process_group: part.own_process_group,
+        }),
+    };
     let plan = steps::Plan {
         scenario: &scenario.scenario,
-        profile,
-        command: scenario.scenario.client.command.clone().unwrap_or_else(|| launcher.program.display().to_string()),
-        args,
-        hooks: hooks.clone(),
+        target,
+        settings: Settings { timeouts: part.timeouts.clone(), faults: part.faults.clone() },
         log_path: log_path.clone(),
-        host_program: launcher.program.clone(),
-        http: http.clone(),
+        step_guard: options.step_guard,
     };
 
     let buffer = logs::LogBuffer::default();
+    let adapter = std::rc::Rc::new(adapter);
     let played = {
         let _guard = buffer.install();
-        steps::play(plan)
+        steps::play(plan, adapter.clone())
     };
-    let (steps, harness_fault, client_gone) = match played {
-        Ok(played) => (played.steps, None, played.client_gone),
-        Err(fault) => (Vec::new(), Some(fault), true),
+    let (steps, harness_fault, client_gone, guard_expired) = match played {
+        Ok(played) => (played.steps, None, played.client_gone, played.guard_expired),
+        Err(fault) => (Vec::new(), Some(fault), true, None),
     };
 
     // The mock logs what it never got to (unfinished steps) as it stops.
@@ -126,21 +186,50 @@ pub fn run(scenario: &LoadedScenario, profile: Profile, launcher: &MockLauncher,
                 .collect()
         }
     };
+    let reported_fault = adapter.client_fault();
+    adapter.finish();
     procs::kill_all(&pids);
 
     let (logs, logs_dropped) = buffer.take();
     let mut redactions = vec![(temp.path().display().to_string(), "[TMP]".to_string())];
     redactions.push((launcher.program.display().to_string(), "mcp-mock-stdio".to_string()));
     redactions.extend(http.iter().flat_map(|target| target.redactions()));
-    let http_url = http.as_ref().map(|target| target.client_url(&scenario.scenario.client.http));
-    let secrets = given_secrets(&scenario.scenario.client.http, http_url.as_deref());
-    Outcome { profile, steps, wire, logs, logs_dropped, processes, harness_fault, redactions, secrets, http_url }
+    let http_url = http.as_ref().map(|target| target.client_url(&part.http));
+    let secrets = given_secrets(&part.http, http_url.as_deref());
+    // A client other than the reference one that outlives the step guard has hung: its
+    // failure in this scenario, not the harness's.
+    let client_fault = match (options.judged, guard_expired) {
+        (Judged::Portable, Some(step)) => Some(format!(
+            "step {step} did not finish within the step guard ({} ms)",
+            options.step_guard.as_millis()
+        )),
+        _ => None,
+    }
+    .or(reported_fault);
+    Outcome {
+        profile,
+        client: described,
+        judged: options.judged,
+        steps,
+        wire,
+        logs,
+        logs_dropped,
+        processes,
+        harness_fault,
+        client_fault,
+        redactions,
+        secrets,
+        http_url,
+    }
 }
 
 impl Outcome {
-    fn fault(profile: Profile, fault: String) -> Outcome {
+    fn fault(profile: Profile, client: Described, judged: Judged, fault: String) -> Outcome {
         Outcome {
             profile,
+            client,
+            judged,
+            client_fault: None,
             steps: Vec::new(),
             wire: Vec::new(),
             logs: Vec::new(),

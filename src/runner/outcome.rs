@@ -47,6 +47,10 @@ pub struct Outcome {
     /// The profile the client ran under.
     #[serde(serialize_with = "profile_name")]
     pub profile: Profile,
+    /// The client under test, as it described itself.
+    pub client: crate::cut::Described,
+    /// How it is judged: on every expectation (the reference client) or the portable ones.
+    pub judged: super::Judged,
     /// One record per client step.
     pub steps: Vec<StepRecord>,
     /// The server's wire log.
@@ -59,6 +63,9 @@ pub struct Outcome {
     pub processes: Vec<ProcessFact>,
     /// Something that went wrong in the harness itself, not in the client.
     pub harness_fault: Option<String>,
+    /// The client broke the runner's protocol (a driver that hung past the step guard,
+    /// exited early or wrote garbage): its failure in this scenario, whatever it expects.
+    pub client_fault: Option<String>,
     /// Texts that vary run to run, replaced in anything shown and in what steps are checked
     /// against, most specific first (temp folder, mock path, ports).
     #[serde(skip)]

@@ -1,28 +1,27 @@
-//! Driving the reference client through a scenario's steps.
+//! Driving a client under test through a scenario's steps: every client, the reference
+//! client included, through the one seam ([`crate::cut::ClientUnderTest`]).
 
 use super::outcome::{ErrorRecord, StepRecord};
+use crate::cut::{ClientUnderTest, ServerProbe, Settings, StepError, Target, ToolLayerStep};
 use crate::scenario::{ClientStep, Scenario};
 use mcp_mock_servers::wire_log;
-use mcp_refclient::{ClientConfig, McpClient, McpError, Profile, StdioServer, TestHooks, Timeouts};
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::rc::Rc;
 use std::time::{Duration, Instant};
 use tokio::task::JoinHandle;
 
 /// Everything needed to play the client's part.
 pub(super) struct Plan<'a> {
     pub scenario: &'a Scenario,
-    pub profile: Profile,
-    pub command: String,
-    pub args: Vec<String>,
-    pub hooks: TestHooks,
+    /// Where the client connects.
+    pub target: Target,
+    /// The scenario's settings for the client.
+    pub settings: Settings,
     pub log_path: PathBuf,
-    /// The `mcp-conformance` binary, for steps that need a host subprocess.
-    pub host_program: PathBuf,
-    /// The HTTP mock to connect to, for HTTP scenarios.
-    pub http: Option<super::http_target::HttpTarget>,
+    /// The runner's own bound on one step.
+    pub step_guard: Duration,
 }
 
 /// What playing the steps produced.
@@ -30,56 +29,60 @@ pub(super) struct Played {
     pub steps: Vec<StepRecord>,
     /// The client was closed or dropped by the last step (its processes should go).
     pub client_gone: bool,
+    /// A step outlived the step guard: for a client other than the reference, its fault.
+    pub guard_expired: Option<usize>,
 }
 
 type StepResult = Result<Value, ErrorRecord>;
 
 /// Plays the steps on a fresh single-threaded runtime (so the thread's log capture sees
-/// every task), then drops the client.
-pub(super) fn play(plan: Plan<'_>) -> Result<Played, String> {
+/// every task), then drops the client's connection and the runtime, and hands the adapter
+/// back (a driver process lives on until the facts are taken).
+pub(super) fn play<A: ClientUnderTest + 'static>(plan: Plan<'_>, adapter: Rc<A>) -> Result<Played, String> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|e| format!("cannot start a runtime: {e}"))?;
-    let played = runtime.block_on(play_steps(plan));
+    let local = tokio::task::LocalSet::new();
+    let played = local.block_on(&runtime, play_steps(plan, adapter));
     // Whatever is still running (a spawned call never joined) ends with the runtime.
+    drop(local);
     runtime.shutdown_timeout(Duration::from_secs(1));
     Ok(played)
 }
 
-async fn play_steps(plan: Plan<'_>) -> Played {
-    let mut client: Option<Arc<McpClient>> = None;
+async fn play_steps<A: ClientUnderTest + 'static>(plan: Plan<'_>, client: Rc<A>) -> Played {
     let mut spawned: HashMap<String, JoinHandle<StepResult>> = HashMap::new();
     let mut records = Vec::new();
     let mut client_gone = false;
-    let mut source: Option<super::tool_layer::Source> = None;
+    let mut guard_expired = None;
+    let probe = ServerProbe { log_path: plan.log_path.clone() };
+    client.ready().await;
     for (index, step) in plan.scenario.client.steps.iter().enumerate() {
         let started = Instant::now();
         let initialized_before = received_count(&plan, INITIALIZED);
         let initialize_before = received_count(&plan, "initialize");
-        let guard = step_guard(plan.scenario, index + 1);
+        let guard = step_guard(plan.scenario, index + 1, plan.step_guard);
         let result = tokio::time::timeout(guard, async { match step {
-            ClientStep::Connect(_) => match connect(&plan).await {
-                Ok(connected) => {
-                    // The client does not await `initialized`; let the server read it before
+            ClientStep::Connect(_) => {
+                let connected = client.connect(&plan.target, &plan.settings).await.map_err(record);
+                if connected.is_ok() {
+                    // A client need not await `initialized`; let the server read it before
                     // the next step, so what the server saw does not depend on scheduling.
                     // Only where a handshake began: kova's legacy transport has none.
                     if received_count(&plan, "initialize") > initialize_before {
                         let _ = await_received(&plan, INITIALIZED, initialized_before + 1, SETTLE_MS).await;
                     }
-                    let value = json!({ "protocolVersion": connected.protocol_version() });
-                    client = Some(Arc::new(connected));
                     client_gone = false;
-                    Ok(value)
                 }
-                Err(e) => Err(error_record(&e)),
-            },
+                connected
+            }
             ClientStep::Drop(_) => {
                 client_gone = true;
-                Ok(json!(client.take().is_some()))
+                client.drop_connection().await.map_err(record)
             }
             ClientStep::Spawn(spawn) => {
-                let task = tokio::spawn(run_on_client(client.clone(), (*spawn.step).clone()));
+                let task = tokio::task::spawn_local(run_on_client(client.clone(), (*spawn.step).clone()));
                 spawned.insert(spawn.name.clone(), task);
                 // Let the spawned step start (and send its request) before the next step.
                 tokio::task::yield_now().await;
@@ -89,32 +92,20 @@ async fn play_steps(plan: Plan<'_>) -> Played {
                 Some(task) => task.await.unwrap_or_else(|e| Err(harness_error(format!("spawned step panicked: {e}")))),
                 None => Err(harness_error(format!("no spawned step named `{}`", join.name))),
             },
-            ClientStep::ToolSource(spec) => match &client {
-                Some(c) => {
-                    let built = super::tool_layer::build(c.clone(), &spec.name, spec.prefix.as_deref(), spec.reports_notifications);
-                    source = Some(built);
-                    Ok(json!("built"))
-                }
-                None => Err(not_run()),
-            },
-            ClientStep::BeginRun(_) => match &source {
-                Some(s) => {
-                    s.begin_run().await;
-                    Ok(super::tool_layer::offered(s))
-                }
-                None => Err(harness_error("`begin_run` needs a `tool_source` step first".into())),
-            },
-            ClientStep::NextTurn(_) => match &source {
-                Some(s) => {
-                    s.before_model_request().await;
-                    Ok(super::tool_layer::offered(s))
-                }
-                None => Err(harness_error("`next_turn` needs a `tool_source` step first".into())),
-            },
-            ClientStep::CallAdapter(call) => match &source {
-                Some(s) => super::tool_layer::call(s, &call.name, call.arguments.clone()).await,
-                None => Err(harness_error("`call_adapter` needs a `tool_source` step first".into())),
-            },
+            ClientStep::ToolSource(spec) => client
+                .tool_layer(ToolLayerStep::Build {
+                    name: spec.name.clone(),
+                    prefix: spec.prefix.clone(),
+                    reports_notifications: spec.reports_notifications,
+                })
+                .await
+                .map_err(record),
+            ClientStep::BeginRun(_) => client.tool_layer(ToolLayerStep::BeginRun).await.map_err(record),
+            ClientStep::NextTurn(_) => client.tool_layer(ToolLayerStep::NextTurn).await.map_err(record),
+            ClientStep::CallAdapter(call) => client
+                .tool_layer(ToolLayerStep::Call { name: call.name.clone(), arguments: call.arguments.clone() })
+                .await
+                .map_err(record),
             ClientStep::Cancel(cancel) => match spawned.remove(&cancel.name) {
                 Some(task) => {
                     task.abort();
@@ -124,16 +115,7 @@ async fn play_steps(plan: Plan<'_>) -> Played {
                 None => Err(harness_error(format!("no spawned step named `{}`", cancel.name))),
             },
             ClientStep::InterruptHost(_) => {
-                let mut server = vec![plan.command.clone()];
-                server.extend(plan.args.iter().cloned());
-                super::host::interrupt_host(super::host::HostPlan {
-                    program: &plan.host_program,
-                    profile: plan.profile.name(),
-                    own_process_group: plan.scenario.client.own_process_group,
-                    server,
-                    log_path: &plan.log_path,
-                })
-                .await
+                client.interrupt_host(&plan.target, &plan.settings, &probe).await.map_err(record)
             }
             ClientStep::AwaitReceived(wait) => await_received(&plan, &wait.message, wait.count, wait.within_ms).await,
             ClientStep::AwaitStep(wait) => await_step(&plan, wait.launch, wait.step, wait.within_ms).await,
@@ -146,92 +128,36 @@ async fn play_steps(plan: Plan<'_>) -> Played {
             other => run_on_client(client.clone(), other.clone()).await,
         }})
         .await
-        .unwrap_or_else(|_| Err(hung(guard)));
+        .unwrap_or_else(|_| {
+            guard_expired.get_or_insert(index + 1);
+            Err(hung(guard))
+        });
         records.push(StepRecord { number: index + 1, label: label(step), result, elapsed: started.elapsed() });
     }
-    drop(source);
-    drop(client);
-    Played { steps: records, client_gone }
-}
-
-async fn connect(plan: &Plan<'_>) -> Result<McpClient, McpError> {
-    let part = &plan.scenario.client;
-    let config = client_config(plan);
-    if let Some(target) = &plan.http {
-        let server = super::http_target::server(target, &part.http)?;
-        return if target.legacy {
-            McpClient::connect_legacy_sse(server, config).await
-        } else {
-            McpClient::connect_http(server, config).await
-        };
+    // Calls never joined end here, and the client lets go of its connection.
+    for (_, task) in spawned {
+        task.abort();
+        let _ = task.await;
     }
-    let server = StdioServer {
-        command: plan.command.clone(),
-        args: if part.command.is_some() { Vec::new() } else { plan.args.clone() },
-        env: part.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
-        own_process_group: part.own_process_group,
-        cwd: None,
-    };
-    McpClient::connect_stdio(server, config).await
-}
-
-fn client_config(plan: &Plan<'_>) -> ClientConfig {
-    let part = &plan.scenario.client;
-    let mut config = ClientConfig::new(plan.profile);
-    config.timeouts = Some(timeouts(plan.profile.timeouts(), &part.timeouts));
-    config.hooks = plan.hooks.clone();
-    config.hooks.unwaitable_child |= part.faults.unwaitable_child;
-    config
-}
-
-fn timeouts(mut base: Timeouts, overrides: &crate::scenario::TimeoutOverrides) -> Timeouts {
-    let bound = |ms: u64| (ms > 0).then(|| Duration::from_millis(ms));
-    if let Some(ms) = overrides.handshake_ms {
-        base.handshake = bound(ms);
-    }
-    if let Some(ms) = overrides.call_ms {
-        base.call = bound(ms);
-    }
-    if let Some(ms) = overrides.list_ms {
-        base.list = bound(ms);
-    }
-    if let Some(ms) = overrides.idle_read_ms {
-        base.idle_read = Duration::from_millis(ms);
-    }
-    if let Some(ms) = overrides.exit_settle_ms {
-        base.exit_settle = Duration::from_millis(ms);
-    }
-    base
+    let _ = tokio::time::timeout(plan.step_guard, client.drop_connection()).await;
+    Played { steps: records, client_gone, guard_expired }
 }
 
 /// Runs a step that only needs the client (also what `spawn` runs in the background).
-async fn run_on_client(client: Option<Arc<McpClient>>, step: ClientStep) -> StepResult {
-    let Some(client) = client else {
-        return Err(not_run());
-    };
+async fn run_on_client<A: ClientUnderTest>(client: Rc<A>, step: ClientStep) -> StepResult {
     match step {
-        ClientStep::ListTools(_) => client
-            .list_tools()
-            .await
-            .map(|tools| serde_json::to_value(tools).unwrap_or(Value::Null))
-            .map_err(|e| error_record(&e)),
-        ClientStep::CallTool(call) => client
-            .call_tool(&call.name, call.arguments.clone(), call.timeout_ms.map(Duration::from_millis))
-            .await
-            .map(|result| serde_json::to_value(result).unwrap_or(Value::Null))
-            .map_err(|e| error_record(&e)),
-        ClientStep::Close(_) => client.close().await.map(|()| json!("closed")).map_err(|e| error_record(&e)),
-        ClientStep::Reconnect(_) => client
-            .reconnect()
-            .await
-            .map(|()| json!({ "protocolVersion": client.protocol_version() }))
-            .map_err(|e| error_record(&e)),
-        ClientStep::Exited(_) => Ok(json!(client.exited())),
-        ClientStep::ListChanged(_) => Ok(json!(client.tools_list_changes())),
+        ClientStep::ListTools(_) => client.list_tools().await.map_err(record),
+        ClientStep::CallTool(call) => {
+            client.call_tool(&call.name, call.arguments.clone(), call.timeout_ms.map(Duration::from_millis)).await.map_err(record)
+        }
+        ClientStep::Close(_) => client.close().await.map_err(record),
+        ClientStep::Reconnect(_) => client.reconnect().await.map_err(record),
+        ClientStep::Exited(_) => client.exited().await.map(|text| json!(text)).map_err(record),
+        ClientStep::ListChanged(_) => client.list_changed_count().await.map(|n| json!(n)).map_err(record),
         ClientStep::WaitExited(wait) => {
             let deadline = Instant::now() + Duration::from_millis(wait.within_ms);
             loop {
-                if let Some(text) = client.exited() {
+                if let Some(text) = client.exited().await.map_err(record)? {
                     // The first text may still lack the last of stderr (it settles within
                     // half a second): kept for `contains`, left out of the snapshot.
                     return Ok(json!({ "exited": true, "metrics": { "first_text": text } }));
@@ -247,7 +173,7 @@ async fn run_on_client(client: Option<Arc<McpClient>>, step: ClientStep) -> Step
             let mut texts: Vec<(String, u128)> = Vec::new();
             let mut first_seen: Option<Instant> = None;
             while started.elapsed() < Duration::from_millis(poll.for_ms) {
-                if let Some(text) = client.exited() {
+                if let Some(text) = client.exited().await.map_err(record)? {
                     let first = *first_seen.get_or_insert_with(Instant::now);
                     if texts.last().map(|(t, _)| t != &text).unwrap_or(true) {
                         texts.push((text, first.elapsed().as_millis()));
@@ -267,9 +193,17 @@ async fn run_on_client(client: Option<Arc<McpClient>>, step: ClientStep) -> Step
     }
 }
 
+/// A client's error as the outcome keeps it: an untyped error is the client's `error`.
+fn record(error: StepError) -> ErrorRecord {
+    ErrorRecord { kind: error.kind.unwrap_or_else(|| UNTYPED.into()), text: error.text }
+}
+
+/// The kind of an error whose client gave no typed kind.
+pub(crate) const UNTYPED: &str = "untyped";
+
 /// The runner's own bound on a step the scenario does not bound, so a client that hangs
 /// cannot hang the suite.
-const STEP_GUARD: Duration = Duration::from_secs(20);
+pub const STEP_GUARD: Duration = Duration::from_secs(20);
 
 /// How long past its `within_ms` a bounded step may run before it is abandoned (the slack
 /// lets the `within_ms` failure show how late it was).
@@ -278,16 +212,16 @@ const GUARD_SLACK: Duration = Duration::from_millis(1_000);
 /// The kind of a step abandoned because it did not finish: the client's failure.
 pub(super) const HUNG: &str = "hung";
 
-/// How long step `number` may run: its `within_ms` expectation and some slack, else
-/// [`STEP_GUARD`].
-fn step_guard(scenario: &Scenario, number: usize) -> Duration {
+/// How long step `number` may run: its `within_ms` expectation and some slack, else the
+/// runner's bound (`default`, [`STEP_GUARD`] unless the runner was given another).
+fn step_guard(scenario: &Scenario, number: usize, default: Duration) -> Duration {
     scenario
         .expect
         .steps
         .iter()
         .filter(|e| e.step == number)
         .find_map(|e| e.within_ms)
-        .map_or(STEP_GUARD, |ms| Duration::from_millis(ms) + GUARD_SLACK)
+        .map_or(default, |ms| Duration::from_millis(ms) + GUARD_SLACK)
 }
 
 /// A step that did not finish within its bound: the client hangs where its rule promises
@@ -385,15 +319,6 @@ async fn processes_at_step(plan: &Plan<'_>, gone: bool, within_ms: u64) -> StepR
             (true, false) => tokio::time::sleep(Duration::from_millis(5)).await,
         }
     }
-}
-
-fn error_record(error: &McpError) -> ErrorRecord {
-    ErrorRecord { kind: error.kind().name().into(), text: error.full_text() }
-}
-
-/// The client's own failure (a connect that failed) left nothing to run a step on.
-fn not_run() -> ErrorRecord {
-    ErrorRecord { kind: "not-run".into(), text: "no connected client".into() }
 }
 
 fn harness_error(text: String) -> ErrorRecord {

@@ -1,7 +1,6 @@
 //! Tool-layer steps: a tool source over the connected client, runs and turns, and calls
 //! through the adapters, as an agent loop drives them (without a model).
 
-use super::outcome::ErrorRecord;
 use mcp_refclient::tools::{ToolOutcome, ToolServer, ToolSource};
 use mcp_refclient::{CallToolResult, McpClient, McpError, Tool};
 use serde_json::{json, Value};
@@ -12,7 +11,7 @@ use std::sync::Arc;
 /// implementation, every answer delegated to it (so the scenarios test the client, not
 /// this wrapper), except that `notifications: false` stands for a transport that cannot
 /// report server notifications.
-pub(super) struct ScenarioServer {
+pub(crate) struct ScenarioServer {
     client: Arc<McpClient>,
     notifications: bool,
 }
@@ -47,15 +46,15 @@ impl ToolServer for ScenarioServer {
 }
 
 /// The tool source a scenario built.
-pub(super) type Source = ToolSource<ScenarioServer>;
+pub(crate) type Source = ToolSource<ScenarioServer>;
 
 /// Builds a tool source over the client.
-pub(super) fn build(client: Arc<McpClient>, name: &str, prefix: Option<&str>, notifications: bool) -> Source {
+pub(crate) fn build(client: Arc<McpClient>, name: &str, prefix: Option<&str>, notifications: bool) -> Source {
     ToolSource::new(Arc::new(ScenarioServer { client, notifications }), name, prefix)
 }
 
 /// The tools a source offers, as the model would see them.
-pub(super) fn offered(source: &Source) -> Value {
+pub(crate) fn offered(source: &Source) -> Value {
     let tools: Vec<Value> = source
         .tools()
         .iter()
@@ -65,10 +64,10 @@ pub(super) fn offered(source: &Source) -> Value {
 }
 
 /// A call through the source, as the agent loop makes it.
-pub(super) async fn call(source: &Source, name: &str, arguments: Value) -> Result<Value, ErrorRecord> {
-    Ok(match source.call(name, arguments).await {
+pub(crate) async fn call(source: &Source, name: &str, arguments: Value) -> Value {
+    match source.call(name, arguments).await {
         ToolOutcome::Output(text) => json!({ "output": text }),
         ToolOutcome::Failed(text) => json!({ "failed": text }),
         ToolOutcome::Error(e) => json!({ "error": e.kind().name(), "text": e.full_text() }),
-    })
+    }
 }

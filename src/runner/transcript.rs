@@ -33,6 +33,7 @@ pub fn render(outcome: &Outcome) -> String {
             }
             Record::Unfinished { expected } => format!("  ! input closed while awaiting {expected}"),
             Record::Exiting { code } => format!("  · exiting with code {code}"),
+            Record::Incidental { method } => format!("  · incidental {method}: answered with a default"),
             Record::Listening { .. } => "  · listening".to_string(),
             Record::HttpRequest { origin, method, path, headers, .. } => {
                 format!("  → {method} {path} ({origin}) {}", shown_headers(headers))

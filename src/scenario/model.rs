@@ -473,3 +473,132 @@ pub struct LogExpect {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub count: Option<usize>,
 }
+
+impl Scenario {
+    /// The messages the scenario is about: those its expectations name. They are never
+    /// incidental traffic.
+    pub fn named_messages(&self) -> Vec<String> {
+        let expect = &self.expect;
+        let mut names: Vec<String> = expect.received.iter().flatten().cloned().collect();
+        names.extend(expect.counts.keys().cloned());
+        names.extend(expect.received_includes.iter().filter_map(|v| Some(v.get("method")?.as_str()?.to_string())));
+        let requests = expect.http_requests.iter().chain(&expect.http_every_request);
+        names.extend(requests.filter_map(|r| r.rpc_method.clone()));
+        names.extend(self.client.steps.iter().filter_map(|s| match s {
+            ClientStep::AwaitReceived(wait) => Some(wait.message.clone()),
+            _ => None,
+        }));
+        names
+    }
+}
+
+/// Whether an expectation judges any client or only the reference client.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Portability {
+    /// About the world outside the client (what the mock received, counts, launches,
+    /// requests per origin, step ok/error, elapsed bounds, processes gone, the raw error
+    /// text): it judges any client.
+    Portable,
+    /// What only the reference client can say (typed error kinds, log levels, exact result
+    /// shapes; the snapshot too): it judges the reference client only.
+    ReferenceOnly,
+}
+
+/// Every expectation field, marked once: `[expect]` keys by name, per-step keys as
+/// `steps.KEY`. A test keeps this table and the model in step.
+pub const EXPECTATION_FIELDS: &[(&str, Portability)] = &[
+    ("steps.ok", Portability::Portable),
+    ("steps.error", Portability::ReferenceOnly),
+    ("steps.contains", Portability::Portable),
+    ("steps.lacks", Portability::Portable),
+    ("steps.value", Portability::ReferenceOnly),
+    ("steps.within_ms", Portability::Portable),
+    ("steps.at_least_ms", Portability::Portable),
+    ("steps.value_at_most", Portability::Portable),
+    ("received", Portability::Portable),
+    ("received_includes", Portability::Portable),
+    ("counts", Portability::Portable),
+    ("logs", Portability::ReferenceOnly),
+    ("never_contains", Portability::Portable),
+    ("processes_gone", Portability::Portable),
+    ("script_completed", Portability::Portable),
+    ("launches", Portability::Portable),
+    ("http_requests", Portability::Portable),
+    ("http_every_request", Portability::Portable),
+    ("http_request_counts", Portability::Portable),
+];
+
+impl Expectations {
+    /// The portable part: every reference-only field left out (per [`EXPECTATION_FIELDS`]).
+    /// What a reference-only field implies portably stays: a step expected to fail with
+    /// a typed `error` must still fail, one expected to have a `value` must succeed.
+    pub fn portable(&self) -> Expectations {
+        let mut value = serde_json::to_value(self).unwrap_or_default();
+        let reference_only = EXPECTATION_FIELDS.iter().filter(|(_, p)| *p == Portability::ReferenceOnly).map(|(f, _)| *f);
+        for field in reference_only {
+            match field.strip_prefix("steps.") {
+                Some(key) => {
+                    for step in value.get_mut("steps").and_then(Value::as_array_mut).into_iter().flatten() {
+                        if let Some(object) = step.as_object_mut() {
+                            object.remove(key);
+                        }
+                    }
+                }
+                None => {
+                    value.as_object_mut().map(|object| object.remove(field));
+                }
+            }
+        }
+        let mut portable: Expectations = serde_json::from_value(value).unwrap_or_default();
+        for (step, original) in portable.steps.iter_mut().zip(&self.steps) {
+            if step.ok.is_none() {
+                step.ok = match (&original.error, &original.value) {
+                    (Some(_), _) => Some(false),
+                    (None, Some(_)) => Some(true),
+                    (None, None) => None,
+                };
+            }
+        }
+        portable
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The property names of a definition in the scenario schema.
+    fn properties(definition: &str) -> Vec<String> {
+        let schema: Value = serde_json::from_str(&crate::scenario::json_schema()).unwrap();
+        let props = schema["definitions"][definition]["properties"].as_object().unwrap();
+        props.keys().cloned().collect()
+    }
+
+    #[test]
+    fn every_expectation_field_is_marked_portable_or_reference_only_once() {
+        let mut fields: Vec<String> = properties("Expectations").into_iter().filter(|f| f != "steps").collect();
+        fields.extend(properties("StepExpect").into_iter().filter(|f| f != "step").map(|f| format!("steps.{f}")));
+        fields.sort();
+        let mut marked: Vec<String> = EXPECTATION_FIELDS.iter().map(|(f, _)| f.to_string()).collect();
+        marked.sort();
+        assert_eq!(fields, marked);
+    }
+
+    #[test]
+    fn the_portable_part_drops_kinds_logs_and_values_but_keeps_what_they_imply() {
+        let expect: Expectations = toml::from_str(
+            r#"
+            steps = [{ step = 1, error = "timeout", contains = ["timed out"] }, { step = 2, value = { a = 1 } }]
+            logs = [{ level = "WARN", contains = "banner" }]
+            counts = { ping = 1 }
+            "#,
+        )
+        .unwrap();
+        let portable = expect.portable();
+        assert!(portable.logs.is_empty());
+        assert_eq!(portable.counts, expect.counts);
+        assert_eq!((portable.steps[0].error.as_deref(), portable.steps[0].ok), (None, Some(false)));
+        assert_eq!(portable.steps[0].contains, ["timed out"]);
+        assert_eq!((portable.steps[1].value.as_ref(), portable.steps[1].ok), (None, Some(true)));
+    }
+}

@@ -83,12 +83,20 @@ fn every_snapshot_belongs_to_a_scenario_and_every_scenario_has_one() {
 
 #[test]
 fn the_checked_in_scenario_schema_is_fresh() {
-    let path = scenarios_root().join("scenario.schema.json");
-    let fresh = mcp_conformance::scenario::json_schema();
+    assert_schema_fresh(&scenarios_root().join("scenario.schema.json"), &mcp_conformance::scenario::json_schema());
+}
+
+#[test]
+fn the_checked_in_driver_protocol_schema_is_fresh() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("protocol/driver.schema.json");
+    assert_schema_fresh(&path, &mcp_conformance::cut::driver::protocol::json_schema());
+}
+
+fn assert_schema_fresh(path: &std::path::Path, fresh: &str) {
     if std::env::var_os("UPDATE_SCHEMA").is_some() {
-        std::fs::write(&path, &fresh).unwrap();
+        std::fs::write(path, fresh).unwrap();
     }
-    let checked_in = std::fs::read_to_string(&path).unwrap_or_default();
+    let checked_in = std::fs::read_to_string(path).unwrap_or_default();
     assert!(
         checked_in == fresh,
         "{} is stale: run `UPDATE_SCHEMA=1 cargo test --test integration schema` and commit it",

@@ -380,8 +380,14 @@ impl Player {
     }
 
     async fn expect(&mut self, index: usize, expect: &Expect, next: Option<&Step>) -> Flow {
-        let Some(incoming) = self.next_request().await else {
-            return Flow::Forever;
+        let incoming = loop {
+            let Some(incoming) = self.next_request().await else {
+                return Flow::Forever;
+            };
+            match self.incidental(expect, incoming) {
+                Some(incoming) => break incoming,
+                None => continue,
+            }
         };
         let http_ok = expect.http.as_ref().is_none_or(|pattern| {
             http_matches(
@@ -836,6 +842,42 @@ impl Player {
             self.answer_text(i, 500, &text);
             self.exchanges.pop();
         }
+    }
+
+    /// A request outside the rule under test (the script's `incidental` policy, Streamable
+    /// HTTP) where `expect` waits for something else: answered with a default and recorded
+    /// (`None`); anything else is handed back.
+    fn incidental(&mut self, expect: &Expect, incoming: Incoming) -> Option<Incoming> {
+        if self.script.transport == Transport::LegacySse {
+            return Some(incoming);
+        }
+        let message = parse_body(&incoming.body);
+        let method = message.as_ref().and_then(|m| m.get("method")).and_then(Value::as_str).map(String::from);
+        let incidental = method.as_ref().is_some_and(|m| self.script.incidental.contains(m))
+            && message.as_ref().is_some_and(|m| !matches(expect, m));
+        if !incidental {
+            return Some(incoming);
+        }
+        let exchange = Exchange::new(incoming, None);
+        self.log.append(&Record::Incidental { method: method.unwrap_or_default() });
+        let mut exchange = exchange;
+        let request = exchange.message.clone().filter(is_rpc_request);
+        match (request, exchange.respond.take()) {
+            (Some(request), Some(respond)) => {
+                let id = request.get("id").cloned().unwrap_or(Value::Null);
+                let message = response(id, crate::responder::incidental_result(&request, &self.script.tools));
+                let text = serde_json::to_vec(&message).unwrap_or_default();
+                let summary = summarize(&text, text.len());
+                let head = Head { headers: vec![("content-type", "application/json")], ..Head::default() };
+                let _ = self.send_response(exchange.seq, respond, head, MockBody::whole(text), summary);
+                self.log.append(&Record::Sent { message });
+            }
+            (_, respond) => {
+                exchange.respond = respond;
+                self.answer_default(&mut exchange);
+            }
+        }
+        None
     }
 
     /// The answer to a request the script does not answer: POST 202, DELETE 200, anything

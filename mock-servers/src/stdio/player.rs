@@ -184,7 +184,11 @@ impl<'a> Player<'a> {
         if self.input.is_closed() {
             return End::Forever;
         }
-        while self.read_message().is_some() {}
+        while let Some(message) = self.read_message() {
+            if self.is_incidental(&message) {
+                self.answer_incidental(&message);
+            }
+        }
         if self.state.ignore_stdin_close {
             return End::Forever;
         }
@@ -200,7 +204,7 @@ impl<'a> Player<'a> {
             has_id: Some(true),
             ..Expect::default()
         };
-        let Some(request) = self.read_message() else {
+        let Some(request) = self.read_expected(&initialize) else {
             return self.unfinished(index, step);
         };
         if !matches(&initialize, &request) {
@@ -214,7 +218,7 @@ impl<'a> Player<'a> {
             has_id: Some(false),
             ..Expect::default()
         };
-        let Some(notification) = self.read_message() else {
+        let Some(notification) = self.read_expected(&initialized) else {
             return self.unfinished(index, step);
         };
         if !matches(&initialized, &notification) {
@@ -224,7 +228,7 @@ impl<'a> Player<'a> {
     }
 
     fn expect(&mut self, index: usize, step: &Step, expect: &Expect) -> Flow {
-        let Some(received) = self.read_message() else {
+        let Some(received) = self.read_expected(expect) else {
             return self.unfinished(index, step);
         };
         if !matches(expect, &received) {
@@ -325,6 +329,32 @@ impl<'a> Player<'a> {
     }
 
     /// The next message from stdin, logged; `None` when stdin closed.
+    /// The next message that matches `expect` or is not incidental; incidental ones on the
+    /// way are answered with a default and recorded.
+    fn read_expected(&mut self, expect: &Expect) -> Option<Value> {
+        loop {
+            let message = self.read_message()?;
+            if matches(expect, &message) || !self.is_incidental(&message) {
+                return Some(message);
+            }
+            self.answer_incidental(&message);
+        }
+    }
+
+    fn is_incidental(&self, message: &Value) -> bool {
+        let method = message.get("method").and_then(Value::as_str);
+        method.is_some_and(|m| self.script.incidental.iter().any(|i| i == m))
+    }
+
+    fn answer_incidental(&mut self, message: &Value) {
+        let method = message.get("method").and_then(Value::as_str).unwrap_or_default().to_string();
+        self.log.append(&Record::Incidental { method });
+        if let Some(id) = message.get("id").filter(|id| !id.is_null()) {
+            let result = crate::responder::incidental_result(message, &self.script.tools);
+            self.send(response(id.clone(), result), None);
+        }
+    }
+
     fn read_message(&mut self) -> Option<Value> {
         loop {
             match self.input.next_line() {
@@ -431,6 +461,7 @@ mod tests {
             tools: vec![],
             steps: vec![step(0)],
             relaunch: (1..=relaunch as u64).map(|i| vec![step(i)]).collect(),
+            incidental: Vec::new(),
             http: Default::default(),
         }
     }

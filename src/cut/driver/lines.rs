@@ -1,0 +1,43 @@
+//! Reading lines with a bound: a driver that writes an endless line cannot grow memory.
+
+use tokio::io::{AsyncBufRead, AsyncBufReadExt};
+
+/// The next line without its `\n` (`None` at the end). Past `max` bytes the rest of the
+/// line is skipped, and what was kept is returned.
+pub async fn read_line(reader: &mut (impl AsyncBufRead + Unpin), max: usize) -> std::io::Result<Option<Vec<u8>>> {
+    let mut line = Vec::new();
+    let mut read_any = false;
+    loop {
+        let buffer = reader.fill_buf().await?;
+        if buffer.is_empty() {
+            return Ok(read_any.then_some(line));
+        }
+        read_any = true;
+        let (chunk, found) = match buffer.iter().position(|b| *b == b'\n') {
+            Some(at) => (&buffer[..at], Some(at)),
+            None => (buffer, None),
+        };
+        let room = max.saturating_sub(line.len());
+        line.extend_from_slice(&chunk[..chunk.len().min(room)]);
+        let used = found.map(|at| at + 1).unwrap_or(buffer.len());
+        reader.consume(used);
+        if found.is_some() {
+            return Ok(Some(line));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn lines_are_split_and_an_endless_one_is_cut() {
+        let input: &[u8] = b"first\nsecond that is long\nlast";
+        let mut reader = tokio::io::BufReader::with_capacity(4, input);
+        assert_eq!(read_line(&mut reader, 100).await.unwrap().unwrap(), b"first");
+        assert_eq!(read_line(&mut reader, 6).await.unwrap().unwrap(), b"second");
+        assert_eq!(read_line(&mut reader, 100).await.unwrap().unwrap(), b"last");
+        assert_eq!(read_line(&mut reader, 100).await.unwrap(), None);
+    }
+}

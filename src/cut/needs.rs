@@ -1,0 +1,116 @@
+//! What a scenario needs from a client: the transport it speaks and the capabilities its
+//! configuration and steps use. Read from the scenario, never declared by hand.
+
+use super::{Capability, TransportKind};
+use crate::scenario::{ClientStep, Scenario};
+use mcp_mock_servers::script::Transport;
+
+/// The transports and capabilities a scenario needs.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Needs {
+    /// The transports.
+    pub transports: Vec<TransportKind>,
+    /// The capabilities, each once, in the order first needed.
+    pub capabilities: Vec<Capability>,
+}
+
+impl Needs {
+    fn add(&mut self, capability: Capability) {
+        if !self.capabilities.contains(&capability) {
+            self.capabilities.push(capability);
+        }
+    }
+}
+
+/// What `scenario` needs.
+pub fn of(scenario: &Scenario) -> Needs {
+    let mut needs = Needs::default();
+    let client = &scenario.client;
+    match scenario.server.transport {
+        Transport::Stdio => needs.transports.push(TransportKind::Stdio),
+        Transport::Http => needs.transports.push(TransportKind::Http),
+        Transport::Https => {
+            needs.transports.push(TransportKind::Http);
+            needs.add(Capability::TrustedRoots);
+        }
+        Transport::LegacySse => needs.transports.push(TransportKind::LegacySse),
+    }
+    let t = &client.timeouts;
+    if [t.handshake_ms, t.call_ms, t.list_ms, t.idle_read_ms, t.exit_settle_ms].iter().any(Option::is_some) {
+        needs.add(Capability::ConfigurableTimeouts);
+    }
+    if client.own_process_group {
+        needs.add(Capability::ProcessGroup);
+    }
+    if client.faults.unwaitable_child {
+        needs.add(Capability::FaultHooks);
+    }
+    let http = &client.http;
+    if !http.headers.is_empty() {
+        needs.add(Capability::CustomHeaders);
+    }
+    if http.redirects.is_some() {
+        needs.add(Capability::RedirectPolicy);
+    }
+    if http.tokens.is_some() {
+        needs.add(Capability::TokenProvider);
+    }
+    if http.max_body_bytes.is_some() {
+        needs.add(Capability::BodyCap);
+    }
+    if !http.trust_mock_certificate && scenario.server.transport == Transport::Https {
+        needs.add(Capability::TrustedRoots);
+    }
+    for step in &client.steps {
+        step_needs(step, &mut needs);
+    }
+    needs
+}
+
+fn step_needs(step: &ClientStep, needs: &mut Needs) {
+    match step {
+        ClientStep::CallTool(call) if call.timeout_ms.is_some() => needs.add(Capability::CallTimeout),
+        ClientStep::Exited(_) | ClientStep::PollExited(_) | ClientStep::WaitExited(_) => needs.add(Capability::Exited),
+        ClientStep::ListChanged(_) => needs.add(Capability::ListChangedCount),
+        ClientStep::Spawn(spawn) => step_needs(&spawn.step, needs),
+        ClientStep::Cancel(_) => needs.add(Capability::Cancel),
+        ClientStep::InterruptHost(_) => needs.add(Capability::InterruptHost),
+        ClientStep::ToolSource(_) | ClientStep::BeginRun(_) | ClientStep::NextTurn(_) | ClientStep::CallAdapter(_) => {
+            needs.add(Capability::ToolLayer)
+        }
+        ClientStep::Reconnect(_) => needs.add(Capability::Reconnect),
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scenario(text: &str) -> Scenario {
+        toml::from_str(text).unwrap()
+    }
+
+    #[test]
+    fn a_timeout_a_header_and_exited_are_read_from_the_scenario() {
+        let s = scenario(
+            r#"
+            rules = ["x"]
+            requirement = "r"
+            [server]
+            transport = "https"
+            steps = []
+            [client]
+            http = { headers = [["X-Key", "v"]] }
+            steps = [{ connect = {} }, { spawn = { name = "a", step = { call_tool = { name = "e", timeout_ms = 5 } } } }, { exited = {} }]
+            [expect]
+            "#,
+        );
+        let needs = of(&s);
+        assert_eq!(needs.transports, vec![TransportKind::Http]);
+        assert_eq!(
+            needs.capabilities,
+            vec![Capability::TrustedRoots, Capability::CustomHeaders, Capability::CallTimeout, Capability::Exited]
+        );
+    }
+}
