@@ -22,9 +22,9 @@ use serde_json::{json, Value};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
 /// Rounds of every (client, load) pair; the medians over rounds are printed.
-const ROUNDS: usize = 5;
+const ROUNDS: usize = 7;
 /// Calls timed per sequential run, after the warm-up.
-const SEQ_CALLS: usize = 4000;
+const SEQ_CALLS: usize = 20_000;
 /// Calls timed per run with 8 in flight (each waits 5 ms on the server).
 const PAR_CALLS: usize = 1600;
 /// Calls in flight in the `par8` load.
@@ -119,6 +119,8 @@ fn conduct() {
     println!("reference / pipe floor calls/s, seq: {}", ratio(median("reference", "seq"), median("pipe", "seq"), calls));
     println!("reference / rmcp peak RSS, seq:  {}", ratio(median("reference", "seq"), median("rmcp", "seq"), rss));
     println!("reference / rmcp peak RSS, par8: {}", ratio(median("reference", "par8"), median("rmcp", "par8"), rss));
+    let ceiling = IN_FLIGHT as f64 / TOOL_WAIT.as_secs_f64();
+    println!("par8 ceiling (no client can pass it): {IN_FLIGHT} / {} ms = {ceiling:.0} calls/s", TOOL_WAIT.as_millis());
     let _ = std::io::stdout().flush();
 }
 

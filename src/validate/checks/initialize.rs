@@ -56,22 +56,18 @@ pub fn judge_result(exchange: &Exchange) -> Finding {
 /// the probe's answer counts for the revision it offered. The sessions start at once, while
 /// the probe's answer (`probe`, `None` if there is none) may still be on its way.
 pub async fn negotiates(
-    ctx: &Ctx,
+    ctx: &std::sync::Arc<Ctx>,
     probe_revision: &str,
     probe: impl std::future::Future<Output = Option<Exchange>>,
 ) -> Finding {
     let wanted = offered();
     let mut tasks = tokio::task::JoinSet::new();
     for revision in wanted.iter().copied().filter(|r| *r != probe_revision) {
-        let session = match ctx.open(&format!("negotiates {revision}")) {
-            Ok(session) => session,
-            Err(why) => return Finding::HarnessFault { reason: why },
-        };
+        let ctx = ctx.clone();
         tasks.spawn(async move {
-            let mut session = session;
-            let exchange = session.handshake(revision).await;
+            let (mut session, exchange) = ctx.open_handshaken(&format!("negotiates {revision}"), revision).await?;
             session.kill().await;
-            (revision.to_string(), exchange)
+            Ok::<_, String>((revision.to_string(), exchange))
         });
     }
     let Some(probe) = probe.await else {
@@ -80,7 +76,8 @@ pub async fn negotiates(
     let mut answers = vec![(probe_revision.to_string(), probe)];
     while let Some(joined) = tasks.join_next().await {
         match joined {
-            Ok(answer) => answers.push(answer),
+            Ok(Ok(answer)) => answers.push(answer),
+            Ok(Err(why)) => return Finding::HarnessFault { reason: why },
             Err(e) => return Finding::HarnessFault { reason: format!("a negotiation session failed: {e}") },
         }
     }

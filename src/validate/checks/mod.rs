@@ -151,6 +151,9 @@ pub struct Ctx {
     /// The per-wait bound.
     pub timeout: Duration,
     logs: Mutex<Vec<SharedLog>>,
+    /// Server start-ups in progress at once, at most one a core: a start-up is CPU work, so
+    /// more at once end no sooner and each handshake's wait would be shared among them.
+    starts: tokio::sync::Semaphore,
 }
 
 impl Ctx {
@@ -161,11 +164,25 @@ impl Ctx {
         Ok(session)
     }
 
+    /// A context for `target`.
+    pub fn new(target: Target, timeout: Duration) -> Ctx {
+        let cores = std::thread::available_parallelism().map_or(2, usize::from).max(2);
+        Ctx { target, timeout, logs: Mutex::new(Vec::new()), starts: tokio::sync::Semaphore::new(cores) }
+    }
+
+    /// Starts a fresh server and runs the handshake offering `revision`, once a start-up
+    /// slot is free; the exchange whatever it holds.
+    pub async fn open_handshaken(&self, label: &str, revision: &str) -> Result<(Session, Exchange), String> {
+        let _slot = self.starts.acquire().await.map_err(|e| e.to_string())?;
+        let mut session = self.open(label)?;
+        let exchange = session.handshake(revision).await;
+        Ok((session, exchange))
+    }
+
     /// Starts a fresh server and runs the handshake; a failure is the reason the caller's
     /// checks are skipped.
     pub async fn open_initialized(&self, label: &str, revision: &str) -> Result<(Session, Exchange), String> {
-        let mut session = self.open(label)?;
-        let exchange = session.handshake(revision).await;
+        let (mut session, exchange) = self.open_handshaken(label, revision).await?;
         if exchange.result().and_then(|r| r.get("protocolVersion")).is_none() {
             session.kill().await;
             return Err(format!(
@@ -191,15 +208,17 @@ impl Ctx {
 /// probe is tried once more alone (a slow server starved by its own copies is not
 /// unreachable); only then is the target unreachable.
 pub async fn run_stdio(target: &Target, plan: &Plan) -> Result<Vec<Found>, Unreachable> {
-    let ctx = Arc::new(Ctx { target: target.clone(), timeout: plan.timeout, logs: Mutex::new(Vec::new()) });
+    let ctx = Arc::new(Ctx::new(target.clone(), plan.timeout));
     let mut found = Vec::new();
     let first = plan.revisions.first().cloned().unwrap_or_else(|| super::LATEST.to_string());
     let queries: Vec<&'static str> = QUERIES.iter().copied().filter(|id| plan.wants(id)).collect();
 
     let mut tasks = tokio::task::JoinSet::new();
-    let mut probe_tx = launch_fresh(&mut tasks, &ctx, plan, &first, &queries);
     let started = Instant::now();
-    let (mut probe, init) = match open_probe(&ctx, &first).await {
+    // The probe takes the first start-up slot; the other launches queue behind it.
+    let probe = open_probe(&ctx, &first);
+    let mut probe_tx = launch_fresh(&mut tasks, &ctx, plan, &first, &queries);
+    let (mut probe, init) = match probe.await {
         Ok(opened) => opened,
         Err(_) if !tasks.is_empty() => {
             tasks.shutdown().await;
@@ -278,14 +297,23 @@ pub async fn run_stdio(target: &Target, plan: &Plan) -> Result<Vec<Found>, Unrea
 }
 
 /// The probe: proves the server answers at all. The error is the reason it is unreachable.
-async fn open_probe(ctx: &Ctx, revision: &str) -> Result<(Session, Exchange), String> {
-    let mut probe = ctx.open("probe")?;
-    let init = probe.handshake(revision).await;
-    if let Err(why) = &init.reply {
-        probe.kill().await;
-        return Err(format!("no answer to `initialize`: {why}"));
+/// It takes its start-up slot when made, so launches made after it queue behind it.
+fn open_probe<'a>(ctx: &'a Ctx, revision: &'a str) -> impl Future<Output = Result<(Session, Exchange), String>> + 'a {
+    let slot = ctx.starts.try_acquire().ok();
+    async move {
+        let slot = match slot {
+            Some(slot) => slot,
+            None => ctx.starts.acquire().await.map_err(|e| e.to_string())?,
+        };
+        let mut probe = ctx.open("probe")?;
+        let init = probe.handshake(revision).await;
+        drop(slot);
+        if let Err(why) = &init.reply {
+            probe.kill().await;
+            return Err(format!("no answer to `initialize`: {why}"));
+        }
+        Ok((probe, init))
     }
-    Ok((probe, init))
 }
 
 /// Starts the checks that launch a server of their own; the negotiation check waits on the
