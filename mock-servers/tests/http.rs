@@ -358,6 +358,8 @@ async fn a_raw_500_quotes_the_url_and_a_mismatch_is_recorded() {
         r#"
         transport = "http"
         http = { path = "/sk-live-4f9a8b7c/mcp?key=abcdefgh12" }
+        # The mismatch is the point: no tools/list is incidental here.
+        incidental = []
         steps = [
           { expect = { method = "tools/list" } },
           { respond = { status = 500, body = "upstream failed for ${url}" } },

@@ -203,8 +203,9 @@ fn a_scripted_session_answers_handshake_list_and_call_then_exits_on_stdin_close(
 
 #[test]
 fn a_message_that_does_not_match_exits_3_with_the_mismatch_logged() {
+    // `prompts/get` is outside the default incidental policy (`tools/list` would be answered).
     let mut mock = Mock::start("steps = [{ expect = { method = \"tools/call\" } }]");
-    mock.send(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}));
+    mock.send(json!({"jsonrpc": "2.0", "id": 1, "method": "prompts/get"}));
     assert_eq!(mock.wait().code(), Some(3));
     let stderr = mock.stderr();
     assert!(
@@ -220,7 +221,7 @@ fn a_message_that_does_not_match_exits_3_with_the_mismatch_logged() {
         Some(Record::Mismatch {
             index: 0,
             expected: "tools/call".into(),
-            received: json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}),
+            received: json!({"jsonrpc": "2.0", "id": 1, "method": "prompts/get"}),
         })
     );
     assert_eq!(mock.records().last(), Some(&Record::Exiting { code: 3 }));
