@@ -207,6 +207,10 @@ fn run(args: RunArgs) -> ExitCode {
             return ExitCode::from(exit_code::HARNESS_FAULT);
         }
     };
+    if let Err(e) = watch_signals() {
+        fail(&format!("cannot watch for signals: {e}"));
+        return ExitCode::from(exit_code::HARNESS_FAULT);
+    }
     let results = match &args.client {
         None => verdict::run_all(&selected, &profiles, &launcher),
         Some(command) => match run_driver(command, &selected, &launcher, Duration::from_millis(args.step_guard_ms)) {
@@ -214,6 +218,9 @@ fn run(args: RunArgs) -> ExitCode {
             Err(code) => return code,
         },
     };
+    while INTERRUPTED.load(std::sync::atomic::Ordering::SeqCst) {
+        std::thread::park();
+    }
     let mut table = report::table::render(&results);
     if profiles.len() > 1 {
         table.push('\n');
@@ -238,6 +245,40 @@ fn run(args: RunArgs) -> ExitCode {
     } else {
         exit_code::SUCCESS
     })
+}
+
+/// Set by the signal thread before it ends the servers: the scenarios then failing is no
+/// result to report, and the signal thread gives the exit code.
+static INTERRUPTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// No server outlives `run`: it becomes the reaper of orphaned descendants, and on SIGINT,
+/// SIGTERM or SIGHUP kills every descendant and its process group (the scripted servers run
+/// in groups of their own, so a Ctrl-C at the terminal reaches only `run`), then exits with
+/// [`exit_code::SIGNALLED`] plus the signal's number. The signals are registered before any
+/// server starts.
+fn watch_signals() -> std::io::Result<()> {
+    use mcp_conformance::validate::reaper;
+    use tokio::signal::unix::{signal, SignalKind};
+    reaper::become_subreaper();
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let (mut interrupt, mut terminate, mut hangup) = {
+        let _entered = runtime.enter();
+        (signal(SignalKind::interrupt())?, signal(SignalKind::terminate())?, signal(SignalKind::hangup())?)
+    };
+    std::thread::Builder::new().name("signals".into()).spawn(move || {
+        runtime.block_on(async move {
+            let (name, number) = tokio::select! {
+                _ = interrupt.recv() => ("SIGINT", libc::SIGINT),
+                _ = terminate.recv() => ("SIGTERM", libc::SIGTERM),
+                _ = hangup.recv() => ("SIGHUP", libc::SIGHUP),
+            };
+            INTERRUPTED.store(true, std::sync::atomic::Ordering::SeqCst);
+            let ended = reaper::kill_descendants();
+            fail(&format!("interrupted by {name}: {ended} process(es) ended"));
+            std::process::exit(i32::from(exit_code::SIGNALLED) + number);
+        })
+    })?;
+    Ok(())
 }
 
 /// Runs the scenarios of the driver's profile through the driver.

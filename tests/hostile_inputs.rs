@@ -311,3 +311,58 @@ logs = [{{ level = "WARN", contains = "{expect_log}" }}]
     let left = processes_marked(&mark);
     assert!(left.is_empty(), "processes left: {left:?}");
 }
+
+/// SIGINT, SIGTERM and SIGHUP to `run` mid-scenario: the scripted server (in a process group
+/// of its own, so a Ctrl-C at the terminal would not reach it) and the child it started end,
+/// and the exit code is 128 plus the signal's number.
+#[rstest]
+#[case::sigint(libc::SIGINT, "SIGINT")]
+#[case::sigterm(libc::SIGTERM, "SIGTERM")]
+#[case::sighup(libc::SIGHUP, "SIGHUP")]
+fn a_signal_to_run_ends_every_server_process(#[case] signal: i32, #[case] name: &str) {
+    let mark = format!("mcp-run-signal-{}-{name}", std::process::id());
+    let folder = tempfile::tempdir().unwrap();
+    std::fs::create_dir(folder.path().join("x")).unwrap();
+    std::fs::write(
+        folder.path().join("x/stalls.toml"),
+        r#"rules = ["timeouts.call.bounded"]
+requirement = "a call the server never answers, for the signal to arrive during"
+
+[server]
+steps = [{ spawn_child = {} }, { handshake = {} }, { expect = { method = "tools/call" } }, { stall = {} }]
+
+[client]
+own_process_group = true
+timeouts = { call_ms = 60000 }
+steps = [{ connect = {} }, { call_tool = { name = "echo" } }]
+
+[expect]
+steps = [{ step = 2, ok = false }]
+"#,
+    )
+    .unwrap();
+    let child = std::process::Command::new(BIN)
+        .args(["run", "--profile", "strict", "--scenarios"])
+        .arg(folder.path())
+        .env("MCP_HOSTILE_MARK", &mark)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // `run`, then the server and its child appear.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while processes_marked_now(&mark).len() < 3 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(processes_marked_now(&mark).len() >= 3, "the server did not start: {:?}", processes_marked_now(&mark));
+    let sent = Instant::now();
+    // SAFETY: kill sends a signal to our own child.
+    assert_eq!(unsafe { libc::kill(i32::try_from(child.id()).unwrap(), signal) }, 0);
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(sent.elapsed() < Duration::from_secs(3), "took {:?} to stop", sent.elapsed());
+    assert_eq!(output.status.code(), Some(128 + signal), "{stderr}");
+    assert!(stderr.contains(&format!("error: interrupted by {name}")), "{stderr}");
+    let left = processes_marked(&mark);
+    assert!(left.is_empty(), "processes left after {name}: {left:?}");
+}

@@ -78,20 +78,53 @@ pub fn kill_all() -> usize {
     all.len()
 }
 
-/// The pids whose parent is this process.
-fn children() -> Vec<i32> {
-    let me = std::process::id().to_string();
+/// Kills every descendant of this process and its process group (other than ours): what
+/// `run` does on a signal, when the servers were started by a client it does not track.
+/// Returns how many there were.
+pub fn kill_descendants() -> usize {
+    let parents = parents();
+    let me = i32::try_from(std::process::id()).unwrap_or_default();
+    let mut found = vec![me];
+    let mut index = 0;
+    while index < found.len() {
+        let parent = found[index];
+        found.extend(parents.iter().filter(|(_, p)| *p == parent).map(|(pid, _)| *pid));
+        index += 1;
+    }
+    let descendants = &found[1..];
+    for pid in descendants {
+        // SAFETY: kill and killpg only send signals, to descendants of this process and their
+        // groups (never our own group).
+        unsafe {
+            let group = libc::getpgid(*pid);
+            if group > 0 && group != libc::getpgid(0) {
+                libc::killpg(group, libc::SIGKILL);
+            }
+            libc::kill(*pid, libc::SIGKILL);
+        }
+    }
+    descendants.len()
+}
+
+/// Every process's pid and parent pid, from `/proc`.
+fn parents() -> Vec<(i32, i32)> {
     let mut found = Vec::new();
     for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
         let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else { continue };
         let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else { continue };
         // `pid (comm) state ppid …`: comm may hold spaces and parentheses; fields follow the last `)`.
         let Some((_, rest)) = stat.rsplit_once(')') else { continue };
-        if rest.split_whitespace().nth(1) == Some(me.as_str()) {
-            found.push(pid);
+        if let Some(parent) = rest.split_whitespace().nth(1).and_then(|p| p.parse().ok()) {
+            found.push((pid, parent));
         }
     }
     found
+}
+
+/// The pids whose parent is this process.
+fn children() -> Vec<i32> {
+    let me = i32::try_from(std::process::id()).unwrap_or_default();
+    parents().into_iter().filter(|(_, parent)| *parent == me).map(|(pid, _)| pid).collect()
 }
 
 /// Kills and reaps every child of this process: the escaped descendants reparented to it
