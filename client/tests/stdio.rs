@@ -305,7 +305,9 @@ async fn a_launcher_that_exits_takes_its_group_when_exited_sees_it() {
     assert!(gone(grandchild), "the backgrounded sleep {grandchild} survived the launcher");
 }
 
-#[tokio::test]
+// Multi-threaded: the poll below blocks its thread (as a caller polling from its own thread
+// does), and the client's stderr drain must go on meanwhile.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn exited_shows_at_most_two_texts_the_last_soon_after_the_first() {
     let client = connect("read call; echo 'dying' >&2; exit 9", Profile::Strict).await;
     let _ = client.call_tool("x", serde_json::json!({}), Some(Duration::from_millis(1))).await;
