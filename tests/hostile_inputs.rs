@@ -159,20 +159,27 @@ fn a_stderr_that_cannot_be_written_is_no_panic() {
 fn a_signal_to_the_validator_ends_every_server_process(#[case] signal: i32, #[case] name: &str) {
     let mark = format!("mcp-hostile-signal-{}-{name}", std::process::id());
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/hostile/signal-target.py");
-    let child = std::process::Command::new(BIN)
-        .args(["validate", "--timeout", "30s", "--", python(), "-S"])
-        .arg(&script)
-        .env("MCP_HOSTILE_MARK", &mark)
+    let mut command = std::process::Command::new(BIN);
+    command.args(["validate", "--timeout", "30s", "--", python(), "-S"]).arg(&script);
+    // The validator, then its servers (each with an escaped child and grandchild).
+    assert_a_signal_mid_run_leaves_nothing(command, &mark, 7, signal, name);
+}
+
+/// Starts `command` with `mark` in its environment, waits (bounded) until `processes` carry
+/// it, sends `signal`, and asserts the run stops at once with 128 plus the signal's number,
+/// saying so, and leaves no process carrying the mark.
+fn assert_a_signal_mid_run_leaves_nothing(mut command: std::process::Command, mark: &str, processes: usize, signal: i32, name: &str) {
+    let child = command
+        .env("MCP_HOSTILE_MARK", mark)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    // The validator, then its servers (each with an escaped child and grandchild) appear.
     let deadline = Instant::now() + Duration::from_secs(10);
-    while processes_marked_now(&mark).len() < 7 && Instant::now() < deadline {
+    while processes_marked_now(mark).len() < processes && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(20));
     }
-    assert!(processes_marked_now(&mark).len() >= 7, "the servers did not start: {:?}", processes_marked_now(&mark));
+    assert!(processes_marked_now(mark).len() >= processes, "the servers did not start: {:?}", processes_marked_now(mark));
     let sent = Instant::now();
     // SAFETY: kill sends a signal to our own child.
     assert_eq!(unsafe { libc::kill(i32::try_from(child.id()).unwrap(), signal) }, 0);
@@ -181,7 +188,7 @@ fn a_signal_to_the_validator_ends_every_server_process(#[case] signal: i32, #[ca
     assert!(sent.elapsed() < Duration::from_secs(3), "took {:?} to stop", sent.elapsed());
     assert_eq!(output.status.code(), Some(128 + signal), "{stderr}");
     assert!(stderr.contains(&format!("error: interrupted by {name}")), "{stderr}");
-    let left = processes_marked(&mark);
+    let left = processes_marked(mark);
     assert!(left.is_empty(), "processes left after {name}: {left:?}");
 }
 
@@ -341,28 +348,8 @@ steps = [{ step = 2, ok = false }]
 "#,
     )
     .unwrap();
-    let child = std::process::Command::new(BIN)
-        .args(["run", "--profile", "strict", "--scenarios"])
-        .arg(folder.path())
-        .env("MCP_HOSTILE_MARK", &mark)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    // `run`, then the server and its child appear.
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while processes_marked_now(&mark).len() < 3 && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    assert!(processes_marked_now(&mark).len() >= 3, "the server did not start: {:?}", processes_marked_now(&mark));
-    let sent = Instant::now();
-    // SAFETY: kill sends a signal to our own child.
-    assert_eq!(unsafe { libc::kill(i32::try_from(child.id()).unwrap(), signal) }, 0);
-    let output = child.wait_with_output().unwrap();
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(sent.elapsed() < Duration::from_secs(3), "took {:?} to stop", sent.elapsed());
-    assert_eq!(output.status.code(), Some(128 + signal), "{stderr}");
-    assert!(stderr.contains(&format!("error: interrupted by {name}")), "{stderr}");
-    let left = processes_marked(&mark);
-    assert!(left.is_empty(), "processes left after {name}: {left:?}");
+    let mut command = std::process::Command::new(BIN);
+    command.args(["run", "--profile", "strict", "--scenarios"]).arg(folder.path());
+    // `run`, then the server and its child.
+    assert_a_signal_mid_run_leaves_nothing(command, &mark, 3, signal, name);
 }
