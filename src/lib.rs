@@ -40,3 +40,12 @@ pub fn error_chain(error: &dyn std::error::Error) -> String {
     }
     text
 }
+
+/// The JSON schema of a checked-in format (scenarios, the driver protocol), pretty-printed
+/// with a final newline, as the files are checked in and kept fresh by a test.
+pub fn schema_text<T: schemars::JsonSchema>() -> String {
+    let schema = schemars::schema_for!(T);
+    let mut text = serde_json::to_string_pretty(&schema).unwrap_or_default();
+    text.push('\n');
+    text
+}

@@ -187,10 +187,7 @@ pub fn load_all(root: &Path) -> Result<Vec<LoadedScenario>, LoadError> {
 
 /// The JSON schema of the scenario format, as checked in at `scenarios/scenario.schema.json`.
 pub fn json_schema() -> String {
-    let schema = schemars::schema_for!(Scenario);
-    let mut text = serde_json::to_string_pretty(&schema).unwrap_or_default();
-    text.push('\n');
-    text
+    crate::schema_text::<Scenario>()
 }
 
 #[cfg(test)]

@@ -101,10 +101,7 @@ pub enum Message {
 
 /// The JSON schema of the protocol, as checked in at `protocol/driver.schema.json`.
 pub fn json_schema() -> String {
-    let schema = schemars::schema_for!(Message);
-    let mut text = serde_json::to_string_pretty(&schema).unwrap_or_default();
-    text.push('\n');
-    text
+    crate::schema_text::<Message>()
 }
 
 #[cfg(test)]

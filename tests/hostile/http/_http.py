@@ -128,3 +128,18 @@ def serve(handler=answer):
     while True:
         conn, _ = listener.accept()
         threading.Thread(target=run, args=(conn,), daemon=True).start()
+
+
+def sse_forever_after_handshake(chunk):
+    """Answers the handshake (and anything that is not a request), then answers each request
+    with an SSE stream that writes `chunk` forever and never holds the answer."""
+
+    def handler(conn, request):
+        message = request.message()
+        if request.method != "POST" or not isinstance(message, dict) or message.get("method") == "initialize" or "id" not in message:
+            return answer(conn, request)
+        send(conn, b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n")
+        while True:
+            send(conn, chunk)
+
+    serve(handler)

@@ -67,3 +67,15 @@ def serve(on_request=lambda message: False):
             continue
         if not on_request(message):
             answer(message)
+
+
+def flood_after_handshake(chunk):
+    """Answers the handshake, then writes `chunk` forever in answer to the first other request."""
+
+    def on_request(message):
+        if message["method"] == "initialize":
+            return False
+        while True:
+            write(chunk)
+
+    serve(on_request)

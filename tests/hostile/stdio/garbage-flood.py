@@ -4,12 +4,4 @@ import _mcp
 
 junk = b"starting worker... not json at all { [ \xff\xfe\n" * 1024
 
-
-def on_request(message):
-    if message["method"] == "initialize":
-        return False
-    while True:
-        _mcp.write(junk)
-
-
-_mcp.serve(on_request)
+_mcp.flood_after_handshake(junk)

@@ -4,12 +4,4 @@ import _mcp
 
 flood = b"".join(b'{"jsonrpc":"2.0","id":"s%d","method":"ping"}\n' % i for i in range(256))
 
-
-def on_request(message):
-    if message["method"] == "initialize":
-        return False
-    while True:
-        _mcp.write(flood)
-
-
-_mcp.serve(on_request)
+_mcp.flood_after_handshake(flood)
