@@ -127,10 +127,7 @@ impl McpResponder {
             }
             _ => Err((-32601, format!("method not found: {method}"))),
         };
-        Some(match outcome {
-            Ok(result) => json!({ "jsonrpc": "2.0", "id": id, "result": result }),
-            Err((code, text)) => json!({ "jsonrpc": "2.0", "id": id, "error": { "code": code, "message": text } }),
-        })
+        Some(response(id, outcome))
     }
 
     /// The session check: `None` when the request may go on, or the status to refuse it with.
@@ -259,10 +256,7 @@ impl Respond for McpReply {
             .ok()
             .and_then(|m| m.get("id").cloned())
             .unwrap_or(Value::Null);
-        let answer = match &self.outcome {
-            Ok(result) => json!({ "jsonrpc": "2.0", "id": id, "result": result }),
-            Err((code, text)) => json!({ "jsonrpc": "2.0", "id": id, "error": { "code": code, "message": text } }),
-        };
+        let answer = response(id, self.outcome.clone());
         if self.before.is_empty() {
             return frame(answer, self.sse);
         }
@@ -271,6 +265,14 @@ impl Respond for McpReply {
             body.push_str(&sse_event(message));
         }
         ResponseTemplate::new(200).set_body_raw(body, "text/event-stream")
+    }
+}
+
+/// The JSON-RPC response carrying `id`: a result, or an error with its code and message.
+fn response(id: Value, outcome: Result<Value, (i64, String)>) -> Value {
+    match outcome {
+        Ok(result) => json!({ "jsonrpc": "2.0", "id": id, "result": result }),
+        Err((code, text)) => json!({ "jsonrpc": "2.0", "id": id, "error": { "code": code, "message": text } }),
     }
 }
 

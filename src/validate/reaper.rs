@@ -55,14 +55,7 @@ pub fn kill_group(group: i32) {
 fn end_escaped() {
     let groups = groups();
     for pid in children().into_iter().filter(|pid| !groups.contains(pid)) {
-        // SAFETY: kill and killpg only send signals, to a child of this process and its group.
-        unsafe {
-            let group = libc::getpgid(pid);
-            if group > 0 && group != libc::getpgid(0) {
-                libc::killpg(group, libc::SIGKILL);
-            }
-            libc::kill(pid, libc::SIGKILL);
-        }
+        kill_with_group(pid);
     }
 }
 
@@ -93,17 +86,22 @@ pub fn kill_descendants() -> usize {
     }
     let descendants = &found[1..];
     for pid in descendants {
-        // SAFETY: kill and killpg only send signals, to descendants of this process and their
-        // groups (never our own group).
-        unsafe {
-            let group = libc::getpgid(*pid);
-            if group > 0 && group != libc::getpgid(0) {
-                libc::killpg(group, libc::SIGKILL);
-            }
-            libc::kill(*pid, libc::SIGKILL);
-        }
+        kill_with_group(*pid);
     }
     descendants.len()
+}
+
+/// SIGKILL to `pid` and to its process group, unless that group is ours.
+fn kill_with_group(pid: i32) {
+    // SAFETY: kill and killpg only send signals, to a process this module found as a child or
+    // descendant of this process and to its group (never our own group).
+    unsafe {
+        let group = libc::getpgid(pid);
+        if group > 0 && group != libc::getpgid(0) {
+            libc::killpg(group, libc::SIGKILL);
+        }
+        libc::kill(pid, libc::SIGKILL);
+    }
 }
 
 /// Every process's pid and parent pid, from `/proc`.
@@ -139,17 +137,11 @@ pub fn sweep(bound: Duration) -> usize {
             break;
         }
         for pid in found {
-            // SAFETY: kill and killpg only send signals; waitpid with WNOHANG reaps our own child.
-            unsafe {
-                let group = libc::getpgid(pid);
-                if group > 0 && group != libc::getpgid(0) {
-                    libc::killpg(group, libc::SIGKILL);
-                }
-                libc::kill(pid, libc::SIGKILL);
-                let mut status = 0;
-                if libc::waitpid(pid, &mut status, libc::WNOHANG) == pid {
-                    ended += 1;
-                }
+            kill_with_group(pid);
+            let mut status = 0;
+            // SAFETY: waitpid with WNOHANG only reaps our own child.
+            if unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) } == pid {
+                ended += 1;
             }
         }
         std::thread::sleep(Duration::from_millis(5));
