@@ -47,18 +47,8 @@ fn install(root: &Path) -> Result<(), String> {
         .spawn()
         .map_err(|e| format!("cannot run {}: {e}", script.display()))?;
     // Both pipes are read on threads so a chatty installer never blocks on a full pipe.
-    let mut stdout = child.stdout.take().expect("piped stdout");
-    let mut stderr = child.stderr.take().expect("piped stderr");
-    let out = std::thread::spawn(move || {
-        let mut text = String::new();
-        let _ = stdout.read_to_string(&mut text);
-        text
-    });
-    let err = std::thread::spawn(move || {
-        let mut text = String::new();
-        let _ = stderr.read_to_string(&mut text);
-        text
-    });
+    let out = read_on_a_thread(child.stdout.take().expect("piped stdout"));
+    let err = read_on_a_thread(child.stderr.take().expect("piped stderr"));
     let deadline = Instant::now() + INSTALL_BOUND;
     let status = loop {
         match child.try_wait() {
@@ -92,6 +82,15 @@ fn install(root: &Path) -> Result<(), String> {
             tail(&output)
         )),
     }
+}
+
+/// Reads `pipe` to its end on a thread of its own.
+fn read_on_a_thread(mut pipe: impl Read + Send + 'static) -> std::thread::JoinHandle<String> {
+    std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = pipe.read_to_string(&mut text);
+        text
+    })
 }
 
 /// The last lines of an installer's output (npm's errors come last).
