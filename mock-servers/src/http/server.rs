@@ -81,16 +81,48 @@ pub struct Refusal {
     pub done: oneshot::Sender<()>,
 }
 
-/// A socket bound to `addr` (the address may be reused: the port of a listener just
-/// closed), not listening.
+/// A socket bound to `addr`, not listening: a connection to its port is refused.
 pub fn bound(addr: SocketAddr) -> std::io::Result<TcpSocket> {
+    not_listening(addr, false)
+}
+
+/// A socket of [`bound`] on the port of `listener`, which still holds it, so that the port
+/// is never free between the two (under load another process's connection took it in that
+/// gap). Only this explicit bind shares a port: a socket that shares chose its port alone
+/// (a shared bind to port 0 may be given a port another sharing socket holds).
+fn bound_beside(listener: &TcpListener) -> std::io::Result<TcpSocket> {
+    share_port(listener)?;
+    not_listening(listener.local_addr()?, true)
+}
+
+fn not_listening(addr: SocketAddr, share: bool) -> std::io::Result<TcpSocket> {
     let socket = match addr {
         SocketAddr::V4(_) => TcpSocket::new_v4()?,
         SocketAddr::V6(_) => TcpSocket::new_v6()?,
     };
     socket.set_reuseaddr(true)?;
+    socket.set_reuseport(share)?;
     socket.bind(addr)?;
     Ok(socket)
+}
+
+/// Lets [`bound_beside`] bind the port of `listener`; set after the listener's own bind.
+fn share_port(listener: &impl std::os::fd::AsRawFd) -> std::io::Result<()> {
+    let one: libc::c_int = 1;
+    // SAFETY: a socket this process owns, and an int option of its own size.
+    let rc = unsafe {
+        libc::setsockopt(
+            listener.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_REUSEPORT,
+            (&one as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    match rc {
+        0 => Ok(()),
+        _ => Err(std::io::Error::last_os_error()),
+    }
 }
 
 /// The backlog of a listener.
@@ -141,6 +173,8 @@ pub async fn serve(listener: Listener, shared: Shared) {
             accepted = listening.accept() => accepted,
             refusal = next_refusal(&mut refusals) => {
                 let Ok(addr) = listening.local_addr() else { return };
+                // The port is held by the refusing socket before the listener closes.
+                let Ok(bound) = bound_beside(&listening) else { return };
                 // Connections the kernel took before the refusal are served, not reset.
                 let Ok(std) = listening.into_std() else { return };
                 while let Ok((tcp, _)) = std.accept() {
@@ -150,7 +184,6 @@ pub async fn serve(listener: Listener, shared: Shared) {
                     }
                 }
                 drop(std);
-                let Ok(bound) = bound(addr) else { return };
                 let _ = refusal.done.send(());
                 socket = Socket::Refusing(bound, refusal.time);
                 continue;
