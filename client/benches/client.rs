@@ -9,7 +9,9 @@
 //! - `run CLIENT LOAD`: one measurement: spawns the server, connects, warms up, times the
 //!   calls and prints one result line (calls/s, p50 and p99 in µs, peak RSS in KiB from
 //!   `VmHWM`). Each client in a process of its own, so its peak RSS is its own;
-//! - loads: `seq` (one `echo` call after another) and `par8` (8 `wait` calls in flight).
+//! - loads: `seq` (one `echo` call after another), `par8` (8 `wait` calls in flight: the
+//!   server's wait bounds both clients) and `par8echo` (8 `echo` calls in flight: the client
+//!   bounds itself).
 //!
 //! Only local pipes: every server is a child process of the measuring one.
 
@@ -35,7 +37,7 @@ const WARM_UP: usize = 200;
 const TOOL_WAIT: Duration = Duration::from_millis(5);
 
 const CLIENTS: [&str; 3] = ["pipe", "reference", "rmcp"];
-const LOADS: [&str; 2] = ["seq", "par8"];
+const LOADS: [&str; 3] = ["seq", "par8", "par8echo"];
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).filter(|a| a != "--bench").collect();
@@ -48,7 +50,7 @@ fn main() {
         }
         [] => conduct(),
         other => {
-            eprintln!("usage: client [serve | run pipe|reference|rmcp seq|par8], not {other:?}");
+            eprintln!("usage: client [serve | run pipe|reference|rmcp seq|par8|par8echo], not {other:?}");
             std::process::exit(2);
         }
     }
@@ -69,7 +71,7 @@ fn conduct() {
     for round in 0..ROUNDS {
         for load in LOADS {
             for client in CLIENTS {
-                if client == "pipe" && load == "par8" {
+                if client == "pipe" && load != "seq" {
                     continue;
                 }
                 let figures = measure(client, load);
@@ -96,7 +98,7 @@ fn conduct() {
         })
     };
     println!(
-        "stdio round trips, {ROUNDS} interleaved rounds (medians; peak RSS the highest); seq: {SEQ_CALLS} `echo` calls one after another; par8: {PAR_CALLS} calls of a tool waiting {} ms, {IN_FLIGHT} in flight",
+        "stdio round trips, {ROUNDS} interleaved rounds (medians; peak RSS the highest); seq: {SEQ_CALLS} `echo` calls one after another; par8: {PAR_CALLS} calls of a tool waiting {} ms, {IN_FLIGHT} in flight; par8echo: {SEQ_CALLS} `echo` calls, {IN_FLIGHT} in flight",
         TOOL_WAIT.as_millis()
     );
     println!("{:<24} {:>10} {:>10} {:>10} {:>14}", "", "calls/s", "p50 µs", "p99 µs", "peak RSS KiB");
@@ -116,6 +118,7 @@ fn conduct() {
     let rss = |f: &Figures| f.rss_kib;
     println!("reference / rmcp calls/s, seq:  {}", ratio(median("reference", "seq"), median("rmcp", "seq"), calls));
     println!("reference / rmcp calls/s, par8: {}", ratio(median("reference", "par8"), median("rmcp", "par8"), calls));
+    println!("reference / rmcp calls/s, par8echo: {}", ratio(median("reference", "par8echo"), median("rmcp", "par8echo"), calls));
     println!("reference / pipe floor calls/s, seq: {}", ratio(median("reference", "seq"), median("pipe", "seq"), calls));
     println!("reference / rmcp peak RSS, seq:  {}", ratio(median("reference", "seq"), median("rmcp", "seq"), rss));
     println!("reference / rmcp peak RSS, par8: {}", ratio(median("reference", "par8"), median("rmcp", "par8"), rss));
@@ -195,6 +198,7 @@ where
 async fn run(client: &str, load: &str) -> Figures {
     let (tool, calls, in_flight) = match load {
         "seq" => ("echo", SEQ_CALLS, 1),
+        "par8echo" => ("echo", SEQ_CALLS, IN_FLIGHT),
         _ => ("wait", PAR_CALLS, IN_FLIGHT),
     };
     match client {
