@@ -666,7 +666,9 @@ async fn establish(transport: &Transport, config: &ClientConfig) -> Result<(Stri
 async fn discovered(transport: &Transport, config: &ClientConfig, offered: &str, result: Value) -> Result<(String, Value), Failed> {
     modern::result_kind("server/discover", &result)?;
     let Some(versions) = result.get("supportedVersions").and_then(Value::as_array) else {
-        return Err(McpError::Protocol("the server/discover result has no supportedVersions list".into()).into());
+        // Not a DiscoverResult: a server that answers any method alike, not a modern one.
+        let why = McpError::Protocol("the server/discover result has no supportedVersions list".into());
+        return fall_back(transport, config, &why, None).await;
     };
     let listed: Vec<&str> = versions.iter().filter_map(Value::as_str).collect();
     let stateless = crate::STATELESS_PROTOCOL_VERSIONS.into_iter().filter(|v| *v <= offered).rev().find(|v| listed.contains(v));
