@@ -112,7 +112,7 @@ struct Registry {
 /// The client rule groups whose every rule must have a scenario (grown as transports land).
 pub const COVERED_GROUPS: &[&str] = &[
     "lifecycle", "stdio", "process", "timeouts", "http", "headers", "redirects", "auth", "redaction", "legacy-sse",
-    "resilience", "tools", "errors",
+    "resilience", "tools", "errors", "stateless",
 ];
 
 /// Every rule, in registry order.

@@ -637,10 +637,13 @@ async fn establish(transport: &Transport, config: &ClientConfig) -> Result<(Stri
     };
     let bound = config.timeouts().handshake.map_or(PROBE_BOUND, |b| (b / 2).min(PROBE_BOUND));
     let probe = match tokio::time::timeout(bound, transport.request_fated("server/discover", Some(params), None)).await {
-        Ok(outcome) => outcome.map(rpc),
-        Err(_) => Ok(Err(McpError::Timeout(format!("server/discover not answered within {}", fmt_duration(bound))))),
+        Ok(Ok(outcome)) => rpc(outcome),
+        // Over HTTP a 4xx (a modern error's JSON-RPC body, or an older server's refusal) fails
+        // the request itself; what it says decides below.
+        Ok(Err(failed)) => Err(failed.error),
+        Err(_) => Err(McpError::Timeout(format!("server/discover not answered within {}", fmt_duration(bound)))),
     };
-    let failure = match probe? {
+    let failure = match probe {
         Ok(result) => return discovered(transport, config, offered, result).await,
         Err(error) => error,
     };

@@ -6,7 +6,10 @@ use mcp_mock_servers::script::Step;
 use std::collections::BTreeSet;
 
 /// Rules of a covered group that wait for a transport not built yet, with the reason.
-const NOT_YET_COVERABLE: &[(&str, &str)] = &[];
+const NOT_YET_COVERABLE: &[(&str, &str)] = &[(
+    "stateless.listen.list-changed",
+    "the reference client does not open a subscriptions/listen stream yet (issue 12 item 2 left open)",
+)];
 
 #[test]
 fn every_rule_of_a_covered_group_has_a_scenario() {
@@ -34,7 +37,7 @@ fn every_misbehaviour_is_used_by_some_scenario() {
         "handshake", "expect", "reply", "notify", "request", "banner", "long_line", "stderr", "stderr_flood", "stall",
         "crash", "exit", "ignore_stdin_close", "await_stdin_close", "spawn_child", "background", "close_stdout",
         "stop_reading", "respond", "redirect", "hang", "disconnect", "open_sse", "write", "close_stream",
-        "expire_session", "endpoint", "refuse",
+        "expire_session", "endpoint", "refuse", "discover",
     ];
     let unused: Vec<&str> = every.iter().copied().filter(|name| !used.contains(name)).collect();
     assert!(unused.is_empty(), "misbehaviours no scenario uses: {unused:?}");

@@ -206,7 +206,7 @@ impl StreamableTransport {
     }
 
     /// [`call`](Self::call); at 2026-07-28 a response stream that broke before its response
-    /// loses the request, so it is re-issued once as a new request with a new id; a
+    /// (or a connection that died once the request went out) loses the request, so it is re-issued once as a new request with a new id; a
     /// `tools/call` is not (the tool may have run: the error says so).
     async fn call_reissuing(
         &self,
@@ -217,8 +217,11 @@ impl StreamableTransport {
     ) -> Result<Result<Value, ErrorObject>, McpError> {
         let mut broken = false;
         let outcome = self.call_marking(method, id.clone(), params.clone(), ctx, &mut broken).await;
+        // The connection dying after the request went out, before or during its response,
+        // loses the request just the same.
+        let lost = broken || ctx.fate() == Fate::DeadMaybeSent;
         let error = match outcome {
-            Err(error) if broken && lock(&self.state).stateless => error,
+            Err(error) if lost && error.kind() != crate::ErrorKind::Timeout && lock(&self.state).stateless => error,
             other => return other,
         };
         if method == "tools/call" && !self.broken(Breakage::ReissueCalls) {
