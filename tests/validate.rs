@@ -538,3 +538,46 @@ fn a_config_file_validates_each_server_with_progress() {
         )
         .stdout(contains("UNREACHABLE: cannot start").and(contains("2 servers (1 unreachable)")));
 }
+
+/// The checks of 2026-07-28 (`server.result.server-info` and the rest; the shared query
+/// checks have broken servers of their own above).
+const STATELESS_CHECKS: &[&str] = &[
+    "server.discover",
+    "server.meta.required",
+    "server.meta.unsupported-version",
+    "server.result.type",
+    "server.result.cacheable",
+    "server.result.server-info",
+    "server.logging.unrequested",
+    "server.subscriptions.acknowledged",
+    "server.resources.not-found",
+    "server.http.header-mismatch",
+];
+
+/// One test per file of `tests/validate/broken-2026/`: a scripted 2026-07-28 server broken in
+/// one way, over stdio, fails that check alone.
+#[rstest]
+fn a_broken_stateless_server_fails_its_check(#[files("tests/validate/broken-2026/*.toml")] path: PathBuf) {
+    let id = check_of(&path);
+    let mock = vec![BIN.to_string(), "mock-stdio".into(), "--script".into(), path.display().to_string()];
+    let args = ["--strict", "--timeout", "3s", "--revision", "2026-07-28", "--only", &id];
+    assert_fails_only(&id, validate_json(&args, &mock));
+}
+
+/// One test per file of `tests/validate/broken-2026-http/`: the same over Streamable HTTP.
+#[rstest]
+fn a_broken_stateless_http_server_fails_its_check(#[files("tests/validate/broken-2026-http/*.toml")] path: PathBuf) {
+    let id = check_of(&path);
+    let (server, _) = mock_http(&path);
+    let args = ["--strict", "--timeout", "3s", "--revision", "2026-07-28", "--only", &id, "--url", &server.url];
+    assert_fails_only(&id, validate_json(&args, &[]));
+}
+
+#[test]
+fn every_stateless_check_has_a_broken_server() {
+    let mut covered = broken_servers_in("tests/validate/broken-2026");
+    covered.extend(broken_servers_in("tests/validate/broken-2026-http"));
+    for id in STATELESS_CHECKS {
+        assert!(covered.iter().any(|c| c == id), "{id} needs a broken server in tests/validate/broken-2026(-http)");
+    }
+}

@@ -26,7 +26,7 @@ use std::time::Instant;
 /// answers `server/discover` with supportedVersions (2026-07-28 among them) and capabilities.
 pub const DISCOVER: &str = "server.discover";
 /// identifies itself (`io.modelcontextprotocol/serverInfo`) in every result's `_meta`.
-pub const SERVER_INFO: &str = "server.discover.server-info";
+pub const SERVER_INFO: &str = "server.result.server-info";
 /// a request without the required `_meta` fields gets -32602 (HTTP: 400).
 pub const META_REQUIRED: &str = "server.meta.required";
 /// a request with a protocol version it does not support gets -32022 (HTTP: 400).
@@ -47,11 +47,11 @@ pub const HEADER_MISMATCH: &str = "server.http.header-mismatch";
 /// The checks only this revision has, in report order.
 pub const OWN: &[&str] = &[
     DISCOVER,
-    SERVER_INFO,
     META_REQUIRED,
     UNSUPPORTED_VERSION,
     RESULT_TYPE,
     CACHEABLE,
+    SERVER_INFO,
     UNREQUESTED_LOG,
     LISTEN_ACK,
     RESOURCE_NOT_FOUND,
