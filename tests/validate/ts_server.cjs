@@ -14,7 +14,15 @@ const { createRequire } = require("node:module");
 
 const sdkDir = process.env.MCP_TS_SDK_DIR || path.join(__dirname, "../../target/validate-servers/ts");
 const load = createRequire(path.join(sdkDir, "package.json"));
-const { McpServer, ResourceTemplate, createMcpHandler } = load("@modelcontextprotocol/server");
+const {
+  McpServer,
+  ResourceTemplate,
+  createMcpHandler,
+  hostHeaderValidationResponse,
+  originValidationResponse,
+  localhostAllowedHostnames,
+  localhostAllowedOrigins,
+} = load("@modelcontextprotocol/server");
 const { serveStdio } = load("@modelcontextprotocol/server/stdio");
 const z = load("zod");
 
@@ -54,7 +62,9 @@ function build() {
   return server;
 }
 
-/** Serves the web-standard handler from node:http on 127.0.0.1 only. */
+/** Serves the web-standard handler from node:http on 127.0.0.1 only, behind the Host and
+ * Origin validation the SDK documents for a bare mount ("the entry itself is deliberately
+ * validation-free"). */
 function serveHttp(port) {
   const handler = createMcpHandler(build);
   const server = http.createServer(async (req, res) => {
@@ -78,7 +88,10 @@ function serveHttp(port) {
         body,
         signal: aborted.signal,
       });
-      const response = await handler.fetch(request);
+      const response =
+        hostHeaderValidationResponse(request, localhostAllowedHostnames()) ??
+        originValidationResponse(request, localhostAllowedOrigins()) ??
+        (await handler.fetch(request));
       res.writeHead(response.status, Object.fromEntries(response.headers));
       if (response.body) {
         Readable.fromWeb(response.body).on("error", () => res.destroy()).pipe(res);

@@ -329,7 +329,7 @@ async fn run_session<S: Transport>(session: &mut S, plan: &Plan, http: bool) -> 
 fn not_modern(discover: &Exchange) -> Option<String> {
     let code = discover.error_code();
     match (&discover.reply, discover.result()) {
-        (Err(why), _) => Some(format!("no answer to `server/discover`: {}", excerpt(why))),
+        (Err(why), _) => Some(format!("`server/discover` got no JSON-RPC answer of its own: {}", excerpt(why))),
         (Ok(_), Some(_)) => None,
         (Ok(reply), None) if code == Some(-32022) => {
             let supported = reply.pointer("/error/data/supported").map_or_else(|| "none named".into(), Value::to_string);
