@@ -821,11 +821,12 @@ pub fn standard_headers(message: &Value) -> Vec<(String, String)> {
 /// A value as an `Mcp-Name` header carries it: as is when it is visible ASCII (spaces inside
 /// allowed) and not the sentinel pattern, else `=?base64?…?=`.
 fn header_safe(value: &str) -> String {
+    let sentinel = value.starts_with("=?base64?") && value.ends_with("?=");
     let plain = !value.is_empty()
         && value.bytes().all(|b| (0x20..=0x7e).contains(&b))
         && !value.starts_with(' ')
         && !value.ends_with(' ')
-        && !(value.starts_with("=?base64?") && value.ends_with("?="));
+        && !sentinel;
     if plain {
         value.to_string()
     } else {

@@ -328,23 +328,21 @@ async fn run_target(job: &Job, target: &Target) -> Result<Vec<Found>, checks::Un
             speaks = true;
             found.extend(modern_found);
         }
-        Some(Ok(stateless::Spoken::No(why))) => {
-            if !job.auto || plan.wants(stateless::DISCOVER) {
-                found.push(Found::new(stateless::DISCOVER, schema::STATELESS, stateless::does_not_speak(&why), 0));
-            }
+        Some(Ok(stateless::Spoken::No(why))) if !job.auto || plan.wants(stateless::DISCOVER) => {
+            found.push(Found::new(stateless::DISCOVER, schema::STATELESS, stateless::does_not_speak(&why), 0));
         }
+        Some(Ok(stateless::Spoken::No(_))) => {}
     }
     match legacy_found {
         None => {}
         Some(Ok(legacy_found)) => found.extend(legacy_found),
-        Some(Err(why)) if speaks => {
-            if plan.wants(checks::initialize::RESULT) && !job.auto {
-                let reason = format!("the server speaks 2026-07-28 and answers no `initialize` ({why})");
-                for revision in &legacy.revisions {
-                    found.push(Found::new(checks::initialize::RESULT, revision.clone(), Finding::skip(reason.clone()), 0));
-                }
+        Some(Err(why)) if speaks && plan.wants(checks::initialize::RESULT) && !job.auto => {
+            let reason = format!("the server speaks 2026-07-28 and answers no `initialize` ({why})");
+            for revision in &legacy.revisions {
+                found.push(Found::new(checks::initialize::RESULT, revision.clone(), Finding::skip(reason.clone()), 0));
             }
         }
+        Some(Err(_)) if speaks => {}
         Some(Err(why)) => return Err(why),
     }
     checks::sort(&mut found);
