@@ -678,3 +678,21 @@ fn only_2026_07_28_against_a_server_of_the_initialize_era_is_one_not_applicable_
     assert_eq!(statuses(&report), [("server.discover".to_string(), "skip".to_string())], "{shown}");
     assert!(shown.contains("not applicable: the server does not speak 2026-07-28"), "{shown}");
 }
+
+#[test]
+fn a_server_of_2026_07_28_only_is_judged_at_that_revision_alone_by_default() {
+    let port = free_port();
+    let command = ts_server(Some(port));
+    let mut cmd = Command::new(&command[0]);
+    cmd.args(&command[1..]).env("MCP_TS_LEGACY", "reject");
+    let server = serve(cmd, port, "the TypeScript SDK server, 2026-07-28 only (streamable-http)");
+    let (code, report, shown) = validate_json(&["--strict", "--url", &server.url], &[]);
+    assert_eq!(code, 0, "{shown}");
+    assert_speaks_2026(&report, true);
+    assert_eq!(
+        statuses_at(&report, "2025-11-25"),
+        [("server.initialize.result".to_string(), "skip".to_string())],
+        "{shown}"
+    );
+    assert!(shown.contains("speaks 2026-07-28 only and refuses `initialize`") && shown.contains("-32022"), "{shown}");
+}

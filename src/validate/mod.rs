@@ -297,11 +297,19 @@ async fn run_target(job: &Job, target: &Target) -> Result<Vec<Found>, checks::Un
     let plan = &job.plan;
     let mut modern = plan.clone();
     modern.selected.retain(|id| stateless::applies(id));
-    let run_modern = plan.revisions.iter().any(|r| r == schema::STATELESS) && !modern.selected.is_empty();
+    // By default `server/discover` is asked whatever was selected: it says whether the
+    // server's refusal of `initialize` is a failure or not its revision.
+    let run_modern =
+        job.auto || plan.revisions.iter().any(|r| r == schema::STATELESS) && !modern.selected.is_empty();
     let mut legacy = plan.clone();
     legacy.revisions.retain(|r| r != schema::STATELESS);
     legacy.selected.retain(|id| !stateless::OWN.contains(id));
     let run_legacy = !legacy.revisions.is_empty() && !legacy.selected.is_empty();
+    // By default the handshake's answer decides whether the server claims 2025-11-25 at all.
+    let result_asked = plan.wants(checks::initialize::RESULT);
+    if job.auto && !result_asked {
+        legacy.selected.push(checks::initialize::RESULT);
+    }
     let modern_run = async {
         match (run_modern, target) {
             (false, _) => None,
@@ -335,7 +343,27 @@ async fn run_target(job: &Job, target: &Target) -> Result<Vec<Found>, checks::Un
     }
     match legacy_found {
         None => {}
-        Some(Ok(legacy_found)) => found.extend(legacy_found),
+        Some(Ok(legacy_found)) => {
+            let refusal = legacy_found.iter().find_map(|f| match &f.finding {
+                Finding::Fail(failure) if f.id == checks::initialize::RESULT && failure.actual.starts_with("an error response") => {
+                    Some(failure.received.clone().unwrap_or_else(|| failure.actual.clone()))
+                }
+                _ => None,
+            });
+            match refusal {
+                // A server of 2026-07-28 only, asked by default: 2025-11-25 is not its revision.
+                Some(answer) if job.auto && speaks => {
+                    if result_asked {
+                        let reason = format!(
+                            "not applicable: the server speaks 2026-07-28 only and refuses `initialize` ({})",
+                            outcome::excerpt(&answer)
+                        );
+                        found.push(Found::new(checks::initialize::RESULT, LATEST, Finding::skip(reason), 0));
+                    }
+                }
+                _ => found.extend(legacy_found.into_iter().filter(|f| result_asked || f.id != checks::initialize::RESULT)),
+            }
+        }
         Some(Err(why)) if speaks && plan.wants(checks::initialize::RESULT) && !job.auto => {
             let reason = format!("the server speaks 2026-07-28 and answers no `initialize` ({why})");
             for revision in &legacy.revisions {

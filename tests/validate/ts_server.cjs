@@ -5,7 +5,8 @@
 //   node tests/validate/ts_server.cjs streamable-http PORT      # http://127.0.0.1:PORT/mcp (createMcpHandler)
 //
 // The SDK is loaded from target/validate-servers/ts/ (or $MCP_TS_SDK_DIR), where
-// tests/validate/install-servers.sh installs it.
+// tests/validate/install-servers.sh installs it. With MCP_TS_LEGACY=reject the server speaks
+// 2026-07-28 only (the SDK's `legacy: 'reject'`): `initialize` gets an error.
 "use strict";
 const path = require("node:path");
 const http = require("node:http");
@@ -66,7 +67,7 @@ function build() {
  * Origin validation the SDK documents for a bare mount ("the entry itself is deliberately
  * validation-free"). */
 function serveHttp(port) {
-  const handler = createMcpHandler(build);
+  const handler = createMcpHandler(build, { legacy });
   const server = http.createServer(async (req, res) => {
     const aborted = new AbortController();
     res.on("close", () => aborted.abort());
@@ -106,9 +107,11 @@ function serveHttp(port) {
   server.listen(port, "127.0.0.1");
 }
 
+const rejectLegacy = process.env.MCP_TS_LEGACY === "reject";
+const legacy = rejectLegacy ? "reject" : "stateless";
 const [transport = "stdio", port] = process.argv.slice(2);
 if (transport === "stdio" && port === undefined) {
-  serveStdio(build);
+  serveStdio(build, { legacy: rejectLegacy ? "reject" : "serve" });
 } else if (transport === "streamable-http" && /^\d+$/.test(port || "")) {
   serveHttp(Number(port));
 } else {
