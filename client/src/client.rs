@@ -276,6 +276,13 @@ async fn open(target: &Target, config: &ClientConfig, generation: u64) -> Result
     match outcome {
         Ok((protocol_version, server_info)) => {
             let stateless = crate::STATELESS_PROTOCOL_VERSIONS.contains(&protocol_version.as_str());
+            if let (true, Transport::Http(t)) = (stateless, &transport) {
+                // The GET stream's successor: list changes, for a server that announces them.
+                if server_info.pointer("/capabilities/tools/listChanged") == Some(&Value::Bool(true)) {
+                    let filter = json!({ "notifications": { "toolsListChanged": true } });
+                    t.listen(modern::with_meta(Some(filter), &protocol_version, config));
+                }
+            }
             Ok(Connection { transport, protocol_version, stateless, server_info, generation })
         }
         Err(failed) => {

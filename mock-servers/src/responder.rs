@@ -18,7 +18,7 @@ pub fn discover_result(discover: &Discover) -> Value {
     json!({
         "resultType": "complete",
         "supportedVersions": versions,
-        "capabilities": discover.capabilities.clone().unwrap_or_else(|| json!({"tools": {"listChanged": true}})),
+        "capabilities": discover.capabilities.clone().unwrap_or_else(|| json!({"tools": {}})),
         "serverInfo": {"name": SERVER_NAME, "version": env!("CARGO_PKG_VERSION")},
         "ttlMs": 0,
         "cacheScope": "public",

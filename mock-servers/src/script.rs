@@ -260,7 +260,8 @@ pub struct Discover {
     /// The `supportedVersions` to answer; `["2026-07-28"]` by default.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub versions: Vec<String>,
-    /// The capabilities to declare; by default `{ tools = { listChanged = true } }`.
+    /// The capabilities to declare; by default `{ tools = {} }` (no list changes, so a
+    /// client opens no `subscriptions/listen` stream unless the script says so).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub capabilities: Option<Value>,
     /// The `_meta` protocol version the probe must carry (see `expect.meta`); unchecked when

@@ -195,6 +195,9 @@ pub enum ClientStep {
     WaitExited(WaitExited),
     /// Read how many `notifications/tools/list_changed` the client counted.
     ListChanged(Empty),
+    /// Wait until the client has counted at least `count` list changes, bounded by
+    /// `within_ms` (what arrives on a stream the client reads in the background); the count.
+    WaitListChanged(WaitListChanged),
     /// Start a step in the background under a name; `join` waits for it.
     Spawn(Spawn),
     /// Wait for a spawned step and take its result as this step's.
@@ -293,6 +296,16 @@ pub struct PollExited {
     pub every_ms: u64,
     /// How long to poll.
     pub for_ms: u64,
+}
+
+/// Waiting for counted list changes.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WaitListChanged {
+    /// How many, at least.
+    pub count: u64,
+    /// The bound.
+    pub within_ms: u64,
 }
 
 /// Waiting for `exited()`.

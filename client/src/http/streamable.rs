@@ -71,28 +71,39 @@ fn request_headers(body: &[u8]) -> Vec<(HeaderName, HeaderValue)> {
 const CANCEL_GRACE: Duration = Duration::from_millis(100);
 
 pub(crate) struct StreamableTransport {
-    ep: Endpoint,
+    ep: std::sync::Arc<Endpoint>,
     profile: Profile,
     hooks: TestHooks,
     state: Mutex<State>,
     calls: tokio::sync::Mutex<()>,
     next_id: AtomicI64,
-    list_changed: AtomicU64,
+    list_changed: std::sync::Arc<AtomicU64>,
     closed: watch::Sender<bool>,
+    /// 2026-07-28: the `subscriptions/listen` stream's task, aborted on close.
+    listener: Mutex<Option<tokio::task::JoinHandle<()>>>,
+}
+
+impl Drop for StreamableTransport {
+    fn drop(&mut self) {
+        if let Some(task) = lock(&self.listener).take() {
+            task.abort();
+        }
+    }
 }
 
 impl StreamableTransport {
     /// Checks the URL and certificates; sends nothing.
     pub(crate) fn new(server: &HttpServer, config: &ClientConfig) -> Result<Self, McpError> {
         Ok(StreamableTransport {
-            ep: Endpoint::new(server, config)?,
+            ep: std::sync::Arc::new(Endpoint::new(server, config)?),
             profile: config.profile,
             hooks: config.hooks.clone(),
             state: Mutex::new(State::default()),
             calls: tokio::sync::Mutex::new(()),
             next_id: AtomicI64::new(1),
-            list_changed: AtomicU64::new(0),
+            list_changed: std::sync::Arc::new(AtomicU64::new(0)),
             closed: watch::channel(false).0,
+            listener: Mutex::new(None),
         })
     }
 
@@ -128,6 +139,18 @@ impl StreamableTransport {
         let mut state = lock(&self.state);
         state.stateless = version.is_some();
         state.version_header = version.and_then(|v| HeaderValue::from_str(v).ok());
+    }
+
+    /// 2026-07-28: opens the `subscriptions/listen` stream for list changes (`params` with
+    /// their `_meta`); it lives until `close()`.
+    pub(crate) fn listen(&self, params: Value) {
+        let id = Value::from(self.next_id.fetch_add(1, Ordering::SeqCst));
+        let version = lock(&self.state).version_header.clone();
+        let counter = (!self.broken(Breakage::NoListChangedCount)).then(|| self.list_changed.clone());
+        let task = super::listen::spawn(self.ep.clone(), id, params, version, counter);
+        if let Some(old) = lock(&self.listener).replace(task) {
+            old.abort();
+        }
     }
 
     fn closed_error(&self, ctx: &Ctx) -> McpError {
@@ -554,6 +577,9 @@ impl StreamableTransport {
     pub(crate) async fn close(&self) {
         if self.closed.send_replace(true) {
             return;
+        }
+        if let Some(task) = lock(&self.listener).take() {
+            task.abort();
         }
         let (session, version) = {
             let mut state = lock(&self.state);
