@@ -2,7 +2,7 @@
 //! rstest case per file (`#[files]` globs at compile time).
 
 fn main() {
-    for folder in ["tests/validate/broken", "tests/validate/broken-http"] {
+    for folder in ["tests/validate/broken", "tests/validate/broken-http", "tests/validate/broken-2026", "tests/validate/broken-2026-http"] {
         println!("cargo:rerun-if-changed={folder}");
     }
 }

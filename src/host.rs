@@ -2,7 +2,7 @@
 //! can interrupt the host (SIGINT to its process group, as a Ctrl+C in its terminal does)
 //! and see what reaches the server.
 //!
-//! `mcp-conformance host-client [--profile P] [--own-process-group] -- COMMAND [ARGS...]`
+//! `mcp-conformance host-client [--profile P] [--revision R] [--own-process-group] -- COMMAND [ARGS...]`
 //! connects, prints `ready <server pid>`, then holds the connection until its stdin closes.
 
 use mcp_refclient::{ClientConfig, McpClient, Profile, StdioServer};
@@ -15,6 +15,9 @@ pub struct HostArgs {
     /// The client's profile.
     #[arg(long, default_value = "strict")]
     pub profile: String,
+    /// The newest protocol revision the client offers (the client's default when absent).
+    #[arg(long)]
+    pub revision: Option<String>,
     /// Run the server in a process group of its own.
     #[arg(long)]
     pub own_process_group: bool,
@@ -44,7 +47,8 @@ pub fn host_main(args: HostArgs) -> u8 {
             own_process_group: args.own_process_group,
             ..Default::default()
         };
-        let client = match McpClient::connect_stdio(server, ClientConfig::new(profile)).await {
+        let config = ClientConfig { revision: args.revision.clone(), ..ClientConfig::new(profile) };
+        let client = match McpClient::connect_stdio(server, config).await {
             Ok(client) => client,
             Err(e) => {
                 eprintln!("error: {}", e.full_text());

@@ -228,7 +228,7 @@ fn statuses(report: &Value) -> Vec<(String, String)> {
 /// each wait is 30 s, not the default 10 s: these tests judge conformance, not speed (the
 /// benchmark does), and a Python server's start-up, seven at once on two busy cores, has been
 /// seen to pass 10 s.
-fn assert_keeps_its_baseline(command: &[String], baseline: &str) {
+fn assert_keeps_its_baseline(command: &[String], baseline: &str) -> Value {
     let baseline = root().join("tests/validate/baseline").join(baseline);
     let (code, report, shown) =
         validate_json(&["--strict", "--timeout", "30s", "--baseline", baseline.to_str().unwrap()], command);
@@ -243,11 +243,18 @@ fn assert_keeps_its_baseline(command: &[String], baseline: &str) {
             assert_eq!(status, "skip", "{id}");
         }
     }
+    report
 }
 
 /// Every HTTP check ran (none skipped) and either passed or is a baseline entry; the stdio
 /// checks are skipped.
-fn assert_keeps_its_http_baseline(url: &str, baseline: &str) -> Duration {
+fn assert_keeps_its_http_baseline(url: &str, baseline: &str) -> (Duration, Value) {
+    assert_keeps_its_http_baseline_but(url, baseline, &[])
+}
+
+/// [`assert_keeps_its_http_baseline`], the checks of `sessionless` skipped because the server
+/// issues no session id (a stateless server).
+fn assert_keeps_its_http_baseline_but(url: &str, baseline: &str, sessionless: &[&str]) -> (Duration, Value) {
     let baseline = root().join("tests/validate/baseline").join(baseline);
     let started = Instant::now();
     let (code, report, shown) =
@@ -257,6 +264,10 @@ fn assert_keeps_its_http_baseline(url: &str, baseline: &str) -> Duration {
     let statuses = statuses(&report);
     for id in HTTP_CHECKS {
         let status = statuses.iter().find(|(i, _)| i == id).map(|(_, s)| s.as_str());
+        if sessionless.contains(id) {
+            assert_eq!(status, Some("skip"), "{id}\n{shown}");
+            continue;
+        }
         assert!(matches!(status, Some("pass" | "expected_failure")), "{id}: {status:?}\n{shown}");
     }
     for (id, status) in &statuses {
@@ -264,13 +275,14 @@ fn assert_keeps_its_http_baseline(url: &str, baseline: &str) -> Duration {
             assert_eq!(status, "skip", "{id}");
         }
     }
-    elapsed
+    (elapsed, report)
 }
 
 #[test]
 fn server_everything_over_http_keeps_every_rule_but_its_baseline() {
     let server = everything_http();
-    let elapsed = assert_keeps_its_http_baseline(&server.url, "server-everything-http.toml");
+    let (elapsed, report) = assert_keeps_its_http_baseline(&server.url, "server-everything-http.toml");
+    assert_does_not_speak_2026(&report);
     println!("validate --url against server-everything: {elapsed:?}");
     assert!(elapsed < Duration::from_secs(5), "{elapsed:?}");
 }
@@ -278,7 +290,8 @@ fn server_everything_over_http_keeps_every_rule_but_its_baseline() {
 #[test]
 fn a_python_sdk_server_over_http_keeps_every_rule_but_its_baseline() {
     let server = python_http();
-    let elapsed = assert_keeps_its_http_baseline(&server.url, "python-sdk-http.toml");
+    let (elapsed, report) = assert_keeps_its_http_baseline(&server.url, "python-sdk-http.toml");
+    assert_speaks_2026(&report, true);
     println!("validate --url against the Python SDK server: {elapsed:?}");
 }
 
@@ -336,12 +349,14 @@ fn an_https_url_is_trusted_through_ca_cert_and_refused_without_it() {
 
 #[test]
 fn server_everything_keeps_every_stdio_rule_but_its_baseline() {
-    assert_keeps_its_baseline(&everything(), "server-everything.toml");
+    let report = assert_keeps_its_baseline(&everything(), "server-everything.toml");
+    assert_does_not_speak_2026(&report);
 }
 
 #[test]
 fn a_python_sdk_server_keeps_every_stdio_rule_but_its_baseline() {
-    assert_keeps_its_baseline(&python_server(), "python-sdk.toml");
+    let report = assert_keeps_its_baseline(&python_server(), "python-sdk.toml");
+    assert_speaks_2026(&report, false);
 }
 
 /// One test per file of `tests/validate/broken/` (build.rs rebuilds when one is added).
@@ -537,4 +552,147 @@ fn a_config_file_validates_each_server_with_progress() {
                 .and(contains("error: cannot reach missing: cannot start")),
         )
         .stdout(contains("UNREACHABLE: cannot start").and(contains("2 servers (1 unreachable)")));
+}
+
+/// The checks of 2026-07-28 (`server.result.server-info` and the rest; the shared query
+/// checks have broken servers of their own above).
+const STATELESS_CHECKS: &[&str] = &[
+    "server.discover",
+    "server.meta.required",
+    "server.meta.unsupported-version",
+    "server.result.type",
+    "server.result.cacheable",
+    "server.result.server-info",
+    "server.logging.unrequested",
+    "server.subscriptions.acknowledged",
+    "server.resources.not-found",
+    "server.http.header-mismatch",
+];
+
+/// One test per file of `tests/validate/broken-2026/`: a scripted 2026-07-28 server broken in
+/// one way, over stdio, fails that check alone.
+#[rstest]
+fn a_broken_stateless_server_fails_its_check(#[files("tests/validate/broken-2026/*.toml")] path: PathBuf) {
+    let id = check_of(&path);
+    let mock = vec![BIN.to_string(), "mock-stdio".into(), "--script".into(), path.display().to_string()];
+    let args = ["--strict", "--timeout", "3s", "--revision", "2026-07-28", "--only", &id];
+    assert_fails_only(&id, validate_json(&args, &mock));
+}
+
+/// One test per file of `tests/validate/broken-2026-http/`: the same over Streamable HTTP.
+#[rstest]
+fn a_broken_stateless_http_server_fails_its_check(#[files("tests/validate/broken-2026-http/*.toml")] path: PathBuf) {
+    let id = check_of(&path);
+    let (server, _) = mock_http(&path);
+    let args = ["--strict", "--timeout", "3s", "--revision", "2026-07-28", "--only", &id, "--url", &server.url];
+    assert_fails_only(&id, validate_json(&args, &[]));
+}
+
+#[test]
+fn every_stateless_check_has_a_broken_server() {
+    let mut covered = broken_servers_in("tests/validate/broken-2026");
+    covered.extend(broken_servers_in("tests/validate/broken-2026-http"));
+    for id in STATELESS_CHECKS {
+        assert!(covered.iter().any(|c| c == id), "{id} needs a broken server in tests/validate/broken-2026(-http)");
+    }
+}
+
+/// The checks judged at 2026-07-28 besides [`STATELESS_CHECKS`]: the older revisions' query
+/// checks, asked with `_meta`.
+const SHARED_AT_2026: &[&str] = &[
+    "server.schema.valid",
+    "server.tools.list",
+    "server.tools.unknown",
+    "server.jsonrpc.unknown-method",
+    "server.capabilities.honest",
+];
+
+/// (id, status) of the report's checks at `revision`.
+fn statuses_at(report: &Value, revision: &str) -> Vec<(String, String)> {
+    report["targets"][0]["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["revision"] == revision)
+        .map(|c| (c["id"].as_str().unwrap().to_string(), c["status"].as_str().unwrap().to_string()))
+        .collect()
+}
+
+/// The default run judged the server at 2026-07-28 too: every check of that revision ran and
+/// passed or is a baseline entry (the HTTP one is skipped over stdio).
+fn assert_speaks_2026(report: &Value, http: bool) {
+    let at_2026 = statuses_at(report, "2026-07-28");
+    for id in STATELESS_CHECKS.iter().chain(SHARED_AT_2026) {
+        let status = at_2026.iter().find(|(i, _)| i == id).map(|(_, s)| s.as_str());
+        let wanted: &[&str] =
+            if *id == "server.http.header-mismatch" && !http { &["skip"] } else { &["pass", "expected_failure"] };
+        assert!(status.is_some_and(|s| wanted.contains(&s)), "{id} at 2026-07-28: {status:?}\n{report}");
+    }
+    assert_eq!(at_2026.len(), STATELESS_CHECKS.len() + SHARED_AT_2026.len(), "{at_2026:?}");
+}
+
+/// The default run found the server does not speak 2026-07-28 and said so once.
+fn assert_does_not_speak_2026(report: &Value) {
+    let at_2026 = statuses_at(report, "2026-07-28");
+    assert_eq!(at_2026, [("server.discover".to_string(), "skip".to_string())], "{report}");
+    let check = report["targets"][0]["checks"].as_array().unwrap().iter().find(|c| c["revision"] == "2026-07-28").unwrap();
+    let note = check["note"].as_str().unwrap_or_default();
+    // Over stdio an unknown method (-32601); over HTTP server-everything's 400 "Server not initialized".
+    assert!(note.contains("does not speak 2026-07-28") && (note.contains("-32601") || note.contains("400 Bad Request")), "{check}");
+}
+
+/// The TypeScript SDK 2.x server over stdio, on a free port over HTTP.
+fn ts_server(port: Option<u16>) -> Vec<String> {
+    servers::ts_server(root(), port)
+}
+
+#[test]
+fn a_typescript_sdk_server_keeps_every_stdio_rule_but_its_baseline_at_both_revisions() {
+    let report = assert_keeps_its_baseline(&ts_server(None), "ts-sdk.toml");
+    assert_speaks_2026(&report, false);
+}
+
+#[test]
+fn a_typescript_sdk_server_over_http_keeps_every_rule_but_its_baseline_at_both_revisions() {
+    let port = free_port();
+    let command = ts_server(Some(port));
+    let mut cmd = Command::new(&command[0]);
+    cmd.args(&command[1..]);
+    let server = serve(cmd, port, "the TypeScript SDK server (streamable-http)");
+    // Its 2025-era fallback is stateless: no session id, so the session checks do not apply.
+    let sessionless = [
+        "server.http.session-id-ascii",
+        "server.http.unknown-session-404",
+        "server.http.missing-session-400",
+        "server.http.delete",
+    ];
+    let (elapsed, report) = assert_keeps_its_http_baseline_but(&server.url, "ts-sdk-http.toml", &sessionless);
+    assert_speaks_2026(&report, true);
+    println!("validate --url against the TypeScript SDK server: {elapsed:?}");
+}
+
+#[test]
+fn only_2026_07_28_against_a_server_of_the_initialize_era_is_one_not_applicable_finding() {
+    let (code, report, shown) = validate_json(&["--strict", "--revision", "2026-07-28"], &everything());
+    assert_eq!(code, 0, "{shown}");
+    assert_eq!(statuses(&report), [("server.discover".to_string(), "skip".to_string())], "{shown}");
+    assert!(shown.contains("not applicable: the server does not speak 2026-07-28"), "{shown}");
+}
+
+#[test]
+fn a_server_of_2026_07_28_only_is_judged_at_that_revision_alone_by_default() {
+    let port = free_port();
+    let command = ts_server(Some(port));
+    let mut cmd = Command::new(&command[0]);
+    cmd.args(&command[1..]).env("MCP_TS_LEGACY", "reject");
+    let server = serve(cmd, port, "the TypeScript SDK server, 2026-07-28 only (streamable-http)");
+    let (code, report, shown) = validate_json(&["--strict", "--url", &server.url], &[]);
+    assert_eq!(code, 0, "{shown}");
+    assert_speaks_2026(&report, true);
+    assert_eq!(
+        statuses_at(&report, "2025-11-25"),
+        [("server.initialize.result".to_string(), "skip".to_string())],
+        "{shown}"
+    );
+    assert!(shown.contains("speaks 2026-07-28 only and refuses `initialize`") && shown.contains("-32022"), "{shown}");
 }

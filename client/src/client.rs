@@ -15,6 +15,7 @@ use crate::jsonrpc::ErrorObject;
 use crate::stdio::{fmt_duration, StdioTransport};
 use crate::tool::{CallToolResult, Tool, ToolsPage};
 use crate::error::{Failed, Fate};
+use crate::stateless::{self as modern, ProbeFailure, ResultKind};
 use crate::{Breakage, ClientConfig, HttpServer, McpError, Profile, StdioServer, SUPPORTED_PROTOCOL_VERSIONS};
 
 /// More pages than this in one listing is taken for a server looping on its cursor.
@@ -28,21 +29,8 @@ enum Transport {
 }
 
 impl Transport {
-    async fn request(
-        &self,
-        method: &str,
-        params: Option<Value>,
-        bound: Option<Duration>,
-    ) -> Result<Result<Value, ErrorObject>, McpError> {
-        match self {
-            Transport::Stdio(t) => t.request(method, params, bound).await,
-            Transport::Http(t) => t.request(method, params, bound).await,
-            Transport::LegacySse(t) => t.request(method, params, bound).await,
-        }
-    }
-
-    /// [`request`](Self::request), saying on failure whether the transport is dead and
-    /// whether the request may have reached the server. The legacy transport never says it
+    /// Sends a request and reads its answer, saying on failure whether the transport is dead
+    /// and whether the request may have reached the server. The legacy transport never says it
     /// is dead (it is not reconnected by itself).
     async fn request_fated(
         &self,
@@ -96,6 +84,13 @@ impl Transport {
             (Transport::Http(_), Profile::Strict) => crate::LATEST_PROTOCOL_VERSION,
             (Transport::Http(_), Profile::Kova) => "2025-06-18",
             (Transport::Http(_), Profile::Yoagent) | (Transport::LegacySse(_), _) => "2024-11-05",
+        }
+    }
+
+    /// 2026-07-28 from now on (`Some`), or a handshake revision again (`None`).
+    fn stateless(&self, version: Option<&str>) {
+        if let Transport::Http(t) = self {
+            t.stateless(version);
         }
     }
 
@@ -157,10 +152,13 @@ impl Target {
     }
 }
 
-/// One established connection: the transport and what its handshake settled.
+/// One established connection: the transport and what its handshake (or `server/discover`)
+/// settled.
 struct Connection {
     transport: Transport,
     protocol_version: String,
+    /// 2026-07-28 is spoken: `_meta` on every request, `resultType` read, no session.
+    stateless: bool,
     server_info: Value,
     /// Counts the connections of a client (1 for the first), so a listing that raced a
     /// reconnect is not cached.
@@ -253,12 +251,12 @@ async fn open(target: &Target, config: &ClientConfig, generation: u64) -> Result
             let transport = Transport::LegacySse(LegacyTransport::connect(server, config).await?);
             if config.profile == Profile::Kova {
                 let protocol_version = "2024-11-05".to_string();
-                return Ok(Connection { transport, protocol_version, server_info: Value::Null, generation });
+                return Ok(Connection { transport, protocol_version, stateless: false, server_info: Value::Null, generation });
             }
             transport
         }
     };
-    let handshake = handshake(&transport, config);
+    let handshake = establish(&transport, config);
     let restarts = config.hooks.broken.contains(&Breakage::HandshakeTimerRestarts);
     let outcome = match config.timeouts().handshake {
         Some(bound) if restarts => match restarting_timeout(bound, &transport, handshake).await {
@@ -276,7 +274,17 @@ async fn open(target: &Target, config: &ClientConfig, generation: u64) -> Result
         None => handshake.await,
     };
     match outcome {
-        Ok((protocol_version, server_info)) => Ok(Connection { transport, protocol_version, server_info, generation }),
+        Ok((protocol_version, server_info)) => {
+            let stateless = crate::STATELESS_PROTOCOL_VERSIONS.contains(&protocol_version.as_str());
+            if let (true, Transport::Http(t)) = (stateless, &transport) {
+                // The GET stream's successor: list changes, for a server that announces them.
+                if server_info.pointer("/capabilities/tools/listChanged") == Some(&Value::Bool(true)) {
+                    let filter = json!({ "notifications": { "toolsListChanged": true } });
+                    t.listen(modern::with_meta(Some(filter), &protocol_version, config));
+                }
+            }
+            Ok(Connection { transport, protocol_version, stateless, server_info, generation })
+        }
         Err(failed) => {
             transport.close().await;
             Err(failed)
@@ -449,7 +457,7 @@ impl McpClient {
         }
         let (generation, tools) = self
             .retrying(false, |connection| async move {
-                let tools = list_all(&connection.transport, &self.config).await?;
+                let tools = list_all(&connection, &self.config).await?;
                 Ok((connection.generation, tools))
             })
             .await?;
@@ -477,8 +485,7 @@ impl McpClient {
                 let params = params.clone();
                 async move {
                     let bound = connection.transport.call_bound(&self.config, timeout);
-                    let outcome = connection.transport.request_fated("tools/call", Some(params), bound).await?;
-                    rpc(outcome).map_err(Failed::alive)
+                    exchange(&connection, &self.config, "tools/call", Some(params), bound).await
                 }
             })
             .await?;
@@ -489,7 +496,7 @@ impl McpClient {
     pub async fn request(&self, method: &str, params: Option<Value>) -> Result<Value, McpError> {
         let connection = self.connection();
         let bound = connection.transport.list_bound(&self.config);
-        rpc(connection.transport.request(method, params, bound).await?)
+        exchange(&connection, &self.config, method, params, bound).await.map_err(|f| f.error)
     }
 
     /// Any notification (no id, not awaited).
@@ -538,7 +545,8 @@ impl McpClient {
 }
 
 /// Every page of `tools/list` the profile reads.
-async fn list_all(transport: &Transport, config: &ClientConfig) -> Result<Vec<Tool>, Failed> {
+async fn list_all(connection: &Connection, config: &ClientConfig) -> Result<Vec<Tool>, Failed> {
+    let transport = &connection.transport;
     let invalid = |text: String| {
         if config.hooks.broken.contains(&Breakage::InvalidResultAsTransport) {
             McpError::Transport(text)
@@ -551,7 +559,7 @@ async fn list_all(transport: &Transport, config: &ClientConfig) -> Result<Vec<To
     let bound = transport.list_bound(config);
     for _ in 0..MAX_PAGES {
         let params = cursor.as_ref().map(|c| json!({ "cursor": c }));
-        let result = rpc(transport.request_fated("tools/list", params, bound).await?)?;
+        let result = exchange(connection, config, "tools/list", params, bound).await?;
         let page: ToolsPage = serde_json::from_value(result)
             .map_err(|e| invalid(format!("invalid tools/list result: {e}")))?;
         tools.extend(page.tools);
@@ -573,10 +581,152 @@ fn rpc(outcome: Result<Value, ErrorObject>) -> Result<Value, McpError> {
     outcome.map_err(|e| McpError::JsonRpc { code: e.code, message: e.message, data: e.data })
 }
 
-/// `initialize`, the version check, then `notifications/initialized`.
-async fn handshake(transport: &Transport, config: &ClientConfig) -> Result<(String, Value), Failed> {
+/// One request and its result. At 2026-07-28: `_meta` added, `resultType` read (absent is
+/// complete), an `input_required` result retried as a new request with `requestState`
+/// echoed (bounded rounds), an unsupported-version error made clear.
+async fn exchange(
+    connection: &Connection,
+    config: &ClientConfig,
+    method: &str,
+    params: Option<Value>,
+    bound: Option<Duration>,
+) -> Result<Value, Failed> {
+    let transport = &connection.transport;
+    if !connection.stateless {
+        return Ok(rpc(transport.request_fated(method, params, bound).await?)?);
+    }
+    let version = connection.protocol_version.as_str();
+    let mut params = params.unwrap_or_else(|| json!({}));
+    for _ in 0..modern::MAX_INPUT_ROUNDS {
+        let sent = match config.hooks.broken.contains(&Breakage::NoRequestMeta) {
+            true => params.clone(),
+            false => modern::with_meta(Some(params.clone()), version, config),
+        };
+        let result = match transport.request_fated(method, Some(sent), bound).await? {
+            Ok(result) => result,
+            Err(e) if e.code.0 == modern::UNSUPPORTED_VERSION => {
+                return Err(modern::unsupported_version(version, e.data.as_ref()).into())
+            }
+            Err(e) => return Err(rpc(Err(e)).unwrap_err().into()),
+        };
+        match modern::result_kind(method, &result)? {
+            ResultKind::Complete => return Ok(result),
+            ResultKind::InputRequired if matches!(method, "tools/call" | "prompts/get" | "resources/read") => {
+                params = modern::input_retry(method, &params, &result)?;
+            }
+            ResultKind::InputRequired => {
+                return Err(McpError::Protocol(format!(
+                    "'{method}' was answered input_required, which only tools/call, prompts/get and resources/read may be"
+                ))
+                .into())
+            }
+        }
+    }
+    Err(McpError::Protocol(format!("'{method}' still asked for input after {} rounds; given up", modern::MAX_INPUT_ROUNDS)).into())
+}
+
+/// How long the `server/discover` probe waits before taking a silent server for an older
+/// one (spec: "the probe returns a non-modern error or times out"): half the handshake
+/// bound, at most this.
+const PROBE_BOUND: Duration = Duration::from_secs(10);
+
+/// Opens the connection: strict probes `server/discover` and speaks 2026-07-28 with a
+/// server that lists it, falling back to `initialize` on one that does not know the probe;
+/// otherwise (and on the fallback) the handshake.
+async fn establish(transport: &Transport, config: &ClientConfig) -> Result<(String, Value), Failed> {
+    let Some(offered) = config.stateless_revision().filter(|_| !matches!(transport, Transport::LegacySse(_))) else {
+        return handshake(transport, config, None).await;
+    };
+    transport.stateless(Some(offered));
+    let params = match config.hooks.broken.contains(&Breakage::NoRequestMeta) {
+        true => json!({}),
+        false => modern::with_meta(None, offered, config),
+    };
+    let bound = config.timeouts().handshake.map_or(PROBE_BOUND, |b| (b / 2).min(PROBE_BOUND));
+    let probe = match tokio::time::timeout(bound, transport.request_fated("server/discover", Some(params), None)).await {
+        Ok(Ok(outcome)) => rpc(outcome),
+        // Over HTTP a 4xx (a modern error's JSON-RPC body, or an older server's refusal) fails
+        // the request itself; what it says decides below.
+        Ok(Err(failed)) => Err(failed.error),
+        Err(_) => Err(McpError::Timeout(format!("server/discover not answered within {}", fmt_duration(bound)))),
+    };
+    let failure = match probe {
+        Ok(result) => return discovered(transport, config, offered, result).await,
+        Err(error) => error,
+    };
+    if let McpError::JsonRpc { code, data, .. } = &failure {
+        if code.0 == modern::UNSUPPORTED_VERSION {
+            let legacy = mutual_legacy(data.as_ref().and_then(|d| d.get("supported")));
+            return match legacy {
+                Some(version) => fall_back(transport, config, &failure, Some(version)).await,
+                None => Err(modern::unsupported_version(offered, data.as_ref()).into()),
+            };
+        }
+    }
+    match modern::classify_probe_failure(&failure) {
+        ProbeFailure::Legacy if !config.hooks.broken.contains(&Breakage::NoLegacyFallback) => {
+            fall_back(transport, config, &failure, None).await
+        }
+        ProbeFailure::Legacy | ProbeFailure::Modern | ProbeFailure::Fatal => Err(failure.into()),
+    }
+}
+
+/// A `server/discover` result: the newest version both speak, statelessly; a server that
+/// lists only handshake revisions is spoken to with `initialize`.
+async fn discovered(transport: &Transport, config: &ClientConfig, offered: &str, result: Value) -> Result<(String, Value), Failed> {
+    modern::result_kind("server/discover", &result)?;
+    let Some(versions) = result.get("supportedVersions").and_then(Value::as_array) else {
+        // Not a DiscoverResult: a server that answers any method alike, not a modern one.
+        let why = McpError::Protocol("the server/discover result has no supportedVersions list".into());
+        return fall_back(transport, config, &why, None).await;
+    };
+    let listed: Vec<&str> = versions.iter().filter_map(Value::as_str).collect();
+    let stateless = crate::STATELESS_PROTOCOL_VERSIONS.into_iter().filter(|v| *v <= offered).rev().find(|v| listed.contains(v));
+    if let Some(version) = stateless {
+        transport.stateless(Some(version));
+        return Ok((version.to_string(), result));
+    }
+    match mutual_legacy(result.get("supportedVersions")) {
+        Some(version) => {
+            let why = McpError::Protocol(format!("server/discover lists {} only", listed.join(", ")));
+            fall_back(transport, config, &why, Some(version)).await
+        }
+        None => Err(McpError::Protocol(format!(
+            "the server supports {}, none of which this client speaks ({}, {})",
+            listed.iter().map(|v| format!("'{}'", v.escape_debug())).collect::<Vec<_>>().join(", "),
+            crate::STATELESS_PROTOCOL_VERSIONS.join(", "),
+            SUPPORTED_PROTOCOL_VERSIONS.join(", ")
+        ))
+        .into()),
+    }
+}
+
+/// The newest handshake revision in a server's `supported` list that the client speaks.
+fn mutual_legacy(supported: Option<&Value>) -> Option<&'static str> {
+    let listed: Vec<&str> = supported?.as_array()?.iter().filter_map(Value::as_str).collect();
+    SUPPORTED_PROTOCOL_VERSIONS.into_iter().rev().find(|v| listed.contains(v))
+}
+
+/// The server is taken for an older one (`why`): `initialize` at `version` (the newest
+/// handshake revision by default).
+async fn fall_back(transport: &Transport, config: &ClientConfig, why: &McpError, version: Option<&'static str>) -> Result<(String, Value), Failed> {
+    tracing::info!(
+        target: "mcp_refclient",
+        "{} does not speak {} ({}); falling back to initialize",
+        transport.name(),
+        crate::STATELESS_PROTOCOL_VERSION,
+        why.full_text()
+    );
+    transport.stateless(None);
+    handshake(transport, config, Some(version.unwrap_or(crate::LATEST_PROTOCOL_VERSION))).await
+}
+
+/// `initialize` (offering `offer`, else the profile's version), the version check, then
+/// `notifications/initialized`.
+async fn handshake(transport: &Transport, config: &ClientConfig, offer: Option<&str>) -> Result<(String, Value), Failed> {
     let params = json!({
         "protocolVersion": match transport {
+            _ if offer.is_some() => offer.unwrap_or_default(),
             Transport::Http(_) if config.hooks.broken.contains(&Breakage::HttpOffersLatest) => crate::LATEST_PROTOCOL_VERSION,
             _ => transport.offered_version(config.profile),
         },

@@ -202,6 +202,16 @@ pub enum Breakage {
     NoListBoundOverHttp,
     /// HTTP: a timed-out call waits for the server to answer its `notifications/cancelled`.
     CancelledAwaited,
+    /// 2026-07-28: a server that does not know `server/discover` is given up on instead of
+    /// being spoken to with `initialize`.
+    NoLegacyFallback,
+    /// 2026-07-28: requests go out without `_meta`.
+    NoRequestMeta,
+    /// 2026-07-28 over HTTP: a request whose response stream broke is re-issued with the
+    /// same id.
+    ReissueSameId,
+    /// 2026-07-28 over HTTP: a `tools/call` whose response stream broke is re-issued too.
+    ReissueCalls,
 }
 
 /// How the client is configured.
@@ -213,6 +223,11 @@ pub struct ClientConfig {
     pub timeouts: Option<Timeouts>,
     /// The client name and version sent in `clientInfo`.
     pub client_name: Option<String>,
+    /// Strict: the newest revision offered. `None` (the default) or `2026-07-28`: probe
+    /// `server/discover` and speak 2026-07-28 statelessly, falling back to `initialize` at
+    /// 2025-11-25 on a server that does not know it; a handshake revision (`2025-11-25`):
+    /// the handshake only, no probe. yoagent and kova never probe.
+    pub revision: Option<String>,
     /// Test-only faults.
     pub hooks: TestHooks,
 }
@@ -226,6 +241,14 @@ impl ClientConfig {
     /// The bounds in force.
     pub fn timeouts(&self) -> Timeouts {
         self.timeouts.unwrap_or_else(|| self.profile.timeouts())
+    }
+
+    /// The stateless revision this client opens with (`server/discover` first), if any:
+    /// strict only, unless pinned to a handshake revision.
+    pub fn stateless_revision(&self) -> Option<&'static str> {
+        let pinned = self.revision.as_deref().unwrap_or(crate::STATELESS_PROTOCOL_VERSION);
+        let offered = crate::STATELESS_PROTOCOL_VERSIONS.into_iter().find(|v| *v == pinned);
+        offered.filter(|_| self.profile == Profile::Strict)
     }
 }
 

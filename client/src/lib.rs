@@ -24,6 +24,7 @@ pub mod client;
 pub mod config;
 pub mod error;
 mod http;
+mod stateless;
 pub mod jsonrpc;
 pub mod redact;
 mod stdio;
@@ -39,8 +40,16 @@ pub use error::{ErrorKind, McpError};
 pub use jsonrpc::ErrorCode;
 pub use tool::{CallToolResult, Tool};
 
-/// The newest protocol revision the client speaks.
+/// The newest protocol revision with an `initialize` handshake: what the client offers there
+/// (and falls back to on a server that does not know `server/discover`).
 pub const LATEST_PROTOCOL_VERSION: &str = "2025-11-25";
+
+/// The stateless revision (no handshake, `_meta` on every request, `server/discover`): the
+/// strict profile's first choice.
+pub const STATELESS_PROTOCOL_VERSION: &str = "2026-07-28";
+
+/// The stateless revisions the client speaks.
+pub const STATELESS_PROTOCOL_VERSIONS: [&str; 1] = [STATELESS_PROTOCOL_VERSION];
 
 /// The stateful revisions the client accepts from a server.
 pub const SUPPORTED_PROTOCOL_VERSIONS: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];

@@ -259,8 +259,11 @@ fn server(url: String) -> HttpServer {
     HttpServer::new(url)
 }
 
+/// A client pinned to the newest handshake revision: these tests are about the handshake
+/// revisions (2026-07-28 has scenarios of its own under `scenarios/stateless`).
 fn config(profile: Profile, idle: Duration) -> ClientConfig {
     let mut config = ClientConfig::new(profile);
+    config.revision = Some(mcp_refclient::LATEST_PROTOCOL_VERSION.into());
     config.timeouts = Some(Timeouts { idle_read: idle, ..profile.timeouts() });
     config
 }
@@ -659,7 +662,7 @@ async fn a_401_refreshes_once_a_second_401_fails_and_a_403_is_not_retried() {
     .await;
     let tokens = Arc::new(Tokens { asked: AtomicUsize::new(0), refreshed: AtomicUsize::new(0) });
     let http = HttpServer { token_provider: Some(tokens.clone()), ..server(srv.url("/mcp")) };
-    let client = McpClient::connect_http(http, ClientConfig::new(Profile::Strict)).await.unwrap();
+    let client = McpClient::connect_http(http, config(Profile::Strict, Duration::from_secs(120))).await.unwrap();
     assert_eq!(tokens.refreshed.load(Ordering::SeqCst), 2, "initialize and initialized each refreshed once");
     let seen = srv.seen();
     assert_eq!(seen[0].header("authorization"), Some("Bearer old-secret-token"));

@@ -15,7 +15,9 @@ const TOOLS: &str = r#"{"jsonrpc":"2.0","id":2,"result":{"tools":[]}}"#;
 async fn connect(before: &str, body: &str) -> McpClient {
     let script = format!("{before} read init; echo '{INIT}'; read initialized; {body}");
     let server = StdioServer { command: "sh".into(), args: vec!["-c".into(), script], ..Default::default() };
-    McpClient::connect_stdio(server, ClientConfig::new(Profile::Strict)).await.expect("handshake")
+    // These servers speak the handshake revisions only: the client is pinned to them.
+    let config = ClientConfig { revision: Some(mcp_refclient::LATEST_PROTOCOL_VERSION.into()), ..ClientConfig::new(Profile::Strict) };
+    McpClient::connect_stdio(server, config).await.expect("handshake")
 }
 
 /// Exactly one line at `level` under `target` contains `needle`.

@@ -16,7 +16,7 @@ const INIT: &str = r#"{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2024-
 async fn connect(body: &str, profile: Profile) -> Arc<McpClient> {
     let script = format!("read init; echo '{INIT}'; read initialized; {body}");
     let server = StdioServer { command: "sh".into(), args: vec!["-c".into(), script], ..Default::default() };
-    Arc::new(McpClient::connect_stdio(server, ClientConfig::new(profile)).await.expect("handshake"))
+    Arc::new(McpClient::connect_stdio(server, ClientConfig { revision: Some(mcp_refclient::LATEST_PROTOCOL_VERSION.into()), ..ClientConfig::new(profile) }).await.expect("handshake"))
 }
 
 const LIST_CHANGED: &str = r#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}"#;

@@ -15,8 +15,9 @@ fn server(body: &str) -> StdioServer {
     StdioServer { command: "sh".into(), args: vec!["-c".into(), script], ..Default::default() }
 }
 
+/// Pinned to the handshake revisions, which these tests are about.
 fn config(profile: Profile) -> ClientConfig {
-    ClientConfig::new(profile)
+    ClientConfig { revision: Some(mcp_refclient::LATEST_PROTOCOL_VERSION.into()), ..ClientConfig::new(profile) }
 }
 
 async fn connect(body: &str, profile: Profile) -> McpClient {

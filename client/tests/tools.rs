@@ -70,7 +70,7 @@ async fn connect_with(server: StdioServer, config: ClientConfig) -> Arc<McpClien
 }
 
 async fn connect(server: StdioServer) -> Arc<McpClient> {
-    connect_with(server, ClientConfig::new(Profile::Strict)).await
+    connect_with(server, ClientConfig { revision: Some(mcp_refclient::LATEST_PROTOCOL_VERSION.into()), ..ClientConfig::new(Profile::Strict) }).await
 }
 
 fn names<S: ToolServer>(adapters: &[ToolAdapter<S>]) -> Vec<String> {
@@ -280,7 +280,7 @@ async fn a_failing_listing_keeps_the_last_list() {
 #[tokio::test]
 #[traced_test]
 async fn a_listing_that_times_out_keeps_the_last_list() {
-    let mut config = ClientConfig::new(Profile::Strict);
+    let mut config = ClientConfig { revision: Some(mcp_refclient::LATEST_PROTOCOL_VERSION.into()), ..ClientConfig::new(Profile::Strict) };
     let mut timeouts = config.timeouts();
     timeouts.list = Some(Duration::from_millis(200));
     config.timeouts = Some(timeouts);
@@ -367,7 +367,7 @@ impl ToolServer for Deaf {
 #[tokio::test]
 #[traced_test]
 async fn a_source_without_notifications_warns_and_lists_once_per_run() {
-    let client = McpClient::connect_stdio(changing_server(None), ClientConfig::new(Profile::Strict)).await.unwrap();
+    let client = McpClient::connect_stdio(changing_server(None), ClientConfig { revision: Some(mcp_refclient::LATEST_PROTOCOL_VERSION.into()), ..ClientConfig::new(Profile::Strict) }).await.unwrap();
     let source = ToolSource::new(Arc::new(Deaf(client)), "deaf", None);
     logs_assert(|lines| one_warning(lines, "cannot report notifications", &["MCP server 'deaf'"]));
 

@@ -78,7 +78,8 @@ async fn a_404_on_a_session_expires_it_and_strict_initializes_again() {
     for profile in [Profile::Strict, Profile::Yoagent] {
         // The `initialized` notification is the one request the first session carries.
         let server = mcp_server(McpResponder::new().session_id("s").expire_session_after(1)).await;
-        let client = McpClient::connect_http(endpoint(&server, "/mcp"), ClientConfig::new(profile)).await.unwrap();
+        let config = ClientConfig { revision: Some(mcp_refclient::LATEST_PROTOCOL_VERSION.into()), ..ClientConfig::new(profile) };
+        let client = McpClient::connect_http(endpoint(&server, "/mcp"), config).await.unwrap();
         let err = client.list_tools().await.unwrap_err();
         assert_eq!(err.kind(), ErrorKind::Http);
         assert_eq!(err.http_status(), Some(404));
@@ -155,7 +156,7 @@ async fn a_progress_frame_ahead_of_the_sse_answer_is_skipped() {
     let progress = json!({ "method": "notifications/progress", "params": { "progressToken": 1, "progress": 0.5 } });
     Mock::given(mcp_tool("slowish")).respond_with(McpReply::result(text_result("done")).notify_first(progress)).mount(&server).await;
     Mock::given(wiremock::matchers::any()).respond_with(McpResponder::new().sse()).mount(&server).await;
-    let client = McpClient::connect_http(endpoint(&server, "/mcp"), ClientConfig::new(Profile::Strict)).await.unwrap();
+    let client = McpClient::connect_http(endpoint(&server, "/mcp"), ClientConfig { revision: Some(mcp_refclient::LATEST_PROTOCOL_VERSION.into()), ..ClientConfig::new(Profile::Strict) }).await.unwrap();
     let result = client.call_tool("slowish", json!({}), None).await.unwrap();
     assert_eq!(serde_json::to_value(&result).unwrap()["content"][0]["text"], "done");
 }
@@ -166,7 +167,7 @@ async fn a_per_call_timeout_bounds_a_delayed_answer_and_says_it_may_have_run() {
     let slow = McpResponder::new().tool("slow", text_result("late")).delay(Duration::from_millis(600));
     Mock::given(mcp_method("tools/call")).respond_with(slow).mount(&server).await;
     Mock::given(wiremock::matchers::any()).respond_with(McpResponder::new()).mount(&server).await;
-    let client = McpClient::connect_http(endpoint(&server, "/mcp"), ClientConfig::new(Profile::Strict)).await.unwrap();
+    let client = McpClient::connect_http(endpoint(&server, "/mcp"), ClientConfig { revision: Some(mcp_refclient::LATEST_PROTOCOL_VERSION.into()), ..ClientConfig::new(Profile::Strict) }).await.unwrap();
     let err = client.call_tool("slow", json!({}), Some(Duration::from_millis(100))).await.unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Timeout, "{err}");
     assert!(err.to_string().contains("may"), "{err}");

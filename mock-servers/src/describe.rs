@@ -6,6 +6,10 @@ use crate::script::{Expect, Step};
 pub fn describe_step(step: &Step) -> String {
     match step {
         Step::Handshake(_) => "handshake".into(),
+        Step::Discover(d) => match d.versions.is_empty() {
+            true => "discover".into(),
+            false => format!("discover ({})", d.versions.join(", ")),
+        },
         Step::Expect(e) => format!("expect {}", describe_expect(e)),
         Step::Reply(r) => {
             let mut text = String::from("reply");
@@ -122,6 +126,9 @@ pub fn describe_expect(expect: &Expect) -> String {
     }
     if let Some(code) = expect.error_code {
         text.push_str(&format!(" with error {code}"));
+    }
+    if let Some(version) = &expect.meta {
+        text.push_str(&format!(" with _meta at {version}"));
     }
     if let Some(http) = &expect.http {
         text.push_str(&describe_http_match(http));

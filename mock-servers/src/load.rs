@@ -188,7 +188,7 @@ fn check_steps(list: &str, steps: &[Step], transport: Transport) -> Result<(), S
         let place = format!("{list}[{i}]");
         check_transport(&place, step, transport)?;
         match step {
-            Step::Expect(_) | Step::Handshake(_) => framed = false,
+            Step::Expect(_) | Step::Handshake(_) | Step::Discover(_) => framed = false,
             Step::Notify(_) | Step::Request(_) | Step::OpenSse(_) | Step::Write(_) => framed = true,
             Step::Reply(r) if transport != Transport::LegacySse && framed && r.framing == Some(Framing::Json) => {
                 return Err(format!(

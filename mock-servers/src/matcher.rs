@@ -52,6 +52,11 @@ pub fn matches(expect: &Expect, message: &Value) -> bool {
             return false;
         }
     }
+    if let Some(version) = &expect.meta {
+        if !carries_meta(object.get("params"), version) {
+            return false;
+        }
+    }
     if let Some(code) = expect.error_code {
         let actual = object
             .get("error")
@@ -62,6 +67,28 @@ pub fn matches(expect: &Expect, message: &Value) -> bool {
         }
     }
     true
+}
+
+/// The `_meta` key of a request's protocol version (2026-07-28).
+pub const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+/// The `_meta` key of a request's client capabilities.
+pub const META_CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
+/// The `_meta` key of a request's client identity.
+pub const META_CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
+/// The `_meta` key tagging a notification with its `subscriptions/listen` stream.
+pub const META_SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
+
+/// Whether `params._meta` carries protocol version `version`, a client capabilities object
+/// and a client info with a string name and version.
+pub fn carries_meta(params: Option<&Value>, version: &str) -> bool {
+    let Some(meta) = params.and_then(|p| p.get("_meta")) else {
+        return false;
+    };
+    let info = meta.get(META_CLIENT_INFO);
+    meta.get(META_PROTOCOL_VERSION).and_then(Value::as_str) == Some(version)
+        && meta.get(META_CLIENT_CAPABILITIES).is_some_and(Value::is_object)
+        && info.and_then(|i| i.get("name")).is_some_and(Value::is_string)
+        && info.and_then(|i| i.get("version")).is_some_and(Value::is_string)
 }
 
 /// An HTTP request as the HTTP matcher sees it.

@@ -2,7 +2,56 @@
 
 use serde_json::{json, Map, Value};
 
-use crate::script::{Handshake, RpcErrorBody, ToolDef};
+use crate::matcher::{META_PROTOCOL_VERSION, META_SUBSCRIPTION_ID};
+use crate::script::{Discover, Handshake, RpcErrorBody, ToolDef};
+
+/// The revision a `discover` step offers unless it names others.
+pub const STATELESS_REVISION: &str = "2026-07-28";
+
+/// The answer of a `discover` step: the versions, capabilities and `serverInfo`, as a
+/// 2026-07-28 result (`resultType`, cacheable).
+pub fn discover_result(discover: &Discover) -> Value {
+    let versions = match discover.versions.is_empty() {
+        true => vec![STATELESS_REVISION.to_string()],
+        false => discover.versions.clone(),
+    };
+    json!({
+        "resultType": "complete",
+        "supportedVersions": versions,
+        "capabilities": discover.capabilities.clone().unwrap_or_else(|| json!({"tools": {}})),
+        "serverInfo": {"name": SERVER_NAME, "version": env!("CARGO_PKG_VERSION")},
+        "ttlMs": 0,
+        "cacheScope": "public",
+    })
+}
+
+/// `params` with `_meta["io.modelcontextprotocol/subscriptionId"]` set to `id`.
+pub fn tagged(params: Option<&Value>, id: &Value) -> Value {
+    let mut params = params.cloned().filter(Value::is_object).unwrap_or_else(|| json!({}));
+    let object = params.as_object_mut().expect("an object");
+    let meta = object.entry("_meta").or_insert_with(|| json!({}));
+    if !meta.is_object() {
+        *meta = json!({});
+    }
+    meta.as_object_mut().expect("an object").insert(META_SUBSCRIPTION_ID.into(), id.clone());
+    params
+}
+
+/// A default result for a request that carries a 2026-07-28 `_meta` version gets that
+/// revision's `resultType: "complete"` (and, for `tools/list`, the cache hints), as a
+/// stateless server sends it; older requests get the result as before.
+fn stateless_shape(request: &Value, result: Result<Value, RpcErrorBody>) -> Result<Value, RpcErrorBody> {
+    let modern = request.get("params").and_then(|p| p.get("_meta")).and_then(|m| m.get(META_PROTOCOL_VERSION)).is_some();
+    let mut result = result?;
+    if let (true, Some(object)) = (modern, result.as_object_mut()) {
+        object.entry("resultType").or_insert_with(|| json!("complete"));
+        if request.get("method").and_then(Value::as_str) == Some("tools/list") {
+            object.entry("ttlMs").or_insert_with(|| json!(0));
+            object.entry("cacheScope").or_insert_with(|| json!("public"));
+        }
+    }
+    Ok(result)
+}
 
 /// The name the mock gives in `serverInfo`.
 pub const SERVER_NAME: &str = "mcp-mock-stdio";
@@ -29,6 +78,14 @@ pub fn incidental_result(request: &Value, tools: &[ToolDef]) -> Result<Value, Rp
 
 /// The default answer to a request: what a plain server would say.
 pub fn default_result(
+    request: &Value,
+    tools: &[ToolDef],
+    handshake: &Handshake,
+) -> Result<Value, RpcErrorBody> {
+    stateless_shape(request, legacy_result(request, tools, handshake))
+}
+
+fn legacy_result(
     request: &Value,
     tools: &[ToolDef],
     handshake: &Handshake,

@@ -144,6 +144,11 @@ pub enum Step {
     /// Shorthand for: expect `initialize`, reply with the default result, expect
     /// `notifications/initialized`.
     Handshake(Handshake),
+    /// 2026-07-28: expect `server/discover` and answer it with the supported versions, the
+    /// capabilities and `serverInfo` (a stateless server's first exchange). A script without
+    /// this step answers `server/discover` as an older server does: -32601, as incidental
+    /// traffic.
+    Discover(Discover),
     /// Read the next message the client sends and check it matches. A mismatch ends the
     /// script with what was expected and what was received (exit code 3); stdin closing
     /// first ends it as unfinished (exit code 4).
@@ -248,6 +253,23 @@ pub struct Handshake {
     pub session_id: Option<String>,
 }
 
+/// The `server/discover` shorthand.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Discover {
+    /// The `supportedVersions` to answer; `["2026-07-28"]` by default.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub versions: Vec<String>,
+    /// The capabilities to declare; by default `{ tools = {} }` (no list changes, so a
+    /// client opens no `subscriptions/listen` stream unless the script says so).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capabilities: Option<Value>,
+    /// The `_meta` protocol version the probe must carry (see `expect.meta`); unchecked when
+    /// absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<String>,
+}
+
 /// A matcher for the next message the client sends. At most one of `method` and
 /// `response_to` is given; with neither, any message satisfying the other fields matches.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq)]
@@ -275,6 +297,11 @@ pub struct Expect {
     /// A name for the request, so a later `reply = { to = ... }` can answer it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
+    /// 2026-07-28: the request's `params._meta` must carry this
+    /// `io.modelcontextprotocol/protocolVersion`, a `io.modelcontextprotocol/clientCapabilities`
+    /// object and a `io.modelcontextprotocol/clientInfo` with a string name and version.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<String>,
     /// HTTP: what the request itself must be (method, path, headers, origin). A request
     /// without a JSON-RPC body (a `GET`, a `DELETE`) is matched by this alone: the JSON-RPC
     /// fields above are then left out.
@@ -291,6 +318,7 @@ impl Expect {
             || self.params.is_some()
             || self.result.is_some()
             || self.error_code.is_some()
+            || self.meta.is_some()
     }
 }
 
@@ -595,6 +623,11 @@ pub struct Notify {
     /// The params.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub params: Option<Value>,
+    /// 2026-07-28: tag the notification with the id of the named request (a
+    /// `subscriptions/listen` taken by an `expect` with this `name`) as
+    /// `params._meta["io.modelcontextprotocol/subscriptionId"]`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subscription: Option<String>,
 }
 
 /// A request the server sends to the client.

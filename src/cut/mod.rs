@@ -226,6 +226,10 @@ pub struct Settings {
     /// Faults for the reference client's test hooks (capability `fault_hooks`).
     #[serde(default)]
     pub faults: Faults,
+    /// The newest protocol revision to offer (`2026-07-28`: probe `server/discover` first and
+    /// speak it statelessly, falling back to `initialize`); a handshake revision when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub revision: Option<String>,
 }
 
 /// A step of the tool layer (capability `tool_layer`).

@@ -71,7 +71,7 @@ fn step_needs(step: &ClientStep, needs: &mut Needs) {
     match step {
         ClientStep::CallTool(call) if call.timeout_ms.is_some() => needs.add(Capability::CallTimeout),
         ClientStep::Exited(_) | ClientStep::PollExited(_) | ClientStep::WaitExited(_) => needs.add(Capability::Exited),
-        ClientStep::ListChanged(_) => needs.add(Capability::ListChangedCount),
+        ClientStep::ListChanged(_) | ClientStep::WaitListChanged(_) => needs.add(Capability::ListChangedCount),
         ClientStep::Spawn(spawn) => step_needs(&spawn.step, needs),
         ClientStep::Cancel(_) => needs.add(Capability::Cancel),
         ClientStep::InterruptHost(_) => needs.add(Capability::InterruptHost),

@@ -55,6 +55,8 @@ impl ReferenceClient {
         config.timeouts = Some(timeouts(self.profile.timeouts(), &settings.timeouts));
         config.hooks = self.hooks.clone();
         config.hooks.unwaitable_child |= settings.faults.unwaitable_child;
+        // A scenario at a handshake revision pins it, so the strict client does not probe.
+        config.revision = Some(settings.revision.clone().unwrap_or_else(|| mcp_refclient::LATEST_PROTOCOL_VERSION.into()));
         config
     }
 }
@@ -159,7 +161,7 @@ impl ClientUnderTest for ReferenceClient {
         }
     }
 
-    async fn interrupt_host(&self, target: &Target, _settings: &Settings, server: &ServerProbe) -> StepResult {
+    async fn interrupt_host(&self, target: &Target, settings: &Settings, server: &ServerProbe) -> StepResult {
         let Target::Stdio(stdio) = target else {
             return Err(StepError::new("interrupt_host needs a stdio server"));
         };
@@ -168,6 +170,7 @@ impl ClientUnderTest for ReferenceClient {
         crate::runner::host::interrupt_host(crate::runner::host::HostPlan {
             program: &self.host_program,
             profile: self.profile.name(),
+            revision: self.config(settings).revision.unwrap_or_default(),
             own_process_group: stdio.own_process_group,
             server: command,
             log_path: &server.log_path,

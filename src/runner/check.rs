@@ -58,6 +58,17 @@ pub fn check(expect: &Expectations, script: &Script, outcome: &Outcome) -> Vec<F
             fail("received_includes", wanted.to_string(), format!("{received:?}"));
         }
     }
+    if expect.distinct_request_ids {
+        let mut seen = std::collections::HashSet::new();
+        for message in messages.iter().filter(|m| m.get("method").is_some()) {
+            if let Some(id) = message.get("id").filter(|id| !id.is_null()) {
+                if !seen.insert(id.to_string()) {
+                    let method = message.get("method").and_then(Value::as_str).unwrap_or("");
+                    fail("distinct_request_ids", "every request with an id of its own".into(), format!("{method} reused id {id}"));
+                }
+            }
+        }
+    }
     for (method, count) in &expect.counts {
         let seen = received.iter().filter(|m| *m == method).count();
         if seen != *count {
@@ -336,7 +347,7 @@ fn optional_at_end(step: &Step) -> bool {
 
 /// Steps that cannot complete without the client.
 fn awaits_input(step: &Step) -> bool {
-    matches!(step, Step::Expect(_) | Step::Handshake(_) | Step::AwaitStdinClose(_))
+    matches!(step, Step::Expect(_) | Step::Handshake(_) | Step::Discover(_) | Step::AwaitStdinClose(_))
 }
 
 /// Whether `value` contains `wanted`: objects key by key (an empty object only an empty

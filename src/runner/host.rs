@@ -18,6 +18,8 @@ pub(crate) struct HostPlan<'a> {
     pub program: &'a Path,
     /// The profile name.
     pub profile: &'a str,
+    /// The newest revision the client offers.
+    pub revision: String,
     /// Whether the server gets a process group of its own.
     pub own_process_group: bool,
     /// The server command and arguments.
@@ -29,7 +31,7 @@ pub(crate) struct HostPlan<'a> {
 /// Runs the step.
 pub(crate) async fn interrupt_host(plan: HostPlan<'_>) -> Result<Value, ErrorRecord> {
     let mut command = tokio::process::Command::new(plan.program);
-    command.args(["host-client", "--profile", plan.profile]);
+    command.args(["host-client", "--profile", plan.profile, "--revision", &plan.revision]);
     if plan.own_process_group {
         command.arg("--own-process-group");
     }

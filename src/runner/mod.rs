@@ -141,7 +141,7 @@ pub fn run_client<A: ClientUnderTest + 'static>(scenario: &LoadedScenario, adapt
     let plan = steps::Plan {
         scenario: &scenario.scenario,
         target,
-        settings: Settings { timeouts: part.timeouts.clone(), faults: part.faults.clone() },
+        settings: Settings { timeouts: part.timeouts.clone(), faults: part.faults.clone(), revision: part.revision.clone() },
         log_path: log_path.clone(),
         step_guard: options.step_guard,
     };

@@ -154,6 +154,20 @@ async fn run_on_client<A: ClientUnderTest>(client: Rc<A>, step: ClientStep) -> S
         ClientStep::Reconnect(_) => client.reconnect().await.map_err(record),
         ClientStep::Exited(_) => client.exited().await.map(|text| json!(text)).map_err(record),
         ClientStep::ListChanged(_) => client.list_changed_count().await.map(|n| json!(n)).map_err(record),
+        ClientStep::WaitListChanged(wait) => {
+            let deadline = Instant::now() + Duration::from_millis(wait.within_ms);
+            loop {
+                let counted = client.list_changed_count().await.map_err(record)?;
+                if counted >= wait.count {
+                    return Ok(json!(counted));
+                }
+                if Instant::now() >= deadline {
+                    let text = format!("{counted} list change(s) counted after {} ms, wanted {}", wait.within_ms, wait.count);
+                    return Err(ErrorRecord { kind: "timeout".into(), text });
+                }
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        }
         ClientStep::WaitExited(wait) => {
             let deadline = Instant::now() + Duration::from_millis(wait.within_ms);
             loop {
@@ -340,6 +354,7 @@ pub fn label(step: &ClientStep) -> String {
         ClientStep::PollExited(p) => format!("poll_exited every {} ms for {} ms", p.every_ms, p.for_ms),
         ClientStep::WaitExited(w) => format!("wait_exited within {} ms", w.within_ms),
         ClientStep::ListChanged(_) => "list_changed".into(),
+        ClientStep::WaitListChanged(w) => format!("wait_list_changed {} within {} ms", w.count, w.within_ms),
         ClientStep::Spawn(s) => format!("spawn {}: {}", s.name, label(&s.step)),
         ClientStep::Join(j) => format!("join {}", j.name),
         ClientStep::InterruptHost(_) => "interrupt_host (SIGINT to the host's group)".into(),

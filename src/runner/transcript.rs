@@ -142,7 +142,7 @@ fn shorten_stderr_tail(line: &str) -> String {
 /// Header names, with the values of the few that carry protocol state rather than
 /// credentials (a snapshot never holds a header value a caller set).
 fn shown_headers(headers: &[(String, String)]) -> String {
-    const SHOWN: &[&str] = &["content-type", "accept", "mcp-session-id", "mcp-protocol-version", "location", "last-event-id"];
+    const SHOWN: &[&str] = &["content-type", "accept", "mcp-session-id", "mcp-protocol-version", "mcp-method", "mcp-name", "location", "last-event-id"];
     let parts: Vec<String> = headers
         .iter()
         .filter(|(name, _)| !matches!(name.as_str(), "host" | "content-length" | "user-agent"))

@@ -92,9 +92,18 @@ pub fn load(root: &Path, path: &Path) -> Result<LoadedScenario, LoadError> {
     if scenario.rules.is_empty() {
         return Err(invalid("rules", "`rules` names no rule".into()));
     }
+    let revision = scenario.revision();
+    if !crate::rules::REVISIONS.contains(&revision) {
+        let known = crate::rules::REVISIONS.join(", ");
+        return Err(invalid(revision, format!("unknown revision `{revision}` (expected one of {known})")));
+    }
     for rule in &scenario.rules {
-        if crate::rules::find(rule).is_none() {
-            return Err(invalid(rule, format!("unknown rule id `{rule}` (see `mcp-conformance list`)")));
+        match crate::rules::find(rule) {
+            None => return Err(invalid(rule, format!("unknown rule id `{rule}` (see `mcp-conformance list`)"))),
+            Some(found) if !found.applies_at(revision) => {
+                return Err(invalid(rule, format!("rule `{rule}` does not apply at revision {revision} (its revisions: {})", found.revisions.join(", "))))
+            }
+            Some(_) => {}
         }
     }
     for profile in &scenario.profiles {

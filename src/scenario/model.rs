@@ -60,6 +60,12 @@ pub struct ClientPart {
     /// Faults the wire cannot cause, injected through the client's test hooks.
     #[serde(default)]
     pub faults: Faults,
+    /// The newest protocol revision the strict client offers: `2025-11-25` when absent (the
+    /// handshake, no `server/discover` probe: scenarios about a handshake revision see only
+    /// what they are about), `2026-07-28` for a stateless scenario (the probe first, with the
+    /// fallback to `initialize`). Every rule the scenario names must apply at it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub revision: Option<String>,
     /// HTTP: how the client reaches the server (headers, redirects, tokens, URL).
     #[serde(default)]
     pub http: HttpClientPart,
@@ -189,6 +195,9 @@ pub enum ClientStep {
     WaitExited(WaitExited),
     /// Read how many `notifications/tools/list_changed` the client counted.
     ListChanged(Empty),
+    /// Wait until the client has counted at least `count` list changes, bounded by
+    /// `within_ms` (what arrives on a stream the client reads in the background); the count.
+    WaitListChanged(WaitListChanged),
     /// Start a step in the background under a name; `join` waits for it.
     Spawn(Spawn),
     /// Wait for a spawned step and take its result as this step's.
@@ -289,6 +298,16 @@ pub struct PollExited {
     pub for_ms: u64,
 }
 
+/// Waiting for counted list changes.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WaitListChanged {
+    /// How many, at least.
+    pub count: u64,
+    /// The bound.
+    pub within_ms: u64,
+}
+
 /// Waiting for `exited()`.
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -376,6 +395,10 @@ pub struct Expectations {
     /// Log events that must have been emitted by the client.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub logs: Vec<LogExpect>,
+    /// Every request the server received carries an id no earlier request carried (a
+    /// re-issued or retried request gets a new id).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub distinct_request_ids: bool,
     /// Texts that must appear in no error, log line or transcript (secrets).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub never_contains: Vec<String>,
@@ -475,6 +498,11 @@ pub struct LogExpect {
 }
 
 impl Scenario {
+    /// The revision the scenario runs at (see [`ClientPart::revision`]).
+    pub fn revision(&self) -> &str {
+        self.client.revision.as_deref().unwrap_or(crate::rules::LAST_LEGACY_REVISION)
+    }
+
     /// The messages the scenario is about: those its expectations name. They are never
     /// incidental traffic.
     pub fn named_messages(&self) -> Vec<String> {
@@ -519,6 +547,7 @@ pub const EXPECTATION_FIELDS: &[(&str, Portability)] = &[
     ("received_includes", Portability::Portable),
     ("counts", Portability::Portable),
     ("logs", Portability::ReferenceOnly),
+    ("distinct_request_ids", Portability::Portable),
     ("never_contains", Portability::Portable),
     ("processes_gone", Portability::Portable),
     ("script_completed", Portability::Portable),

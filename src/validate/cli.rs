@@ -36,9 +36,11 @@ pub struct ValidateArgs {
     /// An `mcpServers` JSON config file (as desktop hosts write them).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
-    /// The protocol revision(s) to offer: 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25
-    /// (comma-separated or repeated; the checks run once per revision).
-    #[arg(long = "revision", value_name = "REV", value_delimiter = ',', default_value = super::LATEST)]
+    /// The protocol revision(s) to judge at: 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25,
+    /// 2026-07-28 (comma-separated or repeated; the checks run once per revision). Default:
+    /// 2026-07-28 if the server speaks it (answers `server/discover`), and 2025-11-25 if it
+    /// answers `initialize`.
+    #[arg(long = "revision", value_name = "REV", value_delimiter = ',')]
     pub revisions: Vec<String>,
     /// Judge every check as must (should-failures fail the run).
     #[arg(long)]

@@ -82,6 +82,9 @@ pub enum Until {
     Response(Value),
     /// The status line and headers only; the connection is closed after them.
     Head,
+    /// Up to the first notification with this method (a `subscriptions/listen` stream's
+    /// acknowledgement); the stream is then closed.
+    Notification(String),
 }
 
 /// A response as read.
@@ -391,10 +394,15 @@ impl Wire {
                         Err(_) => reply.dropped += 1,
                     }
                 }
-                if let Until::Response(id) = until {
-                    if reply.response_to(id).is_some() {
-                        break;
+                let done = match until {
+                    Until::Response(id) => reply.response_to(id).is_some(),
+                    Until::Notification(method) => {
+                        reply.messages.iter().any(|m| m.get("method").and_then(Value::as_str) == Some(method))
                     }
+                    _ => false,
+                };
+                if done {
+                    break;
                 }
             }
         }
@@ -675,8 +683,11 @@ impl HttpSession {
             self.lock_log().methods.insert(id.to_string(), method.to_string());
         }
         let text = message.to_string();
-        let posted =
-            self.send(Method::POST, self.headers(), Some(text.clone().into_bytes()), Until::Response(id.clone())).await;
+        let mut headers = self.headers();
+        if self.revision.as_deref() >= Some(super::schema::STATELESS) {
+            headers.extend(standard_headers(&message));
+        }
+        let posted = self.send(Method::POST, headers, Some(text.clone().into_bytes()), Until::Response(id.clone())).await;
         let reply = match &posted.reply {
             Ok(reply) => match reply.response_to(&id) {
                 Some(response) => Ok(response.clone()),
@@ -790,6 +801,56 @@ impl HttpSession {
     }
 }
 
+/// The standard request headers of 2026-07-28 for a request: `Mcp-Method`, and `Mcp-Name`
+/// (`params.name` or `params.uri`) for `tools/call`, `resources/read` and `prompts/get`, in
+/// the Base64 sentinel form when it is not a plain header-safe value.
+pub fn standard_headers(message: &Value) -> Vec<(String, String)> {
+    let Some(method) = message.get("method").and_then(Value::as_str) else { return Vec::new() };
+    let mut headers = vec![("Mcp-Method".to_string(), method.to_string())];
+    let name = match method {
+        "tools/call" | "prompts/get" => message.pointer("/params/name"),
+        "resources/read" => message.pointer("/params/uri"),
+        _ => None,
+    };
+    if let Some(name) = name.and_then(Value::as_str) {
+        headers.push(("Mcp-Name".to_string(), header_safe(name)));
+    }
+    headers
+}
+
+/// A value as an `Mcp-Name` header carries it: as is when it is visible ASCII (spaces inside
+/// allowed) and not the sentinel pattern, else `=?base64?…?=`.
+fn header_safe(value: &str) -> String {
+    let sentinel = value.starts_with("=?base64?") && value.ends_with("?=");
+    let plain = !value.is_empty()
+        && value.bytes().all(|b| (0x20..=0x7e).contains(&b))
+        && !value.starts_with(' ')
+        && !value.ends_with(' ')
+        && !sentinel;
+    if plain {
+        value.to_string()
+    } else {
+        format!("=?base64?{}?=", base64(value.as_bytes()))
+    }
+}
+
+/// Standard Base64 with padding (RFC 4648), for the few header values that need it.
+fn base64(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let n = chunk.iter().enumerate().fold(0u32, |n, (i, b)| n | u32::from(*b) << (16 - 8 * i));
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(char::from(ALPHABET[(n >> (18 - 6 * i) & 63) as usize]));
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
 /// `POST /mcp [Accept: …; Mcp-Session-Id: …] body` for a report.
 fn describe_request(method: &Method, target: &str, headers: &[(String, String)], body: Option<&[u8]>) -> String {
     let shown: Vec<String> = headers.iter().map(|(n, v)| format!("{n}: {v}")).collect();
@@ -827,6 +888,19 @@ mod tests {
         let mut events = parser.push(b"id: 1\ndata: \n\nevent: message\r\ndata: {\"a\":\r");
         events.extend(parser.push(b"\ndata: 1}\r\n\r\n: comment\rdata:x\r\r\n"));
         assert_eq!(events, ["", "{\"a\":\n1}", "x"]);
+    }
+
+    #[test]
+    fn standard_headers_name_the_method_and_encode_an_unsafe_name() {
+        let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "Hello, 世界"}});
+        assert_eq!(
+            standard_headers(&call),
+            [("Mcp-Method".to_string(), "tools/call".to_string()), ("Mcp-Name".into(), "=?base64?SGVsbG8sIOS4lueVjA==?=".into())]
+        );
+        let read = json!({"jsonrpc": "2.0", "id": 1, "method": "resources/read", "params": {"uri": "=?base64?literal?="}});
+        assert_eq!(standard_headers(&read)[1].1, "=?base64?PT9iYXNlNjQ/bGl0ZXJhbD89?=");
+        let list = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"});
+        assert_eq!(standard_headers(&list), [("Mcp-Method".to_string(), "tools/list".to_string())]);
     }
 
     #[test]

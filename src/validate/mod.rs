@@ -39,13 +39,14 @@ pub use cli::ValidateArgs;
 use crate::{exit_code, terminal};
 use crate::rules::{self, Level};
 use baseline::Baseline;
-use checks::{Found, Plan};
+use checks::{stateless, Found, Plan};
 use outcome::{CheckResult, Finding, Status};
 use report::{Summary, TargetReport};
 use std::time::Instant;
 use target::Target;
 
-/// The revision offered unless `--revision` says otherwise.
+/// The newest revision with an `initialize` handshake: judged by default when the server
+/// answers `initialize` (beside [`schema::STATELESS`] when it speaks that).
 pub const LATEST: &str = "2025-11-25";
 
 /// A prepared run.
@@ -54,6 +55,8 @@ struct Job {
     plan: Plan,
     strict: bool,
     baseline: Baseline,
+    /// No `--revision`: 2026-07-28 if the server speaks it, 2025-11-25 if it answers `initialize`.
+    auto: bool,
 }
 
 /// Runs `validate` and returns its exit code (see [`crate::exit_code`]).
@@ -198,8 +201,12 @@ fn prepare(args: &ValidateArgs) -> Result<Job, String> {
         None => None,
     };
     for revision in &args.revisions {
-        if !schema::REVISIONS.contains(&revision.as_str()) {
-            return Err(format!("--revision `{revision}` is not one of {}", schema::REVISIONS.join(", ")));
+        if !schema::REVISIONS.contains(&revision.as_str()) && revision != schema::STATELESS {
+            return Err(format!(
+                "--revision `{revision}` is not one of {}, {}",
+                schema::REVISIONS.join(", "),
+                schema::STATELESS
+            ));
         }
     }
     let selected: Vec<&'static str> = checks::ALL
@@ -256,16 +263,17 @@ fn prepare(args: &ValidateArgs) -> Result<Job, String> {
     }
     let mut revisions = args.revisions.clone();
     revisions.dedup();
+    let auto = revisions.is_empty();
+    if auto {
+        revisions = vec![schema::STATELESS.to_string(), LATEST.to_string()];
+    }
     let plan = Plan { selected, revisions, timeout: args.timeout, ca_cert };
-    Ok(Job { targets, plan, strict: args.strict, baseline })
+    Ok(Job { targets, plan, strict: args.strict, baseline, auto })
 }
 
 async fn validate_one(job: &Job, name: &str, config_name: Option<&str>, target: &Target) -> TargetReport {
     let started = Instant::now();
-    let found = match target {
-        Target::Stdio { .. } => checks::run_stdio(target, &job.plan).await,
-        Target::Http { .. } => checks::http::run_http(target, &job.plan).await,
-    };
+    let found = run_target(job, target).await;
     let (checks, unreachable) = match found {
         Ok(found) => (found.into_iter().map(|f| judge(job, config_name, f)).collect::<Vec<_>>(), None),
         Err(why) => (Vec::new(), Some(why.0)),
@@ -278,6 +286,95 @@ async fn validate_one(job: &Job, name: &str, config_name: Option<&str>, target: 
         checks,
         millis: started.elapsed().as_millis(),
     }
+}
+
+/// Runs the checks at every revision asked: 2026-07-28 by [`stateless`] (a server that does
+/// not speak it gets one not-applicable finding, not a failure a check), the others by the
+/// `initialize` plans, concurrently. By default ([`Job::auto`]) a server is judged at
+/// 2026-07-28 if it speaks it and at 2025-11-25 if it answers `initialize`; it is unreachable
+/// only when it does neither.
+async fn run_target(job: &Job, target: &Target) -> Result<Vec<Found>, checks::Unreachable> {
+    let plan = &job.plan;
+    let mut modern = plan.clone();
+    modern.selected.retain(|id| stateless::applies(id));
+    // By default `server/discover` is asked whatever was selected: it says whether the
+    // server's refusal of `initialize` is a failure or not its revision.
+    let run_modern =
+        job.auto || plan.revisions.iter().any(|r| r == schema::STATELESS) && !modern.selected.is_empty();
+    let mut legacy = plan.clone();
+    legacy.revisions.retain(|r| r != schema::STATELESS);
+    legacy.selected.retain(|id| !stateless::OWN.contains(id));
+    let run_legacy = !legacy.revisions.is_empty() && !legacy.selected.is_empty();
+    // By default the handshake's answer decides whether the server claims 2025-11-25 at all.
+    let result_asked = plan.wants(checks::initialize::RESULT);
+    if job.auto && !result_asked {
+        legacy.selected.push(checks::initialize::RESULT);
+    }
+    let modern_run = async {
+        match (run_modern, target) {
+            (false, _) => None,
+            (true, Target::Stdio { .. }) => Some(stateless::run_stdio(target, &modern).await),
+            (true, Target::Http { .. }) => Some(stateless::run_http(target, &modern).await),
+        }
+    };
+    let legacy_run = async {
+        match (run_legacy, target) {
+            (false, _) => None,
+            (true, Target::Stdio { .. }) => Some(checks::run_stdio(target, &legacy).await),
+            (true, Target::Http { .. }) => Some(checks::http::run_http(target, &legacy).await),
+        }
+    };
+    let (modern_found, legacy_found) = tokio::join!(modern_run, legacy_run);
+    let mut found = Vec::new();
+    let mut speaks = false;
+    match modern_found {
+        None => {}
+        Some(Err(unreachable)) if legacy_found.is_none() => return Err(unreachable),
+        // The `initialize` plan says whether the server is there at all.
+        Some(Err(_)) => {}
+        Some(Ok(stateless::Spoken::Yes(modern_found))) => {
+            speaks = true;
+            found.extend(modern_found);
+        }
+        Some(Ok(stateless::Spoken::No(why))) if !job.auto || plan.wants(stateless::DISCOVER) => {
+            found.push(Found::new(stateless::DISCOVER, schema::STATELESS, stateless::does_not_speak(&why), 0));
+        }
+        Some(Ok(stateless::Spoken::No(_))) => {}
+    }
+    match legacy_found {
+        None => {}
+        Some(Ok(legacy_found)) => {
+            let refusal = legacy_found.iter().find_map(|f| match &f.finding {
+                Finding::Fail(failure) if f.id == checks::initialize::RESULT && failure.actual.starts_with("an error response") => {
+                    Some(failure.received.clone().unwrap_or_else(|| failure.actual.clone()))
+                }
+                _ => None,
+            });
+            match refusal {
+                // A server of 2026-07-28 only, asked by default: 2025-11-25 is not its revision.
+                Some(answer) if job.auto && speaks => {
+                    if result_asked {
+                        let reason = format!(
+                            "not applicable: the server speaks 2026-07-28 only and refuses `initialize` ({})",
+                            outcome::excerpt(&answer)
+                        );
+                        found.push(Found::new(checks::initialize::RESULT, LATEST, Finding::skip(reason), 0));
+                    }
+                }
+                _ => found.extend(legacy_found.into_iter().filter(|f| result_asked || f.id != checks::initialize::RESULT)),
+            }
+        }
+        Some(Err(why)) if speaks && plan.wants(checks::initialize::RESULT) && !job.auto => {
+            let reason = format!("the server speaks 2026-07-28 and answers no `initialize` ({why})");
+            for revision in &legacy.revisions {
+                found.push(Found::new(checks::initialize::RESULT, revision.clone(), Finding::skip(reason.clone()), 0));
+            }
+        }
+        Some(Err(_)) if speaks => {}
+        Some(Err(why)) => return Err(why),
+    }
+    checks::sort(&mut found);
+    Ok(found)
 }
 
 /// Applies the level, `--strict` and the baseline to one finding.

@@ -1,4 +1,4 @@
-//! The wire schemas: the published JSON schema of each stateful revision, embedded (copied
+//! The wire schemas: the published JSON schema of each revision, embedded (copied verbatim
 //! from the specification repository's `schema/<revision>/schema.json`), and the
 //! validation of one server message against the right definition.
 
@@ -9,8 +9,13 @@ use std::sync::{Arc, Mutex, OnceLock};
 /// The revisions whose schema is embedded, oldest first.
 pub const REVISIONS: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
 
+/// The stateless revision (no `initialize`; version and capabilities in every request's
+/// `_meta`), judged by [`crate::validate::checks::stateless`] rather than by a handshake.
+pub const STATELESS: &str = "2026-07-28";
+
 fn schema_text(revision: &str) -> Option<&'static str> {
     Some(match revision {
+        "2026-07-28" => include_str!("schema/2026-07-28.json"),
         "2024-11-05" => include_str!("schema/2024-11-05.json"),
         "2025-03-26" => include_str!("schema/2025-03-26.json"),
         "2025-06-18" => include_str!("schema/2025-06-18.json"),
@@ -32,6 +37,8 @@ pub fn result_definition(method: &str) -> Option<&'static str> {
         "resources/templates/list" => "ListResourceTemplatesResult",
         "resources/read" => "ReadResourceResult",
         "completion/complete" => "CompleteResult",
+        "server/discover" => "DiscoverResult",
+        "subscriptions/listen" => "SubscriptionsListenResult",
         _ => return None,
     })
 }
@@ -173,7 +180,10 @@ pub fn validate_message(revision: &str, message: &Value, answered: Option<&str>)
     if let Some(problem) = check(revision, envelope, message)? {
         return Ok(Some(problem));
     }
-    match (answered.and_then(result_definition), message.get("result")) {
+    // A multi round-trip request's interim answer has a shape of its own, whatever the method.
+    let interim = message.pointer("/result/resultType").and_then(Value::as_str) == Some("input_required");
+    let definition = if interim { Some("InputRequiredResult") } else { answered.and_then(result_definition) };
+    match (definition, message.get("result")) {
         (Some(definition), Some(result)) => check(revision, definition, result),
         _ => Ok(None),
     }
@@ -189,6 +199,11 @@ mod tests {
             let ok = json!({"jsonrpc": "2.0", "id": 1, "result": {}});
             assert_eq!(validate_message(revision, &ok, Some("ping")).unwrap(), None, "{revision}");
         }
+        let ok = json!({"jsonrpc": "2.0", "id": 1, "result": {"resultType": "complete", "ttlMs": 0, "cacheScope": "public", "tools": []}});
+        assert_eq!(validate_message(STATELESS, &ok, Some("tools/list")).unwrap(), None);
+        let bad = json!({"jsonrpc": "2.0", "id": 1, "result": {"tools": []}});
+        let problem = validate_message(STATELESS, &bad, Some("tools/list")).unwrap().unwrap();
+        assert!(problem.contains("resultType"), "{problem}");
     }
 
     #[test]

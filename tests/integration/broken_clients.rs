@@ -42,6 +42,13 @@ use rstest::rstest;
 #[case::cancelled_without_request_id_over_http("timeouts/http-timeout-sends-cancelled", Breakage::CancelledWithoutRequestId, "received_includes")]
 #[case::listing_unbounded_over_http("tools/http-source-listing-bounded", Breakage::NoListBoundOverHttp, "step 3")]
 #[case::cancelled_awaited_over_http("timeouts/http-timeout-sends-cancelled", Breakage::CancelledAwaited, "step 2")]
+#[case::no_fallback_over_stdio("stateless/fallback-stdio", Breakage::NoLegacyFallback, "step 1")]
+#[case::no_fallback_over_http("stateless/fallback-http", Breakage::NoLegacyFallback, "step 1")]
+#[case::requests_without_meta("stateless/discover-probe-first", Breakage::NoRequestMeta, "step 1")]
+#[case::requests_without_meta_after_discover("stateless/input-required-retried", Breakage::NoRequestMeta, "script")]
+#[case::reissued_with_the_same_id("stateless/broken-stream-reissued", Breakage::ReissueSameId, "distinct_request_ids")]
+#[case::listen_stream_not_counted("stateless/listen-list-changed", Breakage::NoListChangedCount, "step 2")]
+#[case::call_reissued_after_a_broken_stream("stateless/broken-stream-call-not-reissued", Breakage::ReissueCalls, "count of `tools/call`")]
 fn a_broken_client_fails_its_scenario(#[case] scenario_name: &str, #[case] breakage: Breakage, #[case] what: &str) {
     let loaded = scenario(scenario_name);
     let hooks = TestHooks { broken: vec![breakage], ..Default::default() };

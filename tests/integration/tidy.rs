@@ -34,7 +34,7 @@ fn every_misbehaviour_is_used_by_some_scenario() {
         "handshake", "expect", "reply", "notify", "request", "banner", "long_line", "stderr", "stderr_flood", "stall",
         "crash", "exit", "ignore_stdin_close", "await_stdin_close", "spawn_child", "background", "close_stdout",
         "stop_reading", "respond", "redirect", "hang", "disconnect", "open_sse", "write", "close_stream",
-        "expire_session", "endpoint", "refuse",
+        "expire_session", "endpoint", "refuse", "discover",
     ];
     let unused: Vec<&str> = every.iter().copied().filter(|name| !used.contains(name)).collect();
     assert!(unused.is_empty(), "misbehaviours no scenario uses: {unused:?}");

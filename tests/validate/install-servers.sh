@@ -5,13 +5,15 @@
 #
 #   node/  @modelcontextprotocol/server-everything (npm), run as `node node/node_modules/.../dist/index.js stdio`
 #   venv/  the official Python SDK `mcp` (PyPI), for tests/validate/python_server.py
+#   ts/    the official TypeScript SDK 2.x `@modelcontextprotocol/server` (npm), for tests/validate/ts_server.cjs
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
 EVERYTHING_VERSION="2026.8.31"
 MCP_PY_VERSION="2.3.0"
+MCP_TS_VERSION="2.4.0"
 DEST="target/validate-servers"
-mkdir -p "$DEST/node"
+mkdir -p "$DEST/node" "$DEST/ts"
 
 everything="$DEST/node/node_modules/@modelcontextprotocol/server-everything/package.json"
 if ! grep -q "\"version\": \"$EVERYTHING_VERSION\"" "$everything" 2>/dev/null; then
@@ -25,4 +27,12 @@ if ! "$DEST/venv/bin/python" -c "import importlib.metadata as m, sys; sys.exit(m
     echo "installing mcp==$MCP_PY_VERSION (PyPI) into $DEST/venv"
     [ -x "$DEST/venv/bin/python" ] || python3 -m venv "$DEST/venv"
     "$DEST/venv/bin/python" -m pip install --quiet --disable-pip-version-check "mcp==$MCP_PY_VERSION"
+fi
+
+ts_sdk="$DEST/ts/node_modules/@modelcontextprotocol/server/package.json"
+if ! grep -q "\"version\": \"$MCP_TS_VERSION\"" "$ts_sdk" 2>/dev/null; then
+    echo "installing @modelcontextprotocol/server@$MCP_TS_VERSION into $DEST/ts"
+    [ -f "$DEST/ts/package.json" ] || echo '{"private": true}' > "$DEST/ts/package.json"
+    npm install --prefix "$DEST/ts" --no-audit --no-fund --loglevel=error \
+        "@modelcontextprotocol/server@$MCP_TS_VERSION"
 fi

@@ -98,3 +98,31 @@ fn tail(output: &str) -> String {
     let lines: Vec<&str> = output.lines().collect();
     lines[lines.len().saturating_sub(40)..].join("\n")
 }
+
+/// The server written with the TypeScript SDK 2.x (`tests/validate/ts_server.cjs`), installed
+/// first if needed: over stdio, or with `Some(port)` over Streamable HTTP on
+/// `http://127.0.0.1:PORT/mcp`. The SDK speaks 2026-07-28 and, to `initialize`, 2025-11-25.
+#[allow(dead_code)]
+pub fn ts_server(root: &Path, port: Option<u16>) -> Vec<String> {
+    let sdk = installed(root).join("ts/node_modules/@modelcontextprotocol/server/package.json");
+    assert!(sdk.is_file(), "the TypeScript SDK is missing at {} after its install", sdk.display());
+    let mut command = vec!["node".to_string(), root.join("tests/validate/ts_server.cjs").display().to_string()];
+    if let Some(port) = port {
+        command.extend(["streamable-http".to_string(), port.to_string()]);
+    }
+    command
+}
+
+/// The server written with the Python SDK 2.x (`tests/validate/python_server.py`), installed
+/// first if needed: over stdio, or with `Some(port)` over Streamable HTTP on
+/// `http://127.0.0.1:PORT/mcp`. The SDK speaks 2026-07-28 and, to `initialize`, 2025-11-25.
+#[allow(dead_code)]
+pub fn python_server(root: &Path, port: Option<u16>) -> Vec<String> {
+    let python = installed(root).join("venv/bin/python");
+    assert!(python.is_file(), "the Python SDK venv is missing at {} after its install", python.display());
+    let mut command = vec![python.display().to_string(), root.join("tests/validate/python_server.py").display().to_string()];
+    if let Some(port) = port {
+        command.extend(["streamable-http".to_string(), port.to_string()]);
+    }
+    command
+}

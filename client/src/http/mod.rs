@@ -4,6 +4,7 @@
 
 mod headers;
 pub(crate) mod legacy;
+mod listen;
 mod sse;
 pub(crate) mod streamable;
 mod wire;

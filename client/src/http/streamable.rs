@@ -22,6 +22,8 @@ use crate::{Breakage, ClientConfig, McpError, Profile, TestHooks, SUPPORTED_PROT
 const ACCEPT_BOTH: &str = "application/json, text/event-stream";
 const SESSION_HEADER: &str = "mcp-session-id";
 const VERSION_HEADER: &str = "mcp-protocol-version";
+const METHOD_HEADER: &str = "mcp-method";
+const NAME_HEADER: &str = "mcp-name";
 /// The first revision whose requests carry `MCP-Protocol-Version`.
 const VERSION_HEADER_FROM: &str = "2025-06-18";
 
@@ -38,6 +40,29 @@ struct State {
     init_params: Option<Value>,
     /// A 404 ended the session: strict re-initializes before the next call.
     reinit: bool,
+    /// 2026-07-28 is spoken: no session, `Mcp-Method`/`Mcp-Name` on every POST, a modern
+    /// error's 4xx read as its JSON-RPC error, a broken response stream re-issued.
+    stateless: bool,
+}
+
+/// 2026-07-28's request headers, from the body: `Mcp-Method` always, `Mcp-Name` for a
+/// call, a read or a prompt (`params.name` or `params.uri`, encoded when not header-safe).
+fn request_headers(body: &[u8]) -> Vec<(HeaderName, HeaderValue)> {
+    let Ok(message) = serde_json::from_slice::<Value>(body) else { return Vec::new() };
+    let Some(method) = message.get("method").and_then(Value::as_str) else { return Vec::new() };
+    let mut headers = Vec::new();
+    if let Ok(value) = HeaderValue::from_str(&crate::stateless::header_value(method)) {
+        headers.push((HeaderName::from_static(METHOD_HEADER), value));
+    }
+    let name = match method {
+        "tools/call" | "prompts/get" => message.pointer("/params/name"),
+        "resources/read" => message.pointer("/params/uri"),
+        _ => None,
+    };
+    if let Some(Ok(value)) = name.and_then(Value::as_str).map(|n| HeaderValue::from_str(&crate::stateless::header_value(n))) {
+        headers.push((HeaderName::from_static(NAME_HEADER), value));
+    }
+    headers
 }
 
 /// A Streamable HTTP connection to one MCP server.
@@ -46,28 +71,39 @@ struct State {
 const CANCEL_GRACE: Duration = Duration::from_millis(100);
 
 pub(crate) struct StreamableTransport {
-    ep: Endpoint,
+    ep: std::sync::Arc<Endpoint>,
     profile: Profile,
     hooks: TestHooks,
     state: Mutex<State>,
     calls: tokio::sync::Mutex<()>,
     next_id: AtomicI64,
-    list_changed: AtomicU64,
+    list_changed: std::sync::Arc<AtomicU64>,
     closed: watch::Sender<bool>,
+    /// 2026-07-28: the `subscriptions/listen` stream's task, aborted on close.
+    listener: Mutex<Option<tokio::task::JoinHandle<()>>>,
+}
+
+impl Drop for StreamableTransport {
+    fn drop(&mut self) {
+        if let Some(task) = lock(&self.listener).take() {
+            task.abort();
+        }
+    }
 }
 
 impl StreamableTransport {
     /// Checks the URL and certificates; sends nothing.
     pub(crate) fn new(server: &HttpServer, config: &ClientConfig) -> Result<Self, McpError> {
         Ok(StreamableTransport {
-            ep: Endpoint::new(server, config)?,
+            ep: std::sync::Arc::new(Endpoint::new(server, config)?),
             profile: config.profile,
             hooks: config.hooks.clone(),
             state: Mutex::new(State::default()),
             calls: tokio::sync::Mutex::new(()),
             next_id: AtomicI64::new(1),
-            list_changed: AtomicU64::new(0),
+            list_changed: std::sync::Arc::new(AtomicU64::new(0)),
             closed: watch::channel(false).0,
+            listener: Mutex::new(None),
         })
     }
 
@@ -97,24 +133,34 @@ impl StreamableTransport {
         }
     }
 
+    /// 2026-07-28 from now on (`Some(version)`: the version header, the request headers, no
+    /// session), or back to a handshake revision (`None`, after a failed probe).
+    pub(crate) fn stateless(&self, version: Option<&str>) {
+        let mut state = lock(&self.state);
+        state.stateless = version.is_some();
+        state.version_header = version.and_then(|v| HeaderValue::from_str(v).ok());
+    }
+
+    /// 2026-07-28: opens the `subscriptions/listen` stream for list changes (`params` with
+    /// their `_meta`); it lives until `close()`.
+    pub(crate) fn listen(&self, params: Value) {
+        let id = Value::from(self.next_id.fetch_add(1, Ordering::SeqCst));
+        let version = lock(&self.state).version_header.clone();
+        let counter = (!self.broken(Breakage::NoListChangedCount)).then(|| self.list_changed.clone());
+        let task = super::listen::spawn(self.ep.clone(), id, params, version, counter);
+        if let Some(old) = lock(&self.listener).replace(task) {
+            old.abort();
+        }
+    }
+
     fn closed_error(&self, ctx: &Ctx) -> McpError {
         ctx.transport("the client was closed")
     }
 
     /// Sends a request and reads its answer, bounded by `bound` (none: the idle timeout
-    /// only). Under `strict` each call is a POST of its own, several in flight; otherwise
-    /// calls queue in order.
-    pub(crate) async fn request(
-        &self,
-        method: &str,
-        params: Option<Value>,
-        bound: Option<Duration>,
-    ) -> Result<Result<Value, ErrorObject>, McpError> {
-        self.request_fated(method, params, bound).await.map_err(|f| f.error)
-    }
-
-    /// [`request`](Self::request), saying on failure whether the connection died and
-    /// whether the request may have reached the server.
+    /// only; under `strict` each call is a POST of its own, several in flight; otherwise
+    /// calls queue in order), saying on failure whether the connection died and whether the
+    /// request may have reached the server.
     pub(crate) async fn request_fated(
         &self,
         method: &str,
@@ -151,7 +197,7 @@ impl StreamableTransport {
             // Strict: the turn only orders the re-initialize; the call's own POST goes out at once.
             let _turn = (!self.profile.multiplexes()).then_some(turn);
             let id = Value::from(self.next_id.fetch_add(1, Ordering::SeqCst));
-            let call = self.call(method, id.clone(), params, ctx);
+            let call = self.call_reissuing(method, id.clone(), params, ctx);
             match bound {
                 None => call.await,
                 Some(bound) => match tokio::time::timeout(bound, call).await {
@@ -182,6 +228,39 @@ impl StreamableTransport {
         }
     }
 
+    /// [`call`](Self::call); at 2026-07-28 a response stream that broke before its response
+    /// (or a connection that died once the request went out) loses the request, so it is re-issued once as a new request with a new id; a
+    /// `tools/call` is not (the tool may have run: the error says so).
+    async fn call_reissuing(
+        &self,
+        method: &str,
+        id: Value,
+        params: Option<Value>,
+        ctx: &Ctx,
+    ) -> Result<Result<Value, ErrorObject>, McpError> {
+        let mut broken = false;
+        let outcome = self.call_marking(method, id.clone(), params.clone(), ctx, &mut broken).await;
+        // The connection dying after the request went out, before or during its response,
+        // loses the request just the same.
+        let lost = broken || ctx.fate() == Fate::DeadMaybeSent;
+        let error = match outcome {
+            Err(error) if lost && error.kind() != crate::ErrorKind::Timeout && lock(&self.state).stateless => error,
+            other => return other,
+        };
+        if method == "tools/call" && !self.broken(Breakage::ReissueCalls) {
+            return Err(McpError::Transport(format!(
+                "{}; the tool may have run, so the call was not re-issued",
+                error.full_text()
+            )));
+        }
+        let id = match self.broken(Breakage::ReissueSameId) {
+            true => id,
+            false => Value::from(self.next_id.fetch_add(1, Ordering::SeqCst)),
+        };
+        tracing::info!(target: "mcp_refclient", origin = %self.ep.origin, "the response stream of '{method}' broke ({}); re-issuing it as request {id}", error.full_text());
+        self.call(method, id, params, ctx).await
+    }
+
     /// Strict, after a 404 ended the session: `initialize` again, then `initialized`.
     async fn reinitialize(&self) -> Result<(), McpError> {
         let params = lock(&self.state).init_params.clone();
@@ -206,14 +285,17 @@ impl StreamableTransport {
     /// 404 on a session into "expired" and any other non-success status into an error.
     async fn post<T: Serialize>(&self, message: &T, ctx: &Ctx) -> Result<Reply, McpError> {
         let body = serde_json::to_vec(message).map_err(McpError::Serialization)?;
-        let (session, version) = {
+        let (session, version, stateless) = {
             let state = lock(&self.state);
-            (state.session.clone(), state.version_header.clone())
+            (state.session.clone(), state.version_header.clone(), state.stateless)
         };
         let mut extra = vec![
             (header::ACCEPT, HeaderValue::from_static(ACCEPT_BOTH)),
             (header::CONTENT_TYPE, HeaderValue::from_static("application/json")),
         ];
+        if stateless {
+            extra.extend(request_headers(&body));
+        }
         if let Some(session) = &session {
             if let Ok(value) = HeaderValue::from_str(session) {
                 extra.push((HeaderName::from_static(SESSION_HEADER), value));
@@ -224,6 +306,12 @@ impl StreamableTransport {
         }
         let out = Outgoing { method: Method::POST, url: &self.ep.url, body: Some(Bytes::from(body)), extra };
         let reply = self.ep.send(&out, ctx).await?;
+        if reply.status.is_success() && stateless {
+            return Ok(reply);
+        }
+        if stateless && reply.status.is_client_error() {
+            return Err(self.modern_error(reply, ctx).await);
+        }
         if reply.status.is_success() {
             let given = reply.headers.get(SESSION_HEADER).and_then(|v| v.to_str().ok());
             if let Some(id) = given.filter(|id| !id.is_empty() && id.bytes().all(|b| (0x21..=0x7e).contains(&b))) {
@@ -254,6 +342,26 @@ impl StreamableTransport {
         Err(self.ep.status_error(reply, ctx, note).await)
     }
 
+    /// 2026-07-28: a 4xx whose body is a JSON-RPC error (a modern server's header mismatch,
+    /// unsupported version or unknown method) is that error; any other 4xx an `http` error.
+    async fn modern_error(&self, mut reply: Reply, ctx: &Ctx) -> McpError {
+        if reply.media_type().as_deref() == Some("application/json") {
+            let status = reply.status;
+            let body = match self.ep.read_to_end(&mut reply, ctx).await {
+                Ok(body) => body,
+                Err(e) => return e,
+            };
+            if let Incoming::Response { outcome: Err(e), .. } = classify(&body) {
+                let message = self.ep.scrub(&e.message, Some(&reply.url));
+                return McpError::JsonRpc { code: e.code, message, data: e.data };
+            }
+            let text = String::from_utf8_lossy(&body);
+            let message = super::wire::status_text(&ctx.prefix, status, "", &self.ep.quote(&text, &reply.url), &reply.url);
+            return McpError::Http { status: status.as_u16(), message };
+        }
+        self.ep.status_error(reply, ctx, "").await
+    }
+
     /// One request and its answer: a JSON body read to its end, or SSE frames read until the
     /// one carrying the response.
     async fn call(
@@ -263,9 +371,22 @@ impl StreamableTransport {
         params: Option<Value>,
         ctx: &Ctx,
     ) -> Result<Result<Value, ErrorObject>, McpError> {
+        self.call_marking(method, id, params, ctx, &mut false).await
+    }
+
+    /// [`call`](Self::call), setting `broken` when an SSE response stream ended or broke
+    /// before the response.
+    async fn call_marking(
+        &self,
+        method: &str,
+        id: Value,
+        params: Option<Value>,
+        ctx: &Ctx,
+        broken: &mut bool,
+    ) -> Result<Result<Value, ErrorObject>, McpError> {
         let mut reply = self.post(&Request::new(id.clone(), method, params), ctx).await?;
         let outcome = if reply.media_type().as_deref() == Some("text/event-stream") {
-            self.read_sse(&mut reply, &id, ctx).await?
+            self.read_sse(&mut reply, &id, ctx, broken).await?
         } else {
             self.read_json(&mut reply, &id, ctx).await?
         };
@@ -318,7 +439,7 @@ impl StreamableTransport {
 
     /// Reads SSE frames until the one answering `id`, then drops the stream: frames after it
     /// are never read.
-    async fn read_sse(&self, reply: &mut Reply, id: &Value, ctx: &Ctx) -> Result<Result<Value, ErrorObject>, McpError> {
+    async fn read_sse(&self, reply: &mut Reply, id: &Value, ctx: &Ctx, broken: &mut bool) -> Result<Result<Value, ErrorObject>, McpError> {
         let mut parser = SseParser::new(self.ep.max_body);
         let mut seen = 0usize;
         loop {
@@ -327,7 +448,9 @@ impl StreamableTransport {
                     return Ok(outcome);
                 }
             }
-            match self.ep.next_chunk(reply, ctx).await? {
+            let chunk = self.ep.next_chunk(reply, ctx).await;
+            *broken = chunk.as_ref().is_err_and(|e| e.kind() != crate::ErrorKind::Timeout) || matches!(chunk, Ok(None));
+            match chunk? {
                 Some(chunk) => {
                     seen += chunk.len();
                     parser.feed(&chunk).map_err(|TooLong(_)| {
@@ -454,6 +577,9 @@ impl StreamableTransport {
     pub(crate) async fn close(&self) {
         if self.closed.send_replace(true) {
             return;
+        }
+        if let Some(task) = lock(&self.listener).take() {
+            task.abort();
         }
         let (session, version) = {
             let mut state = lock(&self.state);

@@ -448,19 +448,9 @@ impl StdioTransport {
     }
 
     /// Sends a request and waits for the response with its id, bounded by `bound` counted
-    /// from when the request is sent. Under `strict` calls go out at once, several in
-    /// flight; otherwise they queue in order.
-    pub(crate) async fn request(
-        &self,
-        method: &str,
-        params: Option<Value>,
-        bound: Option<Duration>,
-    ) -> Result<Result<Value, ErrorObject>, McpError> {
-        self.request_fated(method, params, bound).await.map_err(|f| f.error)
-    }
-
-    /// [`request`](Self::request), saying on failure whether the server is gone and
-    /// whether the request was written to it: a write that failed, or a connection already
+    /// from when the request is sent (under `strict` calls go out at once, several in
+    /// flight; otherwise they queue in order), saying on failure whether the server is gone
+    /// and whether the request was written to it: a write that failed, or a connection already
     /// dead, never delivered it; a server gone after the write may have received it.
     pub(crate) async fn request_fated(
         &self,

@@ -249,9 +249,22 @@ impl Player {
     async fn play_step(&mut self, index: usize, step: &Step, rest: &[Step]) -> Flow {
         match step {
             Step::Handshake(h) => self.handshake(index, h).await,
+            Step::Discover(d) => self.discover(index, d).await,
             Step::Expect(e) => self.expect(index, e, rest.first()).await,
             Step::Reply(r) => self.reply(index, r, &Handshake::default()),
-            Step::Notify(n) => self.frame(index, message(None, &n.method, n.params.as_ref()), rest),
+            Step::Notify(n) => {
+                let params = match &n.subscription {
+                    None => n.params.clone(),
+                    Some(name) => {
+                        let id = self.named(name).and_then(|i| self.exchanges[i].message.as_ref()?.get("id").cloned());
+                        match id {
+                            Some(id) => Some(crate::responder::tagged(n.params.as_ref(), &id)),
+                            None => return self.script_error(index, &format!("no request named `{name}` to tag with")),
+                        }
+                    }
+                };
+                self.frame(index, message(None, &n.method, params.as_ref()), rest)
+            }
             Step::Request(r) => {
                 self.frame(index, message(Some(&r.id), &r.method, r.params.as_ref()), rest)
             }
@@ -377,6 +390,21 @@ impl Player {
             ..Expect::default()
         };
         self.expect(index, &initialized, None).await
+    }
+
+    async fn discover(&mut self, index: usize, discover: &crate::script::Discover) -> Flow {
+        let probe = Expect {
+            method: Some("server/discover".into()),
+            has_id: Some(true),
+            meta: discover.meta.clone(),
+            ..Expect::default()
+        };
+        let answer = Step::Reply(Reply::default());
+        if let flow @ (Flow::Stop(..) | Flow::Exit(_) | Flow::Forever) = self.expect(index, &probe, Some(&answer)).await {
+            return flow;
+        }
+        let reply = Reply { result: Some(crate::responder::discover_result(discover)), ..Reply::default() };
+        self.reply(index, &reply, &Handshake::default())
     }
 
     async fn expect(&mut self, index: usize, expect: &Expect, next: Option<&Step>) -> Flow {
@@ -549,7 +577,7 @@ impl Player {
         if self.exchanges[i].stream.is_none() {
             let reply = rest
                 .iter()
-                .take_while(|s| !matches!(s, Step::Expect(_) | Step::Handshake(_)))
+                .take_while(|s| !matches!(s, Step::Expect(_) | Step::Handshake(_) | Step::Discover(_)))
                 .find_map(|s| match s {
                     Step::Reply(r) => Some(r.clone()),
                     _ => None,

@@ -105,10 +105,18 @@ impl<'a> Player<'a> {
     fn play_step(&mut self, index: usize, step: &Step) -> Flow {
         match step {
             Step::Handshake(h) => self.handshake(index, step, h),
+            Step::Discover(d) => self.discover(index, step, d),
             Step::Expect(e) => self.expect(index, step, e),
             Step::Reply(r) => self.reply(index, r),
             Step::Notify(n) => {
-                self.send(message(None, &n.method, n.params.as_ref()), None);
+                let params = match &n.subscription {
+                    None => n.params.clone(),
+                    Some(name) => match self.state.named.get(name).and_then(|r| r.get("id")) {
+                        Some(id) => Some(crate::responder::tagged(n.params.as_ref(), id)),
+                        None => return self.script_error(&format!("step {index}: no request named `{name}` to tag with")),
+                    },
+                };
+                self.send(message(None, &n.method, params.as_ref()), None);
                 Flow::Next
             }
             Step::Request(r) => {
@@ -224,6 +232,21 @@ impl<'a> Player<'a> {
         if !matches(&initialized, &notification) {
             return self.mismatch(index, &describe_expect(&initialized), notification);
         }
+        Flow::Next
+    }
+
+    fn discover(&mut self, index: usize, step: &Step, discover: &crate::script::Discover) -> Flow {
+        let expect = Expect {
+            method: Some("server/discover".into()),
+            has_id: Some(true),
+            meta: discover.meta.clone(),
+            ..Expect::default()
+        };
+        if let Flow::Stop(end) = self.expect(index, step, &expect) {
+            return Flow::Stop(end);
+        }
+        let id = self.state.latest_request.as_ref().and_then(|r| r.get("id")).cloned().unwrap_or(Value::Null);
+        self.send(response(id, Ok(crate::responder::discover_result(discover))), None);
         Flow::Next
     }
 

@@ -11,6 +11,7 @@ pub mod initialize;
 pub mod jsonrpc;
 pub mod ping;
 pub mod schema;
+pub mod stateless;
 pub mod stdio;
 pub mod tools;
 
@@ -84,6 +85,16 @@ pub const ALL: &[&str] = &[
     http::ORIGIN,
     http::GET_STREAM,
     http::BATCH,
+    stateless::DISCOVER,
+    stateless::META_REQUIRED,
+    stateless::UNSUPPORTED_VERSION,
+    stateless::RESULT_TYPE,
+    stateless::CACHEABLE,
+    stateless::SERVER_INFO,
+    stateless::UNREQUESTED_LOG,
+    stateless::LISTEN_ACK,
+    stateless::RESOURCE_NOT_FOUND,
+    stateless::HEADER_MISMATCH,
 ];
 
 /// The checks run in one shared session, one after the other: they only ask questions, so
@@ -139,7 +150,8 @@ pub struct Plan {
 }
 
 impl Plan {
-    fn wants(&self, id: &str) -> bool {
+    /// Whether the check `id` was selected.
+    pub fn wants(&self, id: &str) -> bool {
         self.selected.contains(&id)
     }
 }
