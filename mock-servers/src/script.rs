@@ -47,11 +47,12 @@ pub struct Script {
     /// The launch count is kept in the scenario's temp folder.
     #[serde(default)]
     pub relaunch: Vec<Vec<Step>>,
-    /// Messages outside the rule under test, by method (stdio): a request or notification
+    /// Messages outside the rule under test, by method: a request or notification
     /// with one of these methods that arrives where a step expects something else is
     /// answered with a default (`server/discover` as method-not-found, empty lists, `{}`)
     /// and recorded as incidental, instead of failing the script — a real client may list
-    /// tools before calling one, probe `server/discover`, ping or set a log level. The
+    /// tools before calling one, probe `server/discover`, ping or set a log level; `GET` stands
+    /// for the stream a Streamable HTTP client may open with a GET (answered 405). The
     /// scenario runner leaves out every method a scenario's expectations name, so a rule
     /// about a message is never passed by this policy.
     #[serde(default = "default_incidental")]
@@ -61,9 +62,14 @@ pub struct Script {
     pub http: HttpSettings,
 }
 
+/// In an `incidental` list: the HTTP GET a Streamable HTTP client may send to open a stream
+/// for server messages, answered 405 (this server offers none) where the script waits for
+/// something else.
+pub const LISTEN_STREAM: &str = "GET";
+
 /// The default incidental-traffic policy.
 pub fn default_incidental() -> Vec<String> {
-    ["tools/list", "server/discover", "ping", "logging/setLevel", "resources/list", "resources/templates/list", "prompts/list"]
+    ["tools/list", "server/discover", "ping", "logging/setLevel", "resources/list", "resources/templates/list", "prompts/list", LISTEN_STREAM]
         .map(String::from)
         .to_vec()
 }

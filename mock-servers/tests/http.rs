@@ -593,14 +593,25 @@ async fn legacy_sse_answers_incidental_traffic_on_the_stream_and_records_it() {
 }
 
 #[tokio::test]
-async fn streamable_http_answers_a_server_discover_probe_as_an_older_server() {
+async fn streamable_http_answers_a_discover_probe_and_a_listen_stream_as_an_older_server() {
     let mock = Mock::start(r#"transport = "http"
-        steps = [{ handshake = {} }]"#);
+        steps = [{ expect = { method = "tools/call" } }, { reply = {} }]"#);
     let mut client = mock.connect().await;
     client.send("POST", "/mcp", &[], Some(&call(1, "server/discover"))).await;
     let response = client.head().await;
     let body: Value = serde_json::from_slice(&client.body(&response).await).unwrap();
     assert_eq!((body["id"].clone(), body["error"]["code"].clone()), (json!(1), json!(-32601)), "{body}");
+    let mut stream = mock.connect().await;
+    stream.send("GET", "/mcp", &[("accept", "text/event-stream")], None).await;
+    assert_eq!(stream.head().await.status, 405);
+    let mut call_client = mock.connect().await;
+    call_client.send("POST", "/mcp", &[], Some(&call(2, "tools/call"))).await;
+    assert_eq!(call_client.head().await.status, 200);
     let log = mock.finish();
-    assert!(log.contains(&Record::Incidental { method: "server/discover".into() }));
+    let incidental: Vec<&Record> = log.iter().filter(|r| matches!(r, Record::Incidental { .. })).collect();
+    assert_eq!(
+        incidental,
+        [&Record::Incidental { method: "server/discover".into() }, &Record::Incidental { method: "GET".into() }]
+    );
+    assert!(log.iter().any(|r| matches!(r, Record::Completed {})));
 }

@@ -852,6 +852,17 @@ impl Player {
         if self.script.transport == Transport::LegacySse && self.legacy.is_none() {
             return Some(incoming);
         }
+        if incoming.method == "GET" && self.script.transport != Transport::LegacySse {
+            // The stream a Streamable HTTP client may open for server messages: this server
+            // offers none (405), unless the script waits for that GET.
+            let awaited = expect.http.as_ref().is_some_and(|p| p.method.as_deref().is_some_and(|m| m.eq_ignore_ascii_case("GET")));
+            if awaited || !self.script.incidental.iter().any(|m| m == crate::script::LISTEN_STREAM) {
+                return Some(incoming);
+            }
+            self.log.append(&Record::Incidental { method: crate::script::LISTEN_STREAM.into() });
+            self.answer_default(&mut Exchange::new(incoming, None));
+            return None;
+        }
         let message = parse_body(&incoming.body);
         let method = message.as_ref().and_then(|m| m.get("method")).and_then(Value::as_str).map(String::from);
         let incidental = method.as_ref().is_some_and(|m| self.script.incidental.contains(m))
