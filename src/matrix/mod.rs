@@ -1,0 +1,4 @@
+//! `mcp-conformance matrix`: every row of `adapters/matrix.toml` (a client under test, through
+//! its driver) over every scenario of its profile, each failure held against the row's baseline.
+
+pub mod rows;
