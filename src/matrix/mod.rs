@@ -2,3 +2,5 @@
 //! its driver) over every scenario of its profile, each failure held against the row's baseline.
 
 pub mod rows;
+pub mod render;
+pub mod run;
