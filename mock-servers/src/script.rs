@@ -456,7 +456,7 @@ pub struct Respond {
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub headers: BTreeMap<String, String>,
     /// The body text; `${url}` becomes the URL the request reached (scheme, host, path and
-    /// query) and `${path}` its path and query. Empty by default.
+    /// query), `${path}` its path and query, and `${id}` its JSON-RPC id. Empty by default.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub body: Option<String>,
     /// Append this many bytes of `x` to the body (a body of N bytes), streamed.
@@ -525,7 +525,8 @@ pub struct OpenSse {
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Write {
-    /// The text, written as given (`"data: not json\n\n"`).
+    /// The text, written as given (`"data: not json\n\n"`), but `${id}` becomes the JSON-RPC
+    /// id of the latest request (the one being answered, whatever id the client chose).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub text: Option<String>,
     /// Then this many bytes of `x`, without a newline (an endless line), streamed.
