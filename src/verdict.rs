@@ -148,7 +148,7 @@ where
 }
 
 /// Runs `job` over `jobs` on `workers` threads; results in the jobs' order.
-fn in_parallel<J: Sync>(jobs: &[J], workers: usize, job: impl Fn(&J) -> ScenarioResult + Sync) -> Vec<ScenarioResult> {
+pub(crate) fn in_parallel<J: Sync, R: Send>(jobs: &[J], workers: usize, job: impl Fn(&J) -> R + Sync) -> Vec<R> {
     let next = std::sync::atomic::AtomicUsize::new(0);
     let results = std::sync::Mutex::new(Vec::new());
     let workers = workers.clamp(1, jobs.len().max(1));
