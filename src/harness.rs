@@ -54,6 +54,14 @@ pub struct KnownFailure {
     pub scenario: String,
     /// Why the client fails it.
     pub reason: String,
+    /// The rule it breaks: one of the scenario's rules (a matrix row's baseline needs it).
+    #[serde(default)]
+    pub rule: Option<String>,
+    /// One line of evidence from the client's source (`src/x.rs:120: …`) or documentation
+    /// (the sentence), so a reader can confirm the failure is the client's (a matrix row's
+    /// baseline needs it).
+    #[serde(default)]
+    pub evidence: Option<String>,
 }
 
 impl Baseline {
@@ -71,10 +79,42 @@ impl Baseline {
         if let Some(unknown) = baseline.expected.iter().find(|e| !scenarios.iter().any(|s| s.name == e.scenario)) {
             return Err(format!("the baseline {} names an unknown scenario `{}`", path.display(), unknown.scenario));
         }
+        for (i, entry) in baseline.expected.iter().enumerate() {
+            if baseline.expected[..i].iter().any(|e| e.scenario == entry.scenario) {
+                return Err(format!("the baseline {} lists `{}` twice", path.display(), entry.scenario));
+            }
+            let Some(rule) = &entry.rule else { continue };
+            let rules = scenarios.iter().find(|s| s.name == entry.scenario).map(|s| s.scenario.rules.clone()).unwrap_or_default();
+            if !rules.contains(rule) {
+                return Err(format!(
+                    "the baseline {}: `{}` checks {}, not the rule `{rule}`",
+                    path.display(),
+                    entry.scenario,
+                    rules.join(", ")
+                ));
+            }
+        }
         Ok(baseline)
     }
 
-    fn find(&self, scenario: &str) -> Option<&KnownFailure> {
+    /// Every entry's rule and evidence, else the first entry without them: a matrix row's
+    /// baseline is a list of claims about someone else's client, each to be checked.
+    pub fn require_evidence(&self, path: &Path) -> Result<(), String> {
+        let missing = |e: &&KnownFailure| {
+            e.rule.is_none() || e.evidence.as_deref().is_none_or(|line| line.trim().is_empty() || line.contains('\n'))
+        };
+        match self.expected.iter().find(missing) {
+            Some(entry) => Err(format!(
+                "the baseline {}: `{}` needs a `rule` and one line of `evidence` (the client's source file:line or its doc sentence)",
+                path.display(),
+                entry.scenario
+            )),
+            None => Ok(()),
+        }
+    }
+
+    /// The entry for `scenario`, if listed.
+    pub fn find(&self, scenario: &str) -> Option<&KnownFailure> {
         self.expected.iter().find(|e| e.scenario == scenario)
     }
 }
@@ -191,7 +231,7 @@ mod tests {
     fn a_listed_failure_passes_and_a_listed_pass_is_a_stale_entry() {
         let root = bundled_scenarios();
         let loaded = scenario::load(&root, &root.join("stdio/banner-before-initialize.toml")).unwrap();
-        let known = KnownFailure { scenario: loaded.name.clone(), reason: "r".into() };
+        let known = KnownFailure { scenario: loaded.name.clone(), reason: "r".into(), rule: None, evidence: None };
         let failed = Verdict::Fail { failures: vec![] };
         assert_eq!(against_baseline(&loaded, failed.clone(), Some(&known)), Ok(()));
         assert!(against_baseline(&loaded, failed, None).is_err());

@@ -20,6 +20,7 @@ pub mod cut;
 pub mod exit_code;
 pub mod harness;
 pub mod host;
+pub mod matrix;
 pub mod profiles;
 pub mod report;
 pub mod rules;

@@ -22,6 +22,9 @@ enum Command {
     Run(RunArgs),
     /// List the rules and the scenarios that cover them.
     List(ListArgs),
+    /// Run every row of adapters/matrix.toml (a client under test each) over the scenarios:
+    /// scenario × client, a summary per client and per rule group.
+    Matrix(MatrixArgs),
     /// Validate a third-party MCP server against the server checks.
     Validate(mcp_conformance::validate::ValidateArgs),
     /// Show a profile's settings, with what each means (`profile show kova`).
@@ -86,6 +89,42 @@ struct RunArgs {
 }
 
 #[derive(clap::Args)]
+struct MatrixArgs {
+    /// Run only the scenarios whose name or rule ids start with this prefix.
+    prefix: Option<String>,
+    /// The rows file (commands run, and baselines are found, in its folder).
+    #[arg(long, default_value_os_t = default_rows())]
+    rows: PathBuf,
+    /// Run only this row (repeatable).
+    #[arg(long = "row")]
+    only: Vec<String>,
+    /// Do not run the rows' build commands (the drivers are built already).
+    #[arg(long)]
+    no_build: bool,
+    /// Also write the matrix as JSON to this file (`-`: stdout, instead of the table).
+    #[arg(long)]
+    json: Option<PathBuf>,
+    /// Also write the matrix as Markdown to this file (`-`: stdout, instead of the table).
+    #[arg(long)]
+    markdown: Option<PathBuf>,
+    /// The scenario folder.
+    #[arg(long, default_value_os_t = default_scenarios())]
+    scenarios: PathBuf,
+    /// The runner's bound on one step of a driver, and on its hello, in milliseconds.
+    #[arg(long, default_value_t = 20_000)]
+    step_guard_ms: u64,
+}
+
+/// `adapters/matrix.toml` in the working directory, else the one this binary was built from.
+fn default_rows() -> PathBuf {
+    let local = PathBuf::from("adapters/matrix.toml");
+    if local.is_file() {
+        return local;
+    }
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("adapters/matrix.toml")
+}
+
+#[derive(clap::Args)]
 struct ListArgs {
     /// The scenario folder.
     #[arg(long, default_value_os_t = default_scenarios())]
@@ -137,6 +176,7 @@ fn dispatch(cli: Cli) -> ExitCode {
     match cli.command {
         Command::Run(args) => run(args),
         Command::List(args) => list(args),
+        Command::Matrix(args) => matrix(args),
         Command::Validate(args) => ExitCode::from(mcp_conformance::validate::main(args)),
         Command::Profile { name, .. } => match Profile::from_name(&name) {
             Some(profile) => match emit(&mcp_conformance::profiles::section(profile)) {
@@ -189,13 +229,7 @@ fn run(args: RunArgs) -> ExitCode {
         Ok(s) => s,
         Err(code) => return code,
     };
-    let selected: Vec<_> = scenarios
-        .into_iter()
-        .filter(|s| match &args.prefix {
-            None => true,
-            Some(prefix) => s.name.starts_with(prefix.as_str()) || s.scenario.rules.iter().any(|r| r.starts_with(prefix.as_str())),
-        })
-        .collect();
+    let selected = select(scenarios, args.prefix.as_deref());
     if selected.is_empty() {
         fail(&format!("no scenario matches `{}` in {}", args.prefix.unwrap_or_default(), args.scenarios.display()));
         return ExitCode::from(exit_code::USAGE);
@@ -296,6 +330,100 @@ fn run_driver(command: &str, scenarios: &[scenario::LoadedScenario], launcher: &
     }
     let options = mcp_conformance::runner::RunOptions { step_guard, ..mcp_conformance::runner::RunOptions::portable() };
     Ok(verdict::run_all_clients(scenarios, || DriverClient::new(argv.clone(), described.clone(), step_guard), launcher, options))
+}
+
+fn matrix(args: MatrixArgs) -> ExitCode {
+    use mcp_conformance::matrix::{render, rows::{Placeholders, Rows}, run};
+    let mut rows = match Rows::load(&args.rows) {
+        Ok(rows) => rows,
+        Err(e) => {
+            fail(&error_chain(&e));
+            return ExitCode::from(exit_code::USAGE);
+        }
+    };
+    if let Some(unknown) = args.only.iter().find(|name| !rows.row.iter().any(|r| &r.name == *name)) {
+        fail(&format!("no row `{unknown}` in {}", args.rows.display()));
+        return ExitCode::from(exit_code::USAGE);
+    }
+    if !args.only.is_empty() {
+        rows.row.retain(|r| args.only.contains(&r.name));
+    }
+    let scenarios = match load(&args.scenarios) {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
+    let selected = select(scenarios, args.prefix.as_deref());
+    if selected.is_empty() {
+        fail(&format!("no scenario matches `{}` in {}", args.prefix.unwrap_or_default(), args.scenarios.display()));
+        return ExitCode::from(exit_code::USAGE);
+    }
+    let launcher = match MockLauncher::this_binary() {
+        Ok(l) => l,
+        Err(e) => {
+            fail(&format!("cannot find this program to launch the scripted servers: {e}"));
+            return ExitCode::from(exit_code::HARNESS_FAULT);
+        }
+    };
+    if let Err(e) = watch_signals() {
+        fail(&format!("cannot watch for signals: {e}"));
+        return ExitCode::from(exit_code::HARNESS_FAULT);
+    }
+    let folder = run::folder_of(&args.rows);
+    let options = run::Options {
+        placeholders: Placeholders::current(folder.parent().unwrap_or(&folder)),
+        folder,
+        build: !args.no_build,
+        step_guard: Duration::from_millis(args.step_guard_ms),
+        workers: mcp_conformance::runner::RunOptions::default().workers,
+    };
+    let matrix = match run::build(&rows, &options).and_then(|()| run::run(&rows, &selected, &launcher, &options)) {
+        Ok(matrix) => matrix,
+        Err(e) => {
+            fail(&error_chain(&e));
+            return ExitCode::from(if e.is_usage() { exit_code::USAGE } else { exit_code::HARNESS_FAULT });
+        }
+    };
+    while INTERRUPTED.load(std::sync::atomic::Ordering::SeqCst) {
+        std::thread::park();
+    }
+    let to_stdout = |path: &Option<PathBuf>| path.as_deref().is_some_and(|p| p == Path::new("-"));
+    if !to_stdout(&args.json) && !to_stdout(&args.markdown) {
+        if let Err(code) = emit(&render::text(&matrix)) {
+            return code;
+        }
+    }
+    for (path, text) in [(&args.json, render::json(&matrix)), (&args.markdown, render::markdown(&matrix))] {
+        let Some(path) = path else { continue };
+        let written = if path == Path::new("-") { emit(&text) } else {
+            std::fs::write(path, text).map_err(|e| {
+                fail(&format!("cannot write {}: {e}", path.display()));
+                ExitCode::from(exit_code::HARNESS_FAULT)
+            })
+        };
+        if let Err(code) = written {
+            return code;
+        }
+    }
+    let marks = matrix.columns.iter().flat_map(|c| c.cells.iter().map(|cell| cell.mark));
+    let counts = render::Counts::of(marks);
+    ExitCode::from(if counts.harness_faults > 0 {
+        exit_code::HARNESS_FAULT
+    } else if counts.fail + counts.stale > 0 {
+        exit_code::FAILURES
+    } else {
+        exit_code::SUCCESS
+    })
+}
+
+/// The scenarios whose name or one of whose rules starts with `prefix` (all without one).
+fn select(scenarios: Vec<scenario::LoadedScenario>, prefix: Option<&str>) -> Vec<scenario::LoadedScenario> {
+    scenarios
+        .into_iter()
+        .filter(|s| match prefix {
+            None => true,
+            Some(prefix) => s.name.starts_with(prefix) || s.scenario.rules.iter().any(|r| r.starts_with(prefix)),
+        })
+        .collect()
 }
 
 fn list(args: ListArgs) -> ExitCode {

@@ -2,7 +2,7 @@
 
 use crate::cut::{self, ClientUnderTest, Described};
 use crate::runner::{self, check::Failure, Judged, MockLauncher, Outcome, RunOptions};
-use crate::scenario::LoadedScenario;
+use crate::scenario::{Expectations, LoadedScenario};
 use mcp_refclient::{Profile, TestHooks};
 use serde::Serialize;
 
@@ -70,7 +70,16 @@ pub fn judge(scenario: &LoadedScenario, outcome: &Outcome) -> Verdict {
         Judged::Everything => scenario.scenario.expect.clone(),
         Judged::Portable => scenario.scenario.expect.portable(),
     };
-    let failures = runner::check::check(&expect, &scenario.scenario.server, outcome);
+    let mut failures = runner::check::check(&expect, &scenario.scenario.server, outcome);
+    if let (Judged::Everything, Some(reference)) = (outcome.judged, &scenario.scenario.expect.reference) {
+        // The reference client's own choices, on top; what the rest checks is not said twice.
+        let part = Expectations { script_completed: false, ..(**reference).clone() };
+        for failure in runner::check::check(&part, &scenario.scenario.server, outcome) {
+            if !failures.contains(&failure) {
+                failures.push(failure);
+            }
+        }
+    }
     if failures.is_empty() {
         Verdict::Pass
     } else {
@@ -139,7 +148,7 @@ where
 }
 
 /// Runs `job` over `jobs` on `workers` threads; results in the jobs' order.
-fn in_parallel<J: Sync>(jobs: &[J], workers: usize, job: impl Fn(&J) -> ScenarioResult + Sync) -> Vec<ScenarioResult> {
+pub(crate) fn in_parallel<J: Sync, R: Send>(jobs: &[J], workers: usize, job: impl Fn(&J) -> R + Sync) -> Vec<R> {
     let next = std::sync::atomic::AtomicUsize::new(0);
     let results = std::sync::Mutex::new(Vec::new());
     let workers = workers.clamp(1, jobs.len().max(1));

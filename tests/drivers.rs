@@ -193,6 +193,23 @@ fn a_client_that_lists_tools_before_each_call_passes_by_the_incidental_policy() 
     assert!(wire.iter().any(|r| matches!(r, mcp_mock_servers::wire_log::Record::Incidental { method } if method == "tools/list")));
 }
 
+#[test]
+fn a_client_that_lists_tools_before_each_call_passes_every_strict_scenario() {
+    let _one = one_at_a_time();
+    // Listing first breaks no rule: a scenario it fails demands more than its rule (issue 10).
+    let scenarios: Vec<LoadedScenario> = all_scenarios().into_iter().filter(|s| s.profiles().contains(&Profile::Strict)).collect();
+    let mut argv = vec!["python3".to_string(), drivers_dir().join("lists_first.py").display().to_string(), "--".into()];
+    argv.extend(reference_driver(Profile::Strict));
+    let results = run_driver(argv, &scenarios, Duration::from_secs(20));
+    let failed: Vec<String> = results
+        .iter()
+        .filter(|r| !matches!(r.verdict, Verdict::Pass | Verdict::NotApplicable { .. }))
+        .map(|r| format!("{}: {}", r.scenario, gist(&r.verdict)))
+        .collect();
+    assert_eq!(failed, Vec::<String>::new());
+    assert!(results.iter().filter(|r| r.verdict == Verdict::Pass).count() > 150);
+}
+
 #[rstest::rstest]
 #[case::answered_by_default(None, 0)]
 #[case::a_mismatch_without_the_policy(Some("[]"), 3)]

@@ -47,11 +47,12 @@ pub struct Script {
     /// The launch count is kept in the scenario's temp folder.
     #[serde(default)]
     pub relaunch: Vec<Vec<Step>>,
-    /// Messages outside the rule under test, by method (stdio): a request or notification
+    /// Messages outside the rule under test, by method: a request or notification
     /// with one of these methods that arrives where a step expects something else is
     /// answered with a default (`server/discover` as method-not-found, empty lists, `{}`)
     /// and recorded as incidental, instead of failing the script — a real client may list
-    /// tools before calling one, probe `server/discover`, ping or set a log level. The
+    /// tools before calling one, probe `server/discover`, ping or set a log level; `GET` stands
+    /// for the stream a Streamable HTTP client may open with a GET (answered 405). The
     /// scenario runner leaves out every method a scenario's expectations name, so a rule
     /// about a message is never passed by this policy.
     #[serde(default = "default_incidental")]
@@ -61,9 +62,14 @@ pub struct Script {
     pub http: HttpSettings,
 }
 
+/// In an `incidental` list: the HTTP GET a Streamable HTTP client may send to open a stream
+/// for server messages, answered 405 (this server offers none) where the script waits for
+/// something else.
+pub const LISTEN_STREAM: &str = "GET";
+
 /// The default incidental-traffic policy.
 pub fn default_incidental() -> Vec<String> {
-    ["tools/list", "server/discover", "ping", "logging/setLevel", "resources/list", "resources/templates/list", "prompts/list"]
+    ["tools/list", "server/discover", "ping", "logging/setLevel", "resources/list", "resources/templates/list", "prompts/list", LISTEN_STREAM]
         .map(String::from)
         .to_vec()
 }
@@ -484,7 +490,7 @@ pub struct Respond {
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub headers: BTreeMap<String, String>,
     /// The body text; `${url}` becomes the URL the request reached (scheme, host, path and
-    /// query) and `${path}` its path and query. Empty by default.
+    /// query), `${path}` its path and query, and `${id}` its JSON-RPC id. Empty by default.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub body: Option<String>,
     /// Append this many bytes of `x` to the body (a body of N bytes), streamed.
@@ -553,7 +559,8 @@ pub struct OpenSse {
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Write {
-    /// The text, written as given (`"data: not json\n\n"`).
+    /// The text, written as given (`"data: not json\n\n"`), but `${id}` becomes the JSON-RPC
+    /// id of the latest request (the one being answered, whatever id the client chose).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub text: Option<String>,
     /// Then this many bytes of `x`, without a newline (an endless line), streamed.

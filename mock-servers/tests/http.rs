@@ -544,3 +544,74 @@ async fn once_listening(port: u16) -> Client<TcpStream> {
     .unwrap();
     Client { io, host: format!("127.0.0.1:{port}"), buf: Vec::new() }
 }
+
+/// Over legacy-sse, the answer to a POST comes on the endpoint stream.
+async fn legacy_exchange(stream: &mut Client<TcpStream>, post: &mut Client<TcpStream>, message: &Value) -> Value {
+    post.send("POST", "/messages?session_id=1", &[], Some(message)).await;
+    assert_eq!(post.head().await.status, 202);
+    let (text, _) = stream.chunks_until(|t| count_frames(t) >= 1).await;
+    frames(&text).remove(0)
+}
+
+#[tokio::test]
+async fn legacy_sse_answers_incidental_traffic_on_the_stream_and_records_it() {
+    let mock = Mock::start(
+        r#"
+        transport = "legacy-sse"
+        steps = [
+          { expect = { http = { method = "GET", path = "/sse" } } },
+          { endpoint = { path = "/messages?session_id=1" } },
+          { expect = { method = "tools/call" } },
+          { reply = {} },
+        ]
+        "#,
+    );
+    let mut stream = mock.connect().await;
+    stream.send("GET", "/sse", &[], None).await;
+    stream.head().await;
+    stream.chunks_until(|t| count_frames(t) >= 1).await;
+    let mut discover = call(1, "server/discover");
+    discover["id"] = json!("probe");
+    let replies = [
+        legacy_exchange(&mut stream, &mut mock.connect().await, &discover).await,
+        legacy_exchange(&mut stream, &mut mock.connect().await, &call(2, "tools/list")).await,
+        legacy_exchange(&mut stream, &mut mock.connect().await, &call(3, "tools/call")).await,
+    ];
+    assert_eq!((&replies[0]["id"], &replies[0]["error"]["code"]), (&json!("probe"), &json!(-32601)));
+    assert_eq!((&replies[1]["id"], &replies[1]["result"]["tools"][0]["name"]), (&json!(2), &json!("echo")));
+    assert_eq!(replies[2]["id"], 3);
+    let log = mock.finish();
+    let incidental: Vec<&str> = log
+        .iter()
+        .filter_map(|r| match r {
+            Record::Incidental { method } => Some(method.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(incidental, ["server/discover", "tools/list"]);
+    assert!(log.iter().any(|r| matches!(r, Record::Completed {})));
+}
+
+#[tokio::test]
+async fn streamable_http_answers_a_discover_probe_and_a_listen_stream_as_an_older_server() {
+    let mock = Mock::start(r#"transport = "http"
+        steps = [{ expect = { method = "tools/call" } }, { reply = {} }]"#);
+    let mut client = mock.connect().await;
+    client.send("POST", "/mcp", &[], Some(&call(1, "server/discover"))).await;
+    let response = client.head().await;
+    let body: Value = serde_json::from_slice(&client.body(&response).await).unwrap();
+    assert_eq!((body["id"].clone(), body["error"]["code"].clone()), (json!(1), json!(-32601)), "{body}");
+    let mut stream = mock.connect().await;
+    stream.send("GET", "/mcp", &[("accept", "text/event-stream")], None).await;
+    assert_eq!(stream.head().await.status, 405);
+    let mut call_client = mock.connect().await;
+    call_client.send("POST", "/mcp", &[], Some(&call(2, "tools/call"))).await;
+    assert_eq!(call_client.head().await.status, 200);
+    let log = mock.finish();
+    let incidental: Vec<&Record> = log.iter().filter(|r| matches!(r, Record::Incidental { .. })).collect();
+    assert_eq!(
+        incidental,
+        [&Record::Incidental { method: "server/discover".into() }, &Record::Incidental { method: "GET".into() }]
+    );
+    assert!(log.iter().any(|r| matches!(r, Record::Completed {})));
+}

@@ -418,3 +418,16 @@ fn stop_reading_makes_the_clients_next_write_fail() {
     assert_eq!(error.kind(), std::io::ErrorKind::BrokenPipe);
     assert!(mock.exit.try_recv().is_err(), "the process lives on");
 }
+
+#[test]
+fn a_server_discover_probe_before_initialize_is_method_not_found_and_incidental() {
+    // The 2026-07-28 clients probe first; an older server says it has no such method.
+    let mut mock = Mock::start(HANDSHAKE_LIST_CALL);
+    mock.send(json!({"jsonrpc": "2.0", "id": "probe", "method": "server/discover", "params": {}}));
+    let reply = mock.recv();
+    assert_eq!((&reply["id"], &reply["error"]["code"]), (&json!("probe"), &json!(-32601)), "{reply}");
+    mock.handshake();
+    assert!(mock
+        .records()
+        .contains(&Record::Incidental { method: "server/discover".into() }));
+}

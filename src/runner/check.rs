@@ -54,6 +54,7 @@ pub fn check(expect: &Expectations, script: &Script, outcome: &Outcome) -> Vec<F
         })
         .collect();
     for wanted in &expect.received_includes {
+        let wanted = &with_ids(wanted, &messages);
         if !messages.iter().any(|m| contains_subset(m, wanted)) {
             fail("received_includes", wanted.to_string(), format!("{received:?}"));
         }
@@ -194,11 +195,54 @@ fn check_http(expect: &Expectations, outcome: &Outcome, fail: &mut impl FnMut(&s
             fail("http_every_request", "some request".into(), "none reached the mock".into());
         }
     }
+    check_distinct_headers(&expect.http_distinct_headers, &outcome.wire, fail);
     for (origin, count) in &expect.http_request_counts {
         let got = requests.iter().filter(|r| r.origin == origin).count();
         if got != *count {
             fail(&format!("requests to the {origin} origin"), count.to_string(), format!("{got}: {}", seen()));
         }
+    }
+}
+
+/// Every header of `names` on every request that reached the mock (incidental ones too),
+/// with a value no other request carries.
+fn check_distinct_headers(names: &[String], wire: &[Record], fail: &mut impl FnMut(&str, String, String)) {
+    for name in names {
+        let mut seen: Vec<&str> = Vec::new();
+        for record in wire {
+            let Record::HttpRequest { method, origin, headers, .. } = record else { continue };
+            let value = headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str());
+            // Values and paths are not shown: they may be credentials.
+            match value {
+                None => fail("http_distinct_headers", format!("`{name}` on every request"), format!("{method} to {origin} without it")),
+                Some(value) if seen.contains(&value) => fail(
+                    "http_distinct_headers",
+                    format!("a `{name}` of its own on every request"),
+                    format!("{method} to {origin} repeats the value of request {}", seen.iter().position(|v| *v == value).unwrap_or(0) + 1),
+                ),
+                Some(value) => seen.push(value),
+            }
+        }
+        if seen.is_empty() {
+            fail("http_distinct_headers", format!("requests carrying `{name}`"), "none reached the mock".into());
+        }
+    }
+}
+
+/// `wanted` with every `"${id:METHOD}"` string replaced by the id of the first received
+/// request of that method (left as it is when there is none, so it matches nothing).
+fn with_ids(wanted: &Value, messages: &[&Value]) -> Value {
+    match wanted {
+        Value::String(text) => {
+            let method = text.strip_prefix("${id:").and_then(|rest| rest.strip_suffix('}'));
+            let id = method.and_then(|method| {
+                messages.iter().find(|m| m.get("method").and_then(Value::as_str) == Some(method))?.get("id").cloned()
+            });
+            id.unwrap_or_else(|| wanted.clone())
+        }
+        Value::Array(items) => Value::Array(items.iter().map(|item| with_ids(item, messages)).collect()),
+        Value::Object(fields) => Value::Object(fields.iter().map(|(k, v)| (k.clone(), with_ids(v, messages))).collect()),
+        other => other.clone(),
     }
 }
 
@@ -419,5 +463,36 @@ mod tests {
         assert!(contains_subset(&json!("x"), &json!("x")));
         assert!(contains_subset(&json!({"result": {}}), &json!({"result": {}})));
         assert!(!contains_subset(&json!({"result": {"pong": true}}), &json!({"result": {}})));
+    }
+
+    #[test]
+    fn an_id_placeholder_stands_for_the_first_request_of_its_method() {
+        let list = json!({"method": "tools/list", "id": 2});
+        let call = json!({"method": "tools/call", "id": "c-3"});
+        let wanted = json!({"params": {"requestId": "${id:tools/call}", "other": ["${id:tools/list}", "${id:ping}"]}});
+        let resolved = with_ids(&wanted, &[&list, &call]);
+        assert_eq!(resolved, json!({"params": {"requestId": "c-3", "other": [2, "${id:ping}"]}}));
+    }
+
+    #[test]
+    fn distinct_headers_fail_on_a_missing_or_repeated_value_and_never_show_it() {
+        let request = |token: Option<&str>| Record::HttpRequest {
+            seq: 0,
+            origin: "primary".into(),
+            method: "POST".into(),
+            path: "/mcp".into(),
+            headers: token.map(|t| ("authorization".to_string(), t.to_string())).into_iter().collect(),
+            body: Value::Null,
+        };
+        let run = |wire: &[Record]| {
+            let mut failures = Vec::new();
+            check_distinct_headers(&["Authorization".into()], wire, &mut |_: &str, _: String, actual: String| failures.push(actual));
+            failures
+        };
+        assert!(run(&[request(Some("t1")), request(Some("t2"))]).is_empty());
+        let repeated = run(&[request(Some("t1")), request(Some("t2")), request(Some("t1"))]);
+        assert_eq!(repeated, ["POST to primary repeats the value of request 1"]);
+        assert_eq!(run(&[request(Some("t1")), request(None)]), ["POST to primary without it"]);
+        assert_eq!(run(&[]).len(), 1);
     }
 }

@@ -141,20 +141,31 @@ fn validate_steps(scenario: &Scenario, invalid: &dyn Fn(&str, String) -> LoadErr
             _ => {}
         }
     }
-    for expect in &scenario.expect.steps {
-        if expect.step == 0 || expect.step > steps.len() {
+    validate_expect(&scenario.expect, steps.len(), invalid)?;
+    if let Some(reference) = &scenario.expect.reference {
+        if reference.reference.is_some() {
+            return Err(invalid("[expect.reference.reference]", "`[expect.reference]` cannot hold another `reference`".into()));
+        }
+        validate_expect(reference, steps.len(), invalid)?;
+    }
+    Ok(())
+}
+
+fn validate_expect(expect: &Expectations, steps: usize, invalid: &dyn Fn(&str, String) -> LoadError) -> Result<(), LoadError> {
+    for step in &expect.steps {
+        if step.step == 0 || step.step > steps {
             return Err(invalid(
                 "step =",
-                format!("[expect] names step {}, but the client has steps 1 to {}", expect.step, steps.len()),
+                format!("[expect] names step {}, but the client has steps 1 to {steps}", step.step),
             ));
         }
-        if let Some(kind) = &expect.error {
+        if let Some(kind) = &step.error {
             if !ERROR_KINDS.contains(&kind.as_str()) {
                 return Err(invalid(kind, format!("unknown error kind `{kind}` (expected one of {})", ERROR_KINDS.join(", "))));
             }
         }
     }
-    for log in &scenario.expect.logs {
+    for log in &expect.logs {
         if !["ERROR", "WARN", "INFO", "DEBUG", "TRACE"].contains(&log.level.as_str()) {
             return Err(invalid(&log.level, format!("unknown log level `{}`", log.level)));
         }

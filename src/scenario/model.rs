@@ -387,6 +387,9 @@ pub struct Expectations {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub received: Option<Vec<String>>,
     /// Messages the server must have received (each a subset of one received message).
+    /// The string `"${id:METHOD}"` anywhere in one stands for the id of the first request
+    /// of that method the server received (`requestId = "${id:tools/call}"`), whatever id
+    /// the client chose.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub received_includes: Vec<Value>,
     /// How many messages with each method the server received.
@@ -421,6 +424,16 @@ pub struct Expectations {
     /// HTTP: how many requests each listener received (`{ primary = 3, second = 0 }`).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub http_request_counts: BTreeMap<String, usize>,
+    /// HTTP: headers every request that reached the mock carries, each request with a value
+    /// of its own (`["authorization"]`: a token asked for every request, never one reused).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub http_distinct_headers: Vec<String>,
+    /// `[expect.reference]`: the reference client's own choices where the rule leaves room
+    /// (refusing a redirect that following would also survive, its wording, its exact
+    /// requests), in the same keys. Judged for the reference client only, on top of the rest;
+    /// what the rule demands of every client belongs above.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reference: Option<Box<Expectations>>,
 }
 
 /// A matcher for an HTTP request the mock received.
@@ -555,6 +568,8 @@ pub const EXPECTATION_FIELDS: &[(&str, Portability)] = &[
     ("http_requests", Portability::Portable),
     ("http_every_request", Portability::Portable),
     ("http_request_counts", Portability::Portable),
+    ("http_distinct_headers", Portability::Portable),
+    ("reference", Portability::ReferenceOnly),
 ];
 
 impl Expectations {

@@ -5,6 +5,8 @@
 #
 #   node/  @modelcontextprotocol/server-everything (npm), run as `node node/node_modules/.../dist/index.js stdio`
 #   venv/  the official Python SDK `mcp` (PyPI), for tests/validate/python_server.py
+#          and the python client driver (adapters/python/driver.py)
+#   node/  also @modelcontextprotocol/client (npm), for the node client driver (adapters/typescript/)
 #   ts/    the official TypeScript SDK 2.x `@modelcontextprotocol/server` (npm), for tests/validate/ts_server.cjs
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -12,6 +14,7 @@ cd "$(dirname "$0")/../.."
 EVERYTHING_VERSION="2026.8.31"
 MCP_PY_VERSION="2.3.0"
 MCP_TS_VERSION="2.4.0"
+TS_CLIENT_VERSION="2.4.0"
 DEST="target/validate-servers"
 mkdir -p "$DEST/node" "$DEST/ts"
 
@@ -21,6 +24,14 @@ if ! grep -q "\"version\": \"$EVERYTHING_VERSION\"" "$everything" 2>/dev/null; t
     [ -f "$DEST/node/package.json" ] || echo '{"private": true}' > "$DEST/node/package.json"
     npm install --prefix "$DEST/node" --no-audit --no-fund --loglevel=error \
         "@modelcontextprotocol/server-everything@$EVERYTHING_VERSION"
+fi
+
+ts_client="$DEST/node/node_modules/@modelcontextprotocol/client/package.json"
+if ! grep -q "\"version\": \"$TS_CLIENT_VERSION\"" "$ts_client" 2>/dev/null; then
+    echo "installing @modelcontextprotocol/client@$TS_CLIENT_VERSION into $DEST/node"
+    [ -f "$DEST/node/package.json" ] || echo '{"private": true}' > "$DEST/node/package.json"
+    npm install --prefix "$DEST/node" --no-audit --no-fund --loglevel=error \
+        "@modelcontextprotocol/client@$TS_CLIENT_VERSION"
 fi
 
 if ! "$DEST/venv/bin/python" -c "import importlib.metadata as m, sys; sys.exit(m.version('mcp') != '$MCP_PY_VERSION')" 2>/dev/null; then

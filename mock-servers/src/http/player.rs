@@ -311,6 +311,7 @@ impl Player {
                 self.open_sse(index, i, head)
             }
             Step::Write(w) => {
+                let text = self.expand(w.text.as_deref().unwrap_or_default(), None);
                 let Some(stream) = self.current_stream(index, rest) else {
                     return self.script_error(index, "write: no request to write on");
                 };
@@ -318,7 +319,6 @@ impl Player {
                     Ok(stream) => stream,
                     Err(flow) => return flow,
                 };
-                let text = w.text.clone().unwrap_or_default();
                 let fill = w.fill.unwrap_or(0);
                 stream.writer.write(text.clone());
                 if fill > 0 {
@@ -872,12 +872,24 @@ impl Player {
         }
     }
 
-    /// A request outside the rule under test (the script's `incidental` policy, Streamable
-    /// HTTP) where `expect` waits for something else: answered with a default and recorded
-    /// (`None`); anything else is handed back.
+    /// A request outside the rule under test (the script's `incidental` policy) where
+    /// `expect` waits for something else: answered with a default and recorded (`None`);
+    /// anything else is handed back. Over legacy-sse the POST gets 202 and the answer goes
+    /// on the endpoint stream (before there is one, nothing is incidental).
     fn incidental(&mut self, expect: &Expect, incoming: Incoming) -> Option<Incoming> {
-        if self.script.transport == Transport::LegacySse {
+        if self.script.transport == Transport::LegacySse && self.legacy.is_none() {
             return Some(incoming);
+        }
+        if incoming.method == "GET" && self.script.transport != Transport::LegacySse {
+            // The stream a Streamable HTTP client may open for server messages: this server
+            // offers none (405), unless the script waits for that GET.
+            let awaited = expect.http.as_ref().is_some_and(|p| p.method.as_deref().is_some_and(|m| m.eq_ignore_ascii_case("GET")));
+            if awaited || !self.script.incidental.iter().any(|m| m == crate::script::LISTEN_STREAM) {
+                return Some(incoming);
+            }
+            self.log.append(&Record::Incidental { method: crate::script::LISTEN_STREAM.into() });
+            self.answer_default(&mut Exchange::new(incoming, None));
+            return None;
         }
         let message = parse_body(&incoming.body);
         let method = message.as_ref().and_then(|m| m.get("method")).and_then(Value::as_str).map(String::from);
@@ -891,6 +903,15 @@ impl Player {
         let mut exchange = exchange;
         let request = exchange.message.clone().filter(is_rpc_request);
         match (request, exchange.respond.take()) {
+            (Some(request), Some(respond)) if self.script.transport == Transport::LegacySse => {
+                let id = request.get("id").cloned().unwrap_or(Value::Null);
+                exchange.respond = Some(respond);
+                self.exchanges.push(exchange);
+                let i = self.exchanges.len() - 1;
+                let result = crate::responder::incidental_result(&request, &self.script.tools);
+                let _ = self.legacy_send(0, i, response(id, result));
+                self.exchanges.pop();
+            }
             (Some(request), Some(respond)) => {
                 let id = request.get("id").cloned().unwrap_or(Value::Null);
                 let message = response(id, crate::responder::incidental_result(&request, &self.script.tools));
@@ -1002,8 +1023,9 @@ impl Player {
     }
 
     /// Expands `${primary}`, `${second}`, `${second_port}` (the second listener's port, for
-    /// an origin that differs from the primary by port only), `${plain}`, and for an
-    /// exchange `${url}` and `${path}`.
+    /// an origin that differs from the primary by port only), `${plain}`, for an exchange
+    /// `${url}` and `${path}`, and `${id}`: the JSON-RPC id of the exchange's request (of the
+    /// latest request without one), so a raw body answers whatever id the client chose.
     fn expand(&self, text: &str, exchange: Option<usize>) -> String {
         let second_port = self.origins.second.rsplit_once(':').map_or("", |(_, port)| port);
         let mut out = text
@@ -1017,6 +1039,14 @@ impl Player {
             out = out
                 .replace("${url}", &exchange.url)
                 .replace("${path}", &exchange.path);
+        }
+        if out.contains("${id}") {
+            let request = match exchange {
+                Some(i) => self.exchanges.get(i),
+                None => self.exchanges.iter().rev().find(|x| x.is_rpc_request()),
+            };
+            let id = request.and_then(|x| x.message.as_ref()?.get("id").cloned()).unwrap_or(Value::Null);
+            out = out.replace("${id}", &id.to_string());
         }
         out
     }

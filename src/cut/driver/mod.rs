@@ -16,6 +16,7 @@ use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::io::Read;
 use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::rc::Rc;
 use std::time::{Duration, Instant};
@@ -57,9 +58,12 @@ pub fn split_command(command: &str) -> Result<Vec<String>, DriverError> {
     }
 }
 
-fn spawn(argv: &[String]) -> Result<Child, DriverError> {
+fn spawn(argv: &[String], dir: Option<&Path>) -> Result<Child, DriverError> {
     let (program, args) = argv.split_first().ok_or_else(|| DriverError::Command(String::new()))?;
     let mut command = Command::new(program);
+    if let Some(dir) = dir {
+        command.current_dir(dir);
+    }
     command.args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).process_group(0);
     // SAFETY: prctl is async-signal-safe and touches no memory of ours.
     unsafe {
@@ -86,7 +90,12 @@ fn kill_group(child: &mut Child) {
 /// Starts the driver once, reads its hello (bounded by `within`) and stops it: what it says
 /// about itself decides which scenarios apply.
 pub fn probe(argv: &[String], within: Duration) -> Result<Described, DriverError> {
-    let mut child = spawn(argv)?;
+    probe_in(argv, None, within)
+}
+
+/// [`probe`], the driver started in `dir` (a matrix row's folder).
+pub fn probe_in(argv: &[String], dir: Option<&Path>, within: Duration) -> Result<Described, DriverError> {
+    let mut child = spawn(argv, dir)?;
     let stdout = child.stdout.take();
     let (send, receive) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
@@ -132,6 +141,8 @@ pub struct DriverClient {
     running: RefCell<Option<Rc<Running>>>,
     /// The driver could not be started.
     start_fault: RefCell<Option<String>>,
+    /// The folder the driver starts in; this process's own when `None`.
+    dir: Option<PathBuf>,
 }
 
 /// A started driver.
@@ -152,14 +163,20 @@ impl DriverClient {
     /// A driver started with `argv` for each scenario, which described itself as
     /// `described` (see [`probe`]) and says hello within `hello_within`.
     pub fn new(argv: Vec<String>, described: Described, hello_within: Duration) -> Self {
-        DriverClient { argv, described, hello_within, running: RefCell::new(None), start_fault: RefCell::new(None) }
+        DriverClient { argv, described, hello_within, running: RefCell::new(None), start_fault: RefCell::new(None), dir: None }
+    }
+
+    /// The same driver, started in `dir` (a matrix row's commands run in the rows' folder).
+    pub fn in_dir(mut self, dir: PathBuf) -> Self {
+        self.dir = Some(dir);
+        self
     }
 
     fn running(&self) -> Result<Rc<Running>, StepError> {
         if let Some(running) = self.running.borrow().as_ref() {
             return Ok(running.clone());
         }
-        let mut child = spawn(&self.argv).map_err(|e| StepError::new(crate::error_chain(&e)))?;
+        let mut child = spawn(&self.argv, self.dir.as_deref()).map_err(|e| StepError::new(crate::error_chain(&e)))?;
         let handles = (child.stdin.take(), child.stdout.take(), child.stderr.take());
         let (Some(stdin), Some(stdout), Some(stderr)) = handles else {
             kill_group(&mut child);

@@ -1,0 +1,254 @@
+"""The official Python SDK's client (PyPI `mcp`, pinned in tests/validate/install-servers.sh)
+under the scenarios, through the driver protocol (protocol/driver.schema.json).
+
+Run with the interpreter of the venv the SDK is installed in:
+
+    mcp-conformance run --client 'target/validate-servers/venv/bin/python adapters/python/driver.py'
+
+Each step is the SDK's own call, configured as an application would configure it, and
+nothing else: no timeout, retry or redaction of ours around the client. The hello declares
+only what the SDK can express:
+
+- transports: stdio (`StdioServerParameters`), Streamable HTTP (a URL), legacy HTTP+SSE
+  (`mcp.client.sse.sse_client`);
+- `call_timeout`: `Client.call_tool(read_timeout_seconds=…)`;
+- `custom_headers`, `trusted_roots`: the httpx2 client the transports take;
+- `cancel`: the asyncio task of a call is cancelled, as an application cancels one;
+- `list_changed_count`: the `notifications/tools/list_changed` the SDK hands the
+  application's message handler.
+
+Not declared (so those scenarios are not applicable): the client's bounds from the
+scenario's settings (it has one `read_timeout_seconds` for every request, not a handshake,
+list and call bound each), `exited`, `reconnect`, a token provider, a redirect policy (the
+SDK's is fixed: same origin, method kept), a body cap, a process group, a tool layer.
+
+`drop` cancels the task that holds the client's `async with` block: what becomes of a client
+whose owner is cancelled; Python has no other way to forget one.
+"""
+
+import asyncio
+import importlib.metadata
+import json
+import ssl
+import sys
+import traceback
+
+import mcp
+from mcp.client.sse import sse_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import MCP_DEFAULT_SSE_READ_TIMEOUT, MCP_DEFAULT_TIMEOUT
+
+import httpx2
+
+HELLO = {
+    "hello": {
+        "name": "python-sdk",
+        "version": importlib.metadata.version("mcp"),
+        "transports": ["stdio", "http", "legacy-sse"],
+        "capabilities": ["call_timeout", "custom_headers", "trusted_roots", "cancel", "list_changed_count"],
+        "profile": "strict",
+    }
+}
+
+out_lock = asyncio.Lock()
+
+
+async def emit(message):
+    async with out_lock:
+        sys.stdout.write(json.dumps(message) + "\n")
+        sys.stdout.flush()
+
+
+def error_text(error):
+    """The client's error as it reads: type, message and causes, as a traceback would name them."""
+    parts = []
+    seen = set()
+    while error is not None and id(error) not in seen:
+        seen.add(id(error))
+        text = "".join(traceback.format_exception_only(type(error), error)).strip()
+        parts.append(text)
+        if isinstance(error, BaseExceptionGroup):
+            parts.extend(error_text(e) for e in error.exceptions)
+        error = error.__cause__ or error.__context__
+    return ": caused by ".join(parts) or type(error).__name__
+
+
+def dump(model):
+    return model.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+def headers_of(target):
+    """The caller's headers in order; a name set again replaces its value."""
+    headers = {}
+    for name, value in target.get("headers", []):
+        for old in [k for k in headers if k.lower() == name.lower()]:
+            del headers[old]
+        headers[name] = value
+    return headers
+
+
+def http_client(target):
+    """The httpx2 client the SDK's transports take, configured as an application would:
+    the caller's headers and trusted roots, the SDK's own default timeouts."""
+    kwargs = {"timeout": httpx2.Timeout(MCP_DEFAULT_TIMEOUT, read=MCP_DEFAULT_SSE_READ_TIMEOUT)}
+    headers = headers_of(target)
+    if headers:
+        kwargs["headers"] = headers
+    roots = target.get("trusted_roots_pem") or []
+    if roots:
+        context = ssl.create_default_context(cadata="\n".join(roots))
+        kwargs["verify"] = context
+    if len(kwargs) == 1:
+        return None
+    return httpx2.AsyncClient(**kwargs)
+
+
+class Connection:
+    """A client inside its `async with` block, held open by a task of its own (anyio's
+    scopes must be left by the task that entered them)."""
+
+    def __init__(self):
+        self.client = None
+        self.closing = asyncio.Event()
+        self.task = None
+        self.list_changed = 0
+
+    async def on_message(self, message):
+        method = getattr(getattr(message, "root", message), "method", None)
+        if method == "notifications/tools/list_changed":
+            self.list_changed += 1
+
+    def build(self, target):
+        if "stdio" in target:
+            stdio = target["stdio"]
+            server = mcp.StdioServerParameters(command=stdio["command"], args=stdio.get("args", []), env=stdio.get("env") or None)
+            return mcp.Client(server, message_handler=self.on_message)
+        http = target["http"]
+        url = http["url"]
+        if http.get("legacy_sse"):
+            headers = headers_of(http) or None
+            roots = http.get("trusted_roots_pem") or []
+            if roots:
+                context = ssl.create_default_context(cadata="\n".join(roots))
+
+                def factory(headers=None, timeout=None, auth=None):
+                    return httpx2.AsyncClient(headers=headers, timeout=timeout, auth=auth, verify=context)
+
+                return mcp.Client(sse_client(url, headers=headers, httpx_client_factory=factory), message_handler=self.on_message)
+            return mcp.Client(sse_client(url, headers=headers), message_handler=self.on_message)
+        client = http_client(http)
+        if client is None:
+            return mcp.Client(url, message_handler=self.on_message)
+        return mcp.Client(streamable_http_client(url, http_client=client), message_handler=self.on_message)
+
+    async def open(self, target):
+        ready = asyncio.get_running_loop().create_future()
+
+        async def hold():
+            try:
+                async with self.build(target) as client:
+                    self.client = client
+                    ready.set_result(client)
+                    await self.closing.wait()
+            except BaseException as e:
+                if not ready.done():
+                    ready.set_exception(e if isinstance(e, Exception) else RuntimeError(error_text(e)))
+                    return
+                raise
+
+        self.task = asyncio.create_task(hold())
+        client = await ready
+        return {"protocolVersion": client.protocol_version}
+
+    async def close(self):
+        self.closing.set()
+        await self.task
+        return "closed"
+
+    async def drop(self):
+        self.task.cancel()
+        try:
+            await self.task
+        except BaseException:
+            pass
+
+
+class Driver:
+    def __init__(self):
+        self.connection = None
+
+    def connected(self):
+        if self.connection is None or self.connection.client is None:
+            raise RuntimeError("not connected")
+        return self.connection.client
+
+    async def step(self, request):
+        step = request["step"]
+        if step == "connect":
+            self.connection = Connection()
+            return await self.connection.open(request["target"])
+        if step == "list_tools":
+            return dump(await self.connected().list_tools())["tools"]
+        if step == "call_tool":
+            timeout = request.get("timeout_ms")
+            result = await self.connected().call_tool(
+                request["name"],
+                request.get("arguments") or {},
+                read_timeout_seconds=None if timeout is None else timeout / 1000,
+            )
+            return dump(result)
+        if step == "close":
+            connection, self.connection = self.connection, None
+            if connection is None:
+                raise RuntimeError("not connected")
+            return await connection.close()
+        if step == "drop":
+            connection, self.connection = self.connection, None
+            if connection is None or connection.task is None:
+                return False
+            await connection.drop()
+            return True
+        if step == "list_changed_count":
+            if self.connection is None:
+                raise RuntimeError("not connected")
+            return self.connection.list_changed
+        raise RuntimeError(f"not supported: the client does not declare `{step}`")
+
+
+async def main():
+    driver = Driver()
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=16 * 1024 * 1024)
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+    await emit(HELLO)
+    tasks = {}
+
+    async def run(request):
+        try:
+            value = await driver.step(request)
+            reply = {"id": request["id"], "ok": True, "value": value}
+        except asyncio.CancelledError:
+            return
+        except BaseException as e:
+            reply = {"id": request["id"], "ok": False, "error": error_text(e)}
+        await emit(reply)
+
+    while line := await reader.readline():
+        request = json.loads(line)
+        if request["step"] == "cancel":
+            task = tasks.pop(request["of"], None)
+            if task is not None:
+                task.cancel()
+            await emit({"id": request["id"], "ok": True, "value": "cancelled"})
+            continue
+        tasks[request["id"]] = asyncio.create_task(run(request))
+        # Let the step start (and send its request) before the next line is read.
+        await asyncio.sleep(0)
+    for task in tasks.values():
+        task.cancel()
+    if driver.connection is not None:
+        await driver.connection.drop()
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

@@ -1,0 +1,139 @@
+//! rmcp's client (the official Rust SDK, pinned) as a client under test, written against
+//! rmcp's and mcp-conformance's public APIs only.
+//!
+//! What it declares is what rmcp's client can express here: stdio and Streamable HTTP
+//! (reqwest, no TLS stack built), a per-call timeout (`PeerRequestOptions::timeout`),
+//! cancelling a call by dropping its future (rmcp's `send_request_cancel_on_drop`), custom
+//! headers (`StreamableHttpClientTransportConfig::custom_headers`), and the count of
+//! `notifications/tools/list_changed` (its `ClientHandler::on_tool_list_changed`). No
+//! timeout, retry or redaction of the adapter's own.
+
+use mcp_conformance::cut::{Capability, ClientUnderTest, Described, Settings, StepError, StepResult, Target, TransportKind};
+use rmcp::model::{CallToolRequest, CallToolRequestParams, ClientRequest, ServerResult};
+use rmcp::service::{NotificationContext, Peer, PeerRequestOptions, RunningService};
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use rmcp::{ClientHandler, RoleClient, ServiceExt};
+use serde_json::{json, Value};
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The client's handler: rmcp's defaults (pings answered, other server requests declined),
+/// plus a count of tool-list changes.
+#[derive(Clone, Default)]
+pub struct Handler {
+    list_changed: Arc<AtomicU64>,
+}
+
+impl ClientHandler for Handler {
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.list_changed.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+/// rmcp's client under test.
+#[derive(Default)]
+pub struct Adapter {
+    service: RefCell<Option<RunningService<RoleClient, Handler>>>,
+    handler: Handler,
+}
+
+/// An error as rmcp wrote it, causes included.
+fn text(error: &dyn std::error::Error) -> StepError {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    StepError::new(text)
+}
+
+impl Adapter {
+    fn peer(&self) -> Result<Peer<RoleClient>, StepError> {
+        self.service.borrow().as_ref().map(|s| s.peer().clone()).ok_or_else(|| StepError::new("not connected"))
+    }
+}
+
+impl ClientUnderTest for Adapter {
+    fn describe(&self) -> Described {
+        Described {
+            name: "rmcp".into(),
+            version: "3.11.0".into(),
+            transports: vec![TransportKind::Stdio, TransportKind::Http],
+            capabilities: vec![Capability::CallTimeout, Capability::Cancel, Capability::CustomHeaders, Capability::ListChangedCount],
+            profile: "strict".into(),
+        }
+    }
+
+    async fn connect(&self, target: &Target, _settings: &Settings) -> StepResult {
+        let handler = self.handler.clone();
+        let service = match target {
+            Target::Stdio(stdio) => {
+                let mut command = tokio::process::Command::new(&stdio.command);
+                command.args(&stdio.args).envs(&stdio.env);
+                let transport = TokioChildProcess::new(command).map_err(|e| text(&e))?;
+                handler.serve(transport).await.map_err(|e| text(&e))?
+            }
+            Target::Http(http) => {
+                let mut headers = HashMap::new();
+                for [name, value] in &http.headers {
+                    let name = http::HeaderName::try_from(name.as_str()).map_err(|e| text(&e))?;
+                    let value = http::HeaderValue::try_from(value.as_str()).map_err(|e| text(&e))?;
+                    headers.insert(name, value);
+                }
+                let config = StreamableHttpClientTransportConfig::with_uri(http.url.as_str()).custom_headers(headers);
+                let transport = StreamableHttpClientTransport::from_config(config);
+                handler.serve(transport).await.map_err(|e| text(&e))?
+            }
+        };
+        let version = service.peer_info().map(|info| json!(info.protocol_version)).unwrap_or(Value::Null);
+        *self.service.borrow_mut() = Some(service);
+        Ok(json!({ "protocolVersion": version }))
+    }
+
+    async fn list_tools(&self) -> StepResult {
+        let tools = self.peer()?.list_all_tools().await.map_err(|e| text(&e))?;
+        serde_json::to_value(tools).map_err(|e| text(&e))
+    }
+
+    async fn call_tool(&self, name: &str, arguments: Value, timeout: Option<Duration>) -> StepResult {
+        let peer = self.peer()?;
+        let mut params = CallToolRequestParams::new(name.to_string());
+        if let Value::Object(arguments) = arguments {
+            params = params.with_arguments(arguments);
+        }
+        let result = match timeout {
+            None => peer.call_tool(params).await.map_err(|e| text(&e))?,
+            Some(timeout) => {
+                let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+                let mut options = PeerRequestOptions::no_options();
+                options.timeout = Some(timeout);
+                let handle = peer.send_request_with_option(request, options).await.map_err(|e| text(&e))?;
+                match handle.await_response().await.map_err(|e| text(&e))? {
+                    ServerResult::CallToolResult(result) => result,
+                    other => return Err(StepError::new(format!("unexpected response: {other:?}"))),
+                }
+            }
+        };
+        serde_json::to_value(result).map_err(|e| text(&e))
+    }
+
+    async fn close(&self) -> StepResult {
+        let service = self.service.borrow_mut().take().ok_or_else(|| StepError::new("not connected"))?;
+        let reason = service.cancel().await.map_err(|e| text(&e))?;
+        Ok(json!(format!("{reason:?}")))
+    }
+
+    async fn drop_connection(&self) -> StepResult {
+        Ok(json!(self.service.borrow_mut().take().is_some()))
+    }
+
+    async fn list_changed_count(&self) -> Result<u64, StepError> {
+        Ok(self.handler.list_changed.load(Ordering::SeqCst))
+    }
+}

@@ -1,0 +1,186 @@
+// The official TypeScript SDK's client (npm `@modelcontextprotocol/client`, pinned in
+// tests/validate/install-servers.sh) under the scenarios, through the driver protocol
+// (protocol/driver.schema.json).
+//
+//   mcp-conformance run --client 'node adapters/typescript/driver.mjs [NODE_MODULES]'
+//
+// NODE_MODULES is the folder the SDK is installed in (target/validate-servers/node/node_modules
+// by default, found from this file's place in the repository).
+//
+// Each step is the SDK's own call, configured as an application would configure it, and
+// nothing else: no timeout, retry or redaction of ours around the client. The hello declares
+// only what the SDK can express:
+//
+// - transports: stdio (`StdioClientTransport`), Streamable HTTP
+//   (`StreamableHTTPClientTransport`), legacy HTTP+SSE (`SSEClientTransport`);
+// - `call_timeout`: `callTool(params, { timeout })`;
+// - `cancel`: `callTool(params, { signal })`, the signal aborted;
+// - `custom_headers`: `requestInit.headers`;
+// - `token_provider`: the transports' `authProvider` (`token()` before every request,
+//   `onUnauthorized()` on a 401, then the SDK retries once), over the scenario's scripted tokens;
+// - `redirect_policy`: the transports' `redirectPolicy` (`same-origin`; `any` is `follow`;
+//   `none` is `follow` with fetch's own `redirect: 'error'`);
+// - `list_changed_count`: the `notifications/tools/list_changed` the SDK hands to
+//   `setNotificationHandler`.
+//
+// Not declared (so those scenarios are not applicable): the client's bounds from the
+// scenario's settings (it has a per-request `timeout`, not a handshake, list and call bound
+// each from one configuration), `exited` (the SDK reports no exit status), `reconnect`,
+// trusted roots (Node's fetch takes extra CAs only at start-up), a body cap, a process
+// group, a tool layer.
+//
+// `drop` forgets the client: JavaScript has no destructor, so whatever the SDK started goes
+// on until the driver exits.
+
+import { readFileSync } from 'node:fs';
+import { createInterface } from 'node:readline';
+import { dirname, join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const modules = process.argv[2] ?? join(here, '../../target/validate-servers/node/node_modules');
+const packageDir = join(modules, '@modelcontextprotocol/client');
+const { version } = JSON.parse(readFileSync(join(packageDir, 'package.json'), 'utf8'));
+const sdk = await import(pathToFileURL(join(packageDir, 'dist/index.mjs')).href);
+const { StdioClientTransport, getDefaultEnvironment } = await import(pathToFileURL(join(packageDir, 'dist/stdio.mjs')).href);
+
+const HELLO = {
+  hello: {
+    name: 'typescript-sdk',
+    version,
+    transports: ['stdio', 'http', 'legacy-sse'],
+    capabilities: ['call_timeout', 'cancel', 'custom_headers', 'token_provider', 'redirect_policy', 'list_changed_count'],
+    profile: 'strict',
+  },
+};
+
+function emit(message) {
+  process.stdout.write(JSON.stringify(message) + '\n');
+}
+
+/** The client's error as it reads: name, message, and each cause. */
+function errorText(error) {
+  const parts = [];
+  const seen = new Set();
+  while (error != null && !seen.has(error)) {
+    seen.add(error);
+    parts.push(error instanceof Error ? `${error.name}: ${error.message}` : String(error));
+    error = error instanceof Error ? error.cause : undefined;
+  }
+  return parts.join(': caused by ');
+}
+
+/** The caller's headers in order; a name set again replaces its value. */
+function headersOf(http) {
+  const headers = new Headers();
+  for (const [name, value] of http.headers ?? []) headers.set(name, value);
+  return headers;
+}
+
+/** The scenario's scripted token provider as the SDK's `AuthProvider`. */
+function authProvider(tokens) {
+  const all = [tokens.token, ...(tokens.refreshed ?? [])];
+  let current = 0;
+  let asks = 0;
+  return {
+    async token() {
+      const token = all[current];
+      if (token === undefined) throw new Error('the token provider has no token left');
+      return tokens.rotate ? `${token}-${++asks}` : token;
+    },
+    async onUnauthorized() {
+      current += 1;
+      if (all[current] === undefined) throw new Error('the token provider could not refresh');
+    },
+  };
+}
+
+function transportOf(target) {
+  if (target.stdio) {
+    const { command, args = [], env = {} } = target.stdio;
+    // The SDK's default environment, and the scenario's variables on top, as an application sets them.
+    const environment = Object.keys(env).length ? { ...getDefaultEnvironment(), ...env } : undefined;
+    return new StdioClientTransport({ command, args, env: environment, stderr: 'inherit' });
+  }
+  const http = target.http;
+  const options = { requestInit: { headers: headersOf(http) } };
+  if (http.tokens) options.authProvider = authProvider(http.tokens);
+  if (http.redirects === 'same-origin') options.redirectPolicy = 'same-origin';
+  if (http.redirects === 'any') options.redirectPolicy = 'follow';
+  if (http.redirects === 'none') {
+    options.redirectPolicy = 'follow';
+    options.requestInit.redirect = 'error';
+  }
+  const url = new URL(http.url);
+  return http.legacy_sse ? new sdk.SSEClientTransport(url, options) : new sdk.StreamableHTTPClientTransport(url, options);
+}
+
+let connection = null;
+const calls = new Map();
+
+function connected() {
+  if (!connection) throw new Error('not connected');
+  return connection.client;
+}
+
+async function step(request) {
+  switch (request.step) {
+    case 'connect': {
+      const client = new sdk.Client({ name: 'mcp-conformance-driver', version });
+      const state = { client, listChanged: 0 };
+      client.setNotificationHandler('notifications/tools/list_changed', () => {
+        state.listChanged += 1;
+      });
+      connection = state;
+      await client.connect(transportOf(request.target));
+      return { protocolVersion: client.getNegotiatedProtocolVersion() ?? null };
+    }
+    case 'list_tools':
+      return (await connected().listTools()).tools;
+    case 'call_tool': {
+      const abort = new AbortController();
+      calls.set(request.id, abort);
+      const options = { signal: abort.signal };
+      if (request.timeout_ms != null) options.timeout = request.timeout_ms;
+      try {
+        return await connected().callTool({ name: request.name, arguments: request.arguments ?? {} }, options);
+      } finally {
+        calls.delete(request.id);
+      }
+    }
+    case 'close': {
+      const client = connected();
+      connection = null;
+      await client.close();
+      return 'closed';
+    }
+    case 'drop': {
+      const had = connection !== null;
+      connection = null;
+      return had;
+    }
+    case 'list_changed_count':
+      if (!connection) throw new Error('not connected');
+      return connection.listChanged;
+    default:
+      throw new Error(`not supported: the client does not declare \`${request.step}\``);
+  }
+}
+
+emit(HELLO);
+const lines = createInterface({ input: process.stdin, crlfDelay: Infinity });
+for await (const line of lines) {
+  const request = JSON.parse(line);
+  if (request.step === 'cancel') {
+    calls.get(request.of)?.abort();
+    emit({ id: request.id, ok: true, value: 'cancelled' });
+    continue;
+  }
+  step(request).then(
+    (value) => emit({ id: request.id, ok: true, value: value ?? null }),
+    (error) => emit({ id: request.id, ok: false, error: errorText(error) }),
+  );
+  // Let the step start (and send its request) before the next line is read.
+  await new Promise((resolve) => setImmediate(resolve));
+}
+process.exit(0);

@@ -1,0 +1,234 @@
+//! The matrix as text, Markdown and JSON: scenario × row, a summary per row, and rule group
+//! × row.
+
+use super::run::{Column, Mark, Matrix};
+use crate::terminal;
+use crate::verdict::Verdict;
+use serde::Serialize;
+use std::fmt::Write;
+
+/// A row's counts.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Counts {
+    /// Passed.
+    pub pass: usize,
+    /// Failed, not in the baseline.
+    pub fail: usize,
+    /// Failed as the baseline says.
+    pub baselined: usize,
+    /// Listed in the baseline, but passing (or no longer applicable).
+    pub stale: usize,
+    /// Not applicable: the client cannot express what the scenario needs.
+    pub not_applicable: usize,
+    /// Harness faults.
+    pub harness_faults: usize,
+    /// Not scenarios of the row's profile.
+    pub not_in_profile: usize,
+}
+
+impl Counts {
+    /// The counts of `cells`.
+    pub fn of(marks: impl IntoIterator<Item = Mark>) -> Counts {
+        let mut counts = Counts::default();
+        for mark in marks {
+            *match mark {
+                Mark::Pass => &mut counts.pass,
+                Mark::Fail => &mut counts.fail,
+                Mark::Baselined => &mut counts.baselined,
+                Mark::Stale => &mut counts.stale,
+                Mark::NotApplicable => &mut counts.not_applicable,
+                Mark::HarnessFault => &mut counts.harness_faults,
+                Mark::NotInProfile => &mut counts.not_in_profile,
+            } += 1;
+        }
+        counts
+    }
+
+    /// Runs that judged the client (passes and failures, baselined or not).
+    pub fn judged(&self) -> usize {
+        self.pass + self.fail + self.baselined + self.stale
+    }
+}
+
+/// A row's counts over every scenario.
+pub fn counts(column: &Column) -> Counts {
+    Counts::of(column.cells.iter().map(|c| c.mark))
+}
+
+/// The rule groups (`stdio`, `http`, …) of the matrix's scenarios, sorted.
+pub fn groups(matrix: &Matrix) -> Vec<String> {
+    let mut groups: Vec<String> = matrix.scenarios.iter().flat_map(|s| s.rules.iter().map(|r| group_of(r).to_string())).collect();
+    groups.sort();
+    groups.dedup();
+    groups
+}
+
+fn group_of(rule: &str) -> &str {
+    rule.split('.').next().unwrap_or(rule)
+}
+
+/// A row's cell in one group: `passed/judged`, `-` where it judged none.
+fn group_cell(matrix: &Matrix, column: &Column, group: &str) -> String {
+    let marks = matrix
+        .scenarios
+        .iter()
+        .zip(&column.cells)
+        .filter(|(s, _)| s.rules.iter().any(|r| group_of(r) == group))
+        .map(|(_, cell)| cell.mark);
+    let counts = Counts::of(marks);
+    if counts.judged() == 0 {
+        "-".into()
+    } else {
+        format!("{}/{}", counts.pass, counts.judged())
+    }
+}
+
+/// The per-row summary lines' cells: row, client, profile, and the counts.
+fn summary_cells(column: &Column) -> [String; 9] {
+    let c = counts(column);
+    [
+        column.row.clone(),
+        terminal::line(&column.client.label()),
+        column.profile.clone(),
+        c.pass.to_string(),
+        c.fail.to_string(),
+        c.baselined.to_string(),
+        c.not_applicable.to_string(),
+        c.stale.to_string(),
+        c.harness_faults.to_string(),
+    ]
+}
+
+const SUMMARY_HEAD: [&str; 9] = ["row", "client", "profile", "pass", "fail", "known", "n/a", "stale", "harness"];
+
+/// The matrix for a terminal: scenario × row, what failed, the per-row summary and the
+/// group × row table.
+pub fn text(matrix: &Matrix) -> String {
+    let width = matrix.scenarios.iter().map(|s| s.name.len()).max().unwrap_or(8).max(8);
+    let widths: Vec<usize> = matrix.columns.iter().map(|c| c.row.len().max(7)).collect();
+    let mut out = String::new();
+    let _ = write!(out, "{:<width$}", "scenario");
+    for (column, w) in matrix.columns.iter().zip(&widths) {
+        let _ = write!(out, "  {:<w$}", column.row);
+    }
+    out.push('\n');
+    for (i, scenario) in matrix.scenarios.iter().enumerate() {
+        let _ = write!(out, "{:<width$}", terminal::line(&scenario.name));
+        for (column, w) in matrix.columns.iter().zip(&widths) {
+            let _ = write!(out, "  {:<w$}", column.cells[i].mark.short());
+        }
+        out.truncate(out.trim_end().len());
+        out.push('\n');
+    }
+    out.push_str(&problems(matrix));
+    out.push('\n');
+    out.push_str(&aligned(&SUMMARY_HEAD.map(String::from), &matrix.columns.iter().map(summary_cells).collect::<Vec<_>>()));
+    out.push('\n');
+    let mut head = vec!["group".to_string()];
+    head.extend(matrix.columns.iter().map(|c| c.row.clone()));
+    let lines: Vec<Vec<String>> = groups(matrix)
+        .iter()
+        .map(|g| std::iter::once(g.clone()).chain(matrix.columns.iter().map(|c| group_cell(matrix, c, g))).collect())
+        .collect();
+    out.push_str(&aligned(&head, &lines));
+    let _ = writeln!(out, "\n{} scenario(s) × {} row(s) in {:.1} s", matrix.scenarios.len(), matrix.columns.len(), matrix.millis as f64 / 1000.0);
+    out
+}
+
+/// Every cell that fails the matrix, with what did not hold.
+fn problems(matrix: &Matrix) -> String {
+    let mut out = String::new();
+    for column in &matrix.columns {
+        for cell in column.cells.iter().filter(|c| c.mark.fails()) {
+            let _ = writeln!(out, "\n{} {}: {}", column.row, cell.mark.short(), terminal::line(&cell.scenario));
+            match cell.result.as_ref().map(|r| &r.verdict) {
+                Some(Verdict::Fail { failures }) if cell.mark == Mark::Fail => {
+                    for failure in failures {
+                        let _ = writeln!(out, "    {}", terminal::line(&failure.what));
+                        let _ = writeln!(out, "      expected: {}", terminal::line(&failure.expected));
+                        let _ = writeln!(out, "      actual:   {}", terminal::line(&failure.actual));
+                    }
+                }
+                Some(Verdict::HarnessFault { reason }) => {
+                    let _ = writeln!(out, "    harness fault (not the client's): {}", terminal::line(reason));
+                }
+                _ => {
+                    let known = cell.known.as_deref().unwrap_or("");
+                    let _ = writeln!(out, "    stale baseline entry (it passes or no longer applies): {}", terminal::line(known));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Columns padded to their widest cell.
+fn aligned(head: &[String], lines: &[impl AsRef<[String]>]) -> String {
+    let mut widths: Vec<usize> = head.iter().map(String::len).collect();
+    for line in lines {
+        for (w, cell) in widths.iter_mut().zip(line.as_ref()) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let mut out = String::new();
+    for line in std::iter::once(head).chain(lines.iter().map(AsRef::as_ref)) {
+        let cells: Vec<String> = line.iter().zip(&widths).map(|(cell, w)| format!("{cell:<w$}")).collect();
+        let _ = writeln!(out, "{}", cells.join("  ").trim_end());
+    }
+    out
+}
+
+/// The matrix in Markdown: the per-row summary, group × row, then scenario × row.
+pub fn markdown(matrix: &Matrix) -> String {
+    let mut out = String::new();
+    let table = |out: &mut String, head: &[String], lines: &[Vec<String>]| {
+        let _ = writeln!(out, "| {} |", head.join(" | "));
+        let _ = writeln!(out, "|{}", head.iter().map(|_| "---|").collect::<String>());
+        for line in lines {
+            let _ = writeln!(out, "| {} |", line.iter().map(|c| c.replace('|', "\\|")).collect::<Vec<_>>().join(" | "));
+        }
+    };
+    let summary: Vec<Vec<String>> = matrix.columns.iter().map(|c| summary_cells(c).to_vec()).collect();
+    table(&mut out, &SUMMARY_HEAD.map(String::from), &summary);
+    out.push('\n');
+    let mut head = vec!["group".to_string()];
+    head.extend(matrix.columns.iter().map(|c| c.row.clone()));
+    let lines: Vec<Vec<String>> = groups(matrix)
+        .iter()
+        .map(|g| std::iter::once(g.clone()).chain(matrix.columns.iter().map(|c| group_cell(matrix, c, g))).collect())
+        .collect();
+    table(&mut out, &head, &lines);
+    out.push('\n');
+    let mut head = vec!["scenario".to_string()];
+    head.extend(matrix.columns.iter().map(|c| c.row.clone()));
+    let lines: Vec<Vec<String>> = matrix
+        .scenarios
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            std::iter::once(format!("`{}`", s.name)).chain(matrix.columns.iter().map(|c| c.cells[i].mark.short().to_string())).collect()
+        })
+        .collect();
+    table(&mut out, &head, &lines);
+    let _ = writeln!(out, "\n{} scenario(s) × {} row(s) in {:.1} s", matrix.scenarios.len(), matrix.columns.len(), matrix.millis as f64 / 1000.0);
+    out
+}
+
+/// The matrix as JSON: `{"rows": [{row, client, profile, counts}], "groups": …, "scenarios": …, "columns": …}`.
+pub fn json(matrix: &Matrix) -> String {
+    let rows: Vec<serde_json::Value> = matrix
+        .columns
+        .iter()
+        .map(|c| serde_json::json!({"row": c.row, "client": c.client.label(), "profile": c.profile, "counts": counts(c)}))
+        .collect();
+    let groups: serde_json::Map<String, serde_json::Value> = groups(matrix)
+        .into_iter()
+        .map(|g| {
+            let cells: serde_json::Map<String, serde_json::Value> =
+                matrix.columns.iter().map(|c| (c.row.clone(), serde_json::json!(group_cell(matrix, c, &g)))).collect();
+            (g, serde_json::Value::Object(cells))
+        })
+        .collect();
+    let report = serde_json::json!({"rows": rows, "groups": groups, "millis": matrix.millis, "scenarios": matrix.scenarios, "columns": matrix.columns});
+    serde_json::to_string_pretty(&report).unwrap_or_else(|e| format!("{{\"error\": \"cannot render: {e}\"}}"))
+}

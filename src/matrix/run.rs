@@ -1,0 +1,315 @@
+//! Running the matrix: every row's driver over every scenario of its profile, several runs
+//! at a time, each verdict held against the row's baseline.
+
+use super::rows::{Placeholders, Row, Rows};
+use crate::cut::driver::{self, DriverClient};
+use crate::cut::Described;
+use crate::harness::Baseline;
+use crate::runner::{MockLauncher, RunOptions};
+use crate::scenario::LoadedScenario;
+use crate::verdict::{self, ScenarioResult, Verdict};
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// How one scenario fared with one row.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mark {
+    /// Every portable expectation held.
+    Pass,
+    /// An expectation did not hold, and the baseline does not list it.
+    Fail,
+    /// It failed, as the row's baseline says (with the rule and the evidence).
+    Baselined,
+    /// The baseline lists it, but it passes (or no longer applies): the entry is stale.
+    Stale,
+    /// The scenario needs what the client did not declare.
+    NotApplicable,
+    /// The harness failed; says nothing about the client.
+    HarnessFault,
+    /// Not a scenario of the row's profile: not run.
+    NotInProfile,
+}
+
+impl Mark {
+    /// The mark as the table prints it.
+    pub fn short(self) -> &'static str {
+        match self {
+            Mark::Pass => "pass",
+            Mark::Fail => "FAIL",
+            Mark::Baselined => "known",
+            Mark::Stale => "STALE",
+            Mark::NotApplicable => "n/a",
+            Mark::HarnessFault => "HARNESS",
+            Mark::NotInProfile => "-",
+        }
+    }
+
+    /// Whether the matrix fails for it.
+    pub fn fails(self) -> bool {
+        matches!(self, Mark::Fail | Mark::Stale | Mark::HarnessFault)
+    }
+}
+
+/// One scenario × row.
+#[derive(Clone, Debug, Serialize)]
+pub struct Cell {
+    /// The scenario.
+    pub scenario: String,
+    /// The mark.
+    pub mark: Mark,
+    /// What the verdict said: the failures, why not applicable, the baseline's reason.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub result: Option<ScenarioResult>,
+    /// The baseline entry's rule, for a baselined or stale cell.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rule: Option<String>,
+    /// The baseline entry's reason and evidence, for a baselined or stale cell.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub known: Option<String>,
+}
+
+/// One row's column.
+#[derive(Clone, Debug, Serialize)]
+pub struct Column {
+    /// The row's name.
+    pub row: String,
+    /// The profile.
+    pub profile: String,
+    /// The driver's hello.
+    pub client: Described,
+    /// A cell per scenario, in the scenarios' order.
+    pub cells: Vec<Cell>,
+}
+
+/// The whole matrix.
+#[derive(Clone, Debug, Serialize)]
+pub struct Matrix {
+    /// The scenarios, in order, with their rules.
+    pub scenarios: Vec<ScenarioRules>,
+    /// One column per row.
+    pub columns: Vec<Column>,
+    /// Wall time of the runs (builds excluded), in milliseconds.
+    pub millis: u128,
+}
+
+/// A scenario's name and rules.
+#[derive(Clone, Debug, Serialize)]
+pub struct ScenarioRules {
+    /// The scenario's name.
+    pub name: String,
+    /// The rules it checks.
+    pub rules: Vec<String>,
+}
+
+/// Why the matrix cannot run.
+#[derive(Debug, thiserror::Error)]
+pub enum MatrixError {
+    /// A row's build command failed.
+    #[error("row `{row}`: the build `{command}` failed: {why}")]
+    Build {
+        /// The row.
+        row: String,
+        /// The command.
+        command: String,
+        /// Its exit status or why it could not start.
+        why: String,
+    },
+    /// A row's driver did not say hello, or said the wrong thing.
+    #[error("row `{row}`: {why}")]
+    Driver {
+        /// The row.
+        row: String,
+        /// What went wrong.
+        why: String,
+    },
+    /// A row's baseline is not usable.
+    #[error("row `{row}`: {why}")]
+    Baseline {
+        /// The row.
+        row: String,
+        /// What is wrong.
+        why: String,
+    },
+}
+
+impl MatrixError {
+    /// Whether the fault is in the input files (a usage error) rather than a build or a driver.
+    pub fn is_usage(&self) -> bool {
+        matches!(self, MatrixError::Baseline { .. })
+    }
+}
+
+/// How to run the matrix.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// The rows' folder: commands run there, baselines are found there.
+    pub folder: PathBuf,
+    /// What `{mcp-conformance}` and `{target}` stand for.
+    pub placeholders: Placeholders,
+    /// Run the rows' build commands first.
+    pub build: bool,
+    /// The runner's bound on one step of a driver (and on its hello).
+    pub step_guard: Duration,
+    /// How many scenario runs at once.
+    pub workers: usize,
+}
+
+/// A row ready to run: its driver's command line, its hello, its baseline.
+struct Ready {
+    row: Row,
+    argv: Vec<String>,
+    described: Described,
+    baseline: Baseline,
+}
+
+/// Runs each row's build command, in the rows' folder; the build's output goes to stderr.
+pub fn build(rows: &Rows, options: &Options) -> Result<(), MatrixError> {
+    if !options.build {
+        return Ok(());
+    }
+    for row in &rows.row {
+        let Some(command) = &row.build else { continue };
+        let command = options.placeholders.expand(command);
+        let failed = |why: String| MatrixError::Build { row: row.name.clone(), command: command.clone(), why };
+        let argv = driver::split_command(&command).map_err(|e| failed(e.to_string()))?;
+        crate::terminal::eprint(&format!("matrix: building {}: {command}", row.name));
+        let status = std::process::Command::new(&argv[0])
+            .args(&argv[1..])
+            .current_dir(&options.folder)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::io::stderr())
+            .status()
+            .map_err(|e| failed(e.to_string()))?;
+        if !status.success() {
+            return Err(failed(status.to_string()));
+        }
+    }
+    Ok(())
+}
+
+fn ready(row: &Row, scenarios: &[LoadedScenario], options: &Options) -> Result<Ready, MatrixError> {
+    let driver_fault = |why: String| MatrixError::Driver { row: row.name.clone(), why };
+    let argv = driver::split_command(&options.placeholders.expand(&row.driver)).map_err(|e| driver_fault(e.to_string()))?;
+    let described =
+        driver::probe_in(&argv, Some(&options.folder), options.step_guard).map_err(|e| driver_fault(crate::error_chain(&e)))?;
+    if described.profile != row.profile {
+        return Err(driver_fault(format!("the driver claims the profile `{}`, the row says `{}`", described.profile, row.profile)));
+    }
+    let path = row.baseline_path(&options.folder);
+    let bad = |why: String| MatrixError::Baseline { row: row.name.clone(), why };
+    let baseline = Baseline::load(&path, scenarios).map_err(bad)?;
+    baseline.require_evidence(&path).map_err(bad)?;
+    Ok(Ready { row: row.clone(), argv, described, baseline })
+}
+
+/// Runs every row over `scenarios`; progress goes to stderr.
+pub fn run(rows: &Rows, scenarios: &[LoadedScenario], launcher: &MockLauncher, options: &Options) -> Result<Matrix, MatrixError> {
+    let ready: Vec<Ready> = rows.row.iter().map(|row| ready(row, scenarios, options)).collect::<Result<_, _>>()?;
+    let started = Instant::now();
+    let jobs: Vec<(usize, usize)> = ready
+        .iter()
+        .enumerate()
+        .flat_map(|(r, row)| {
+            let profile = mcp_refclient::Profile::from_name(&row.row.profile).unwrap_or_default();
+            scenarios.iter().enumerate().filter(move |(_, s)| s.profiles().contains(&profile)).map(move |(s, _)| (r, s))
+        })
+        .collect();
+    let run_options = RunOptions { step_guard: options.step_guard, workers: options.workers, ..RunOptions::portable() };
+    let progress = Progress::new(&ready, &jobs);
+    let results = verdict::in_parallel(&jobs, options.workers, |&(r, s)| {
+        let row = &ready[r];
+        let client = DriverClient::new(row.argv.clone(), row.described.clone(), options.step_guard).in_dir(options.folder.clone());
+        let (result, _) = verdict::run_client_one(&scenarios[s], client, launcher, run_options);
+        progress.done(r, &result);
+        result
+    });
+    let mut columns: Vec<Column> = ready
+        .iter()
+        .map(|row| Column {
+            row: row.row.name.clone(),
+            profile: row.row.profile.clone(),
+            client: row.described.clone(),
+            cells: scenarios
+                .iter()
+                .map(|s| Cell { scenario: s.name.clone(), mark: Mark::NotInProfile, result: None, rule: None, known: None })
+                .collect(),
+        })
+        .collect();
+    for (&(r, s), result) in jobs.iter().zip(results) {
+        columns[r].cells[s] = cell(result, &ready[r].baseline);
+    }
+    Ok(Matrix {
+        scenarios: scenarios.iter().map(|s| ScenarioRules { name: s.name.clone(), rules: s.scenario.rules.clone() }).collect(),
+        columns,
+        millis: started.elapsed().as_millis(),
+    })
+}
+
+/// A verdict held against the baseline.
+fn cell(result: ScenarioResult, baseline: &Baseline) -> Cell {
+    let known = baseline.find(&result.scenario);
+    let mark = match (&result.verdict, known) {
+        (Verdict::Pass, None) => Mark::Pass,
+        (Verdict::Fail { .. }, None) => Mark::Fail,
+        (Verdict::Fail { .. }, Some(_)) => Mark::Baselined,
+        (Verdict::Pass | Verdict::NotApplicable { .. }, Some(_)) => Mark::Stale,
+        (Verdict::NotApplicable { .. }, None) => Mark::NotApplicable,
+        (Verdict::HarnessFault { .. }, _) => Mark::HarnessFault,
+    };
+    Cell {
+        scenario: result.scenario.clone(),
+        mark,
+        rule: known.and_then(|k| k.rule.clone()),
+        known: known.map(|k| format!("{} (evidence: {})", k.reason, k.evidence.as_deref().unwrap_or("none"))),
+        result: Some(result),
+    }
+}
+
+/// Progress on stderr: a line at every tenth of the runs, and one as each row finishes.
+struct Progress<'a> {
+    ready: &'a [Ready],
+    total: usize,
+    done: AtomicUsize,
+    per_row: Mutex<Vec<(usize, usize, usize)>>,
+}
+
+impl<'a> Progress<'a> {
+    fn new(ready: &'a [Ready], jobs: &[(usize, usize)]) -> Self {
+        let mut per_row = vec![(0, 0, 0); ready.len()];
+        for &(r, _) in jobs {
+            per_row[r].1 += 1;
+        }
+        Progress { ready, total: jobs.len(), done: AtomicUsize::new(0), per_row: Mutex::new(per_row) }
+    }
+
+    fn done(&self, r: usize, result: &ScenarioResult) {
+        let done = self.done.fetch_add(1, Ordering::SeqCst) + 1;
+        let mut per_row = self.per_row.lock().unwrap_or_else(|e| e.into_inner());
+        let (finished, total, failed) = &mut per_row[r];
+        *finished += 1;
+        if matches!(result.verdict, Verdict::Fail { .. } | Verdict::HarnessFault { .. }) {
+            *failed += 1;
+        }
+        if finished == total {
+            crate::terminal::eprint(&format!(
+                "matrix: {} done: {total} scenario(s), {failed} failed before the baseline",
+                self.ready[r].row.name
+            ));
+        }
+        let step = (self.total / 10).max(1);
+        if done % step == 0 && done < self.total {
+            crate::terminal::eprint(&format!("matrix: {done}/{} runs", self.total));
+        }
+    }
+}
+
+/// The rows' folder of a rows file.
+pub fn folder_of(rows_file: &Path) -> PathBuf {
+    let folder = rows_file.parent().map(Path::to_path_buf).unwrap_or_default();
+    let folder = if folder.as_os_str().is_empty() { PathBuf::from(".") } else { folder };
+    std::fs::canonicalize(&folder).unwrap_or(folder)
+}
