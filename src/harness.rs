@@ -16,7 +16,8 @@
 //! (`stdio/banner-before-initialize`): `cargo test --test conformance stdio/` runs a folder,
 //! `-- stdio.banner` the scenarios of the rules starting so, `--list` lists them, and
 //! nextest runs them as any libtest binary. Scenarios the client cannot express (see
-//! [`crate::cut::Described`]) are ignored, with the reason printed.
+//! [`crate::cut::Described`]), and those of rules its profile does not promise (see
+//! [`crate::cut::sources`]), are ignored, with the reason printed.
 //!
 //! Known failures go in a baseline file, a reason each; an entry whose scenario passes is
 //! stale and fails its trial until removed:
@@ -173,7 +174,8 @@ where
         .filter(|s| s.profiles().contains(&profile))
         .filter(|s| rule_filter.as_ref().is_none_or(|f| s.scenario.rules.iter().any(|r| r.starts_with(f.as_str()))))
         .map(|loaded| {
-            let applicable = cut::can_express(&described, &cut::needs::of(&loaded.scenario));
+            let applicable = cut::can_express(&described, &cut::needs::of(&loaded.scenario))
+                .and_then(|()| cut::sources::held_to(&described.profile, &loaded));
             let name = loaded.name.clone();
             if let Err(reason) = &applicable {
                 if !args.list {

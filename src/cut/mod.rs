@@ -61,6 +61,7 @@
 pub mod driver;
 pub mod needs;
 pub mod reference;
+pub mod sources;
 
 use crate::scenario::{Faults, RedirectPolicy, TimeoutOverrides, Tokens};
 use schemars::JsonSchema;

@@ -46,6 +46,11 @@ pub struct Row {
     /// What the client is, in a few words (the README's matrix shows it).
     #[serde(default)]
     pub about: String,
+    /// The reference client: held to every scenario of its profile. Any other client is
+    /// held to the rules its profile promises (see [`crate::cut::sources`]): the others
+    /// are not applicable to it.
+    #[serde(default)]
+    pub reference: bool,
 }
 
 /// Why the rows cannot be used.

@@ -222,8 +222,13 @@ pub fn run(rows: &Rows, scenarios: &[LoadedScenario], launcher: &MockLauncher, o
     let progress = Progress::new(&ready, &jobs);
     let results = verdict::in_parallel(&jobs, options.workers, |&(r, s)| {
         let row = &ready[r];
-        let client = DriverClient::new(row.argv.clone(), row.described.clone(), options.step_guard).in_dir(options.folder.clone());
-        let (result, _) = verdict::run_client_one(&scenarios[s], client, launcher, run_options);
+        let result = match crate::cut::sources::held_to(&row.row.profile, &scenarios[s]) {
+            Err(reason) if !row.row.reference => not_held(&scenarios[s], &row.described, reason),
+            _ => {
+                let client = DriverClient::new(row.argv.clone(), row.described.clone(), options.step_guard).in_dir(options.folder.clone());
+                verdict::run_client_one(&scenarios[s], client, launcher, run_options).0
+            }
+        };
         progress.done(r, &result);
         result
     });
@@ -247,6 +252,18 @@ pub fn run(rows: &Rows, scenarios: &[LoadedScenario], launcher: &MockLauncher, o
         columns,
         millis: started.elapsed().as_millis(),
     })
+}
+
+/// A scenario of a rule the row's profile does not promise: not applicable, not run.
+fn not_held(scenario: &LoadedScenario, described: &Described, reason: String) -> ScenarioResult {
+    ScenarioResult {
+        scenario: scenario.name.clone(),
+        client: described.label(),
+        profile: mcp_refclient::Profile::from_name(&described.profile).map(mcp_refclient::Profile::name).unwrap_or("strict"),
+        rules: scenario.scenario.rules.clone(),
+        verdict: Verdict::NotApplicable { reason },
+        millis: 0,
+    }
 }
 
 /// A verdict held against the baseline.

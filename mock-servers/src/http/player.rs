@@ -893,8 +893,14 @@ impl Player {
         }
         let message = parse_body(&incoming.body);
         let method = message.as_ref().and_then(|m| m.get("method")).and_then(Value::as_str).map(String::from);
-        let incidental = method.as_ref().is_some_and(|m| self.script.incidental.contains(m))
-            && message.as_ref().is_some_and(|m| !matches(expect, m));
+        // A GET opening the optional server-to-client stream (a client MAY; a server without
+        // one answers 405), where the script waits for something else: answered 405.
+        let wants_get = expect.http.as_ref().and_then(|h| h.method.as_deref()).is_some_and(|m| m.eq_ignore_ascii_case("GET"));
+        let get_stream = self.script.transport != Transport::LegacySse && incoming.method.eq_ignore_ascii_case("GET") && !wants_get;
+        let method = if get_stream { Some("GET".to_string()) } else { method };
+        let incidental = get_stream
+            || (method.as_ref().is_some_and(|m| self.script.incidental.contains(m))
+                && message.as_ref().is_some_and(|m| !matches(expect, m)));
         if !incidental {
             return Some(incoming);
         }

@@ -1,0 +1,135 @@
+//! `mcp-conformance matrix`: rows from a rows file, each a driver, held against their
+//! baselines (a known failure passes, an unlisted one or a stale entry fails the matrix);
+//! the checked-in rows and baselines are valid, every entry with its rule and evidence.
+
+use assert_cmd::Command;
+use mcp_conformance::harness::Baseline;
+use mcp_conformance::matrix::rows::Rows;
+use mcp_conformance::scenario;
+use predicates::prelude::*;
+use std::path::{Path, PathBuf};
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The reference client (strict) behind the proxy driver that drops per-call timeouts:
+/// it fails exactly timeouts/per-call-override and timeouts/per-call-override-shorter.
+fn rows(dir: &Path) -> PathBuf {
+    let proxy = root().join("tests/drivers/no_call_timeout.py");
+    let text = format!(
+        "[[row]]\nname = \"reference-strict\"\nprofile = \"strict\"\nreference = true\ndriver = \"{{mcp-conformance}} driver --profile strict\"\n\n\
+         [[row]]\nname = \"no-call-timeout\"\nprofile = \"strict\"\nreference = true\ndriver = \"python3 {} -- {{mcp-conformance}} driver --profile strict\"\n",
+        proxy.display()
+    );
+    let path = dir.join("matrix.toml");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn baseline(dir: &Path, scenarios: &[&str]) {
+    std::fs::create_dir_all(dir.join("no-call-timeout")).unwrap();
+    let entries: String = scenarios
+        .iter()
+        .map(|s| {
+            format!(
+                "[[expected]]\nscenario = \"{s}\"\nrule = \"timeouts.call.override\"\nreason = \"the proxy drops timeout_ms\"\nevidence = \"tests/drivers/no_call_timeout.py:8: request.pop(\\\"timeout_ms\\\", None)\"\n\n"
+            )
+        })
+        .collect();
+    std::fs::write(dir.join("no-call-timeout/baseline.toml"), entries).unwrap();
+}
+
+fn matrix(rows: &Path, args: &[&str]) -> assert_cmd::assert::Assert {
+    Command::cargo_bin("mcp-conformance")
+        .unwrap()
+        .arg("matrix")
+        .arg("--rows")
+        .arg(rows)
+        .args(["--no-build", "timeouts/per-call-override"])
+        .args(args)
+        .timeout(std::time::Duration::from_secs(120))
+        .assert()
+}
+
+#[test]
+fn a_listed_failure_is_known_an_unlisted_one_fails_the_matrix() {
+    let dir = tempfile::tempdir().unwrap();
+    let rows = rows(dir.path());
+    baseline(dir.path(), &["timeouts/per-call-override"]);
+    matrix(&rows, &[])
+        .code(1)
+        .stdout(predicate::str::is_match(r"timeouts/per-call-override +pass +known\n").unwrap())
+        .stdout(predicate::str::is_match(r"timeouts/per-call-override-shorter +pass +FAIL\n").unwrap())
+        .stdout(predicate::str::contains("no-call-timeout FAIL: timeouts/per-call-override-shorter"))
+        .stdout(predicate::str::is_match(r"no-call-timeout +mcp-refclient 0.1.0 +strict +0 +1 +1 +0 +0 +0").unwrap())
+        .stdout(predicate::str::is_match(r"timeouts +2/2 +0/2").unwrap())
+        .stderr(predicate::str::contains("matrix: no-call-timeout done: 2 scenario(s), 2 failed before the baseline"));
+}
+
+#[test]
+fn every_failure_listed_is_a_green_matrix_and_json_and_markdown_say_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let rows = rows(dir.path());
+    baseline(dir.path(), &["timeouts/per-call-override", "timeouts/per-call-override-shorter"]);
+    let json = dir.path().join("matrix.json");
+    let out = matrix(&rows, &["--markdown", "-", "--json", json.to_str().unwrap()]).code(0);
+    let markdown = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    assert!(markdown.contains("| no-call-timeout | mcp-refclient 0.1.0 | strict | 0 | 0 | 2 | 0 | 0 | 0 |"), "{markdown}");
+    assert!(markdown.contains("| `timeouts/per-call-override-shorter` | pass | known |"), "{markdown}");
+    let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(json).unwrap()).unwrap();
+    assert_eq!(report["rows"][1]["counts"]["baselined"], 2, "{report}");
+    assert_eq!(report["rows"][0]["counts"]["pass"], 2, "{report}");
+    assert_eq!(report["groups"]["timeouts"]["no-call-timeout"], "0/2", "{report}");
+    assert_eq!(report["columns"][1]["cells"][0]["rule"], "timeouts.call.override", "{report}");
+}
+
+#[test]
+fn a_listed_scenario_that_passes_is_stale_and_fails_the_matrix() {
+    let dir = tempfile::tempdir().unwrap();
+    let rows = rows(dir.path());
+    baseline(dir.path(), &["timeouts/per-call-override", "timeouts/per-call-override-shorter"]);
+    std::fs::create_dir_all(dir.path().join("reference-strict")).unwrap();
+    let stale = "[[expected]]\nscenario = \"timeouts/per-call-override\"\nrule = \"timeouts.call.override\"\nreason = \"r\"\nevidence = \"e\"\n";
+    std::fs::write(dir.path().join("reference-strict/baseline.toml"), stale).unwrap();
+    matrix(&rows, &["--row", "reference-strict"])
+        .code(1)
+        .stdout(predicate::str::is_match(r"timeouts/per-call-override +STALE\n").unwrap())
+        .stdout(predicate::str::contains("stale baseline entry"));
+}
+
+#[test]
+fn a_baseline_entry_without_evidence_or_with_a_rule_the_scenario_does_not_check_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let rows = rows(dir.path());
+    std::fs::create_dir_all(dir.path().join("no-call-timeout")).unwrap();
+    let path = dir.path().join("no-call-timeout/baseline.toml");
+    std::fs::write(&path, "[[expected]]\nscenario = \"timeouts/per-call-override\"\nrule = \"timeouts.call.override\"\nreason = \"r\"\n").unwrap();
+    matrix(&rows, &[]).code(2).stderr(predicate::str::contains("needs a `rule` and one line of `evidence`"));
+    std::fs::write(&path, "[[expected]]\nscenario = \"timeouts/per-call-override\"\nrule = \"stdio.banner.skipped\"\nreason = \"r\"\nevidence = \"e\"\n").unwrap();
+    matrix(&rows, &[]).code(2).stderr(predicate::str::contains("not the rule `stdio.banner.skipped`"));
+}
+
+#[test]
+fn a_driver_claiming_another_profile_than_its_row_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("matrix.toml");
+    std::fs::write(&path, "[[row]]\nname = \"liar\"\nprofile = \"kova\"\ndriver = \"{mcp-conformance} driver --profile strict\"\n").unwrap();
+    matrix(&path, &[]).code(3).stderr(predicate::str::contains("row `liar`: the driver claims the profile `strict`, the row says `kova`"));
+    matrix(&path, &["--row", "nobody"]).code(2).stderr(predicate::str::contains("no row `nobody`"));
+}
+
+#[test]
+fn the_checked_in_rows_and_every_baseline_are_valid_each_entry_with_its_rule_and_evidence() {
+    let rows = Rows::load(&root().join("adapters/matrix.toml")).unwrap();
+    let scenarios = scenario::load_all(&root().join("scenarios")).unwrap();
+    let names: Vec<&str> = rows.row.iter().map(|r| r.name.as_str()).collect();
+    for wanted in ["reference-strict", "rmcp", "yoagent", "kova"] {
+        assert!(names.contains(&wanted), "no row {wanted} in {names:?}");
+    }
+    for row in &rows.row {
+        let path = row.baseline_path(&root().join("adapters"));
+        let baseline = Baseline::load(&path, &scenarios).unwrap();
+        baseline.require_evidence(&path).unwrap();
+    }
+}
