@@ -203,7 +203,9 @@ impl StreamableTransport {
                 Some(bound) => match tokio::time::timeout(bound, call).await {
                     Ok(outcome) => outcome,
                     Err(_) => {
-                        if self.profile.sends_cancelled() {
+                        // At 2026-07-28 closing the response stream is the cancellation over
+                        // HTTP ("no `notifications/cancelled` message is expected").
+                        if self.profile.sends_cancelled() && !lock(&self.state).stateless {
                             let reason = format!("timed out after {}", crate::stdio::fmt_duration(bound));
                             let request_id = if self.broken(Breakage::CancelledWithoutRequestId) { Value::Null } else { id.clone() };
                             let params = json!({ "requestId": request_id, "reason": reason });
