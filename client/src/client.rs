@@ -438,7 +438,8 @@ impl McpClient {
         self.connection().protocol_version.clone()
     }
 
-    /// The server's `initialize` result (serverInfo, capabilities…), as sent.
+    /// The server's `initialize` result, or at 2026-07-28 its `server/discover` result
+    /// (serverInfo, capabilities…), as sent.
     pub fn server_info(&self) -> Value {
         self.connection().server_info.clone()
     }
@@ -668,6 +669,9 @@ async fn establish(transport: &Transport, config: &ClientConfig) -> Result<(Stri
     }
     match modern::classify_probe_failure(&failure) {
         ProbeFailure::Legacy if !config.hooks.broken.contains(&Breakage::NoLegacyFallback) => {
+            fall_back(transport, config, &failure, None).await
+        }
+        ProbeFailure::Modern if config.hooks.broken.contains(&Breakage::FallbackOnModernError) => {
             fall_back(transport, config, &failure, None).await
         }
         ProbeFailure::Legacy | ProbeFailure::Modern | ProbeFailure::Fatal => Err(failure.into()),

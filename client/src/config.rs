@@ -207,6 +207,9 @@ pub enum Breakage {
     NoLegacyFallback,
     /// 2026-07-28: requests go out without `_meta`.
     NoRequestMeta,
+    /// 2026-07-28: a recognized modern error to the probe (-32020, -32021) is taken for an
+    /// older server's, and the client falls back to `initialize`.
+    FallbackOnModernError,
     /// 2026-07-28 over HTTP: a request whose response stream broke is re-issued with the
     /// same id.
     ReissueSameId,
