@@ -86,6 +86,18 @@ struct RunArgs {
     /// the client's failure.
     #[arg(long, default_value_t = 20_000)]
     step_guard_ms: u64,
+    /// Run only the scenarios whose every rule applies at this protocol revision (at
+    /// 2026-07-28 the handshake, `ping` and session scenarios are neither run nor counted).
+    #[arg(long, value_parser = revision_arg)]
+    revision: Option<String>,
+}
+
+/// A protocol revision the rule registry knows.
+fn revision_arg(text: &str) -> Result<String, String> {
+    match rules::REVISIONS.contains(&text) {
+        true => Ok(text.to_string()),
+        false => Err(format!("unknown revision `{text}` (expected one of {})", rules::REVISIONS.join(", "))),
+    }
 }
 
 #[derive(clap::Args)]
@@ -129,6 +141,10 @@ struct ListArgs {
     /// The scenario folder.
     #[arg(long, default_value_os_t = default_scenarios())]
     scenarios: PathBuf,
+    /// List and count only the rules that apply at this protocol revision, and the
+    /// scenarios whose every rule does.
+    #[arg(long, value_parser = revision_arg)]
+    revision: Option<String>,
 }
 
 /// `scenarios/` in the working directory, else the one this binary was built from.
@@ -229,7 +245,10 @@ fn run(args: RunArgs) -> ExitCode {
         Ok(s) => s,
         Err(code) => return code,
     };
-    let selected = select(scenarios, args.prefix.as_deref());
+    let selected: Vec<_> = select(scenarios, args.prefix.as_deref())
+        .into_iter()
+        .filter(|s| args.revision.as_deref().is_none_or(|revision| s.applies_at(revision)))
+        .collect();
     if selected.is_empty() {
         fail(&format!("no scenario matches `{}` in {}", args.prefix.unwrap_or_default(), args.scenarios.display()));
         return ExitCode::from(exit_code::USAGE);
@@ -431,9 +450,12 @@ fn list(args: ListArgs) -> ExitCode {
         Ok(s) => s,
         Err(code) => return code,
     };
+    let revision = args.revision.as_deref();
+    let scenarios: Vec<_> = scenarios.into_iter().filter(|s| revision.is_none_or(|r| s.applies_at(r))).collect();
+    let listed: Vec<&rules::Rule> = rules::all().iter().filter(|r| revision.is_none_or(|rev| r.applies_at(rev))).collect();
     let mut out = String::from("rules:\n");
     let mut uncovered = 0;
-    for rule in rules::all() {
+    for rule in listed.iter().copied() {
         let covering: Vec<&str> = scenarios
             .iter()
             .filter(|s| s.scenario.rules.contains(&rule.id))
@@ -453,7 +475,8 @@ fn list(args: ListArgs) -> ExitCode {
         let profiles: Vec<&str> = s.profiles().iter().map(|p| p.name()).collect();
         let _ = writeln!(out, "  {:<50} [{}] {}", terminal::line(&s.name), profiles.join(","), s.scenario.rules.join(", "));
     }
-    let _ = writeln!(out, "\n{} rules, {} scenarios, {} client rules without a scenario", rules::all().len(), scenarios.len(), uncovered);
+    let at = revision.map(|r| format!(" at {r}")).unwrap_or_default();
+    let _ = writeln!(out, "\n{} rules{at}, {} scenarios, {} client rules without a scenario", listed.len(), scenarios.len(), uncovered);
     match emit(&out) {
         Ok(()) => ExitCode::from(exit_code::SUCCESS),
         Err(code) => code,

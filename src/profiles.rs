@@ -38,6 +38,8 @@ mod tests {
             assert_eq!(ms(&table["connect_retry_delay_ms"]), timeouts.connect_retry_delay, "{profile:?}");
             assert_eq!(ms(&table["exit_settle_ms"]), timeouts.exit_settle, "{profile:?}");
             assert_eq!(table["protocol_version_stdio"].as_str(), Some(profile.stdio_protocol_version()));
+            let stateless = mcp_refclient::ClientConfig::new(profile).stateless_revision().unwrap_or("none");
+            assert_eq!(table["stateless_revision"].as_str(), Some(stateless), "{profile:?}");
             assert_eq!(table["reads_only_during_calls"].as_bool(), Some(profile.reads_only_during_calls()));
             assert_eq!(table["sends_cancelled"].as_bool(), Some(profile.sends_cancelled()));
             assert_eq!(table["paginates"].as_bool(), Some(profile.paginates()));

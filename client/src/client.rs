@@ -293,7 +293,9 @@ async fn open(target: &Target, config: &ClientConfig, generation: u64) -> Result
 }
 
 impl McpClient {
-    /// Spawns the server and runs the handshake (bounded by `timeouts().handshake`). On any
+    /// Spawns the server and opens the connection (bounded by `timeouts().handshake`):
+    /// strict probes `server/discover` and speaks 2026-07-28 with a server that lists it,
+    /// else (and yoagent, kova) runs the `initialize` handshake. On any
     /// failure the server is stopped before the error is returned. kova: a transient failure
     /// (the server died or timed out during the handshake) is retried once after
     /// `timeouts().connect_retry_delay`; a command that cannot be spawned fails at once.
@@ -301,9 +303,10 @@ impl McpClient {
         McpClient::connect(Target::Stdio(server), config).await
     }
 
-    /// Connects to a Streamable HTTP server and runs the handshake (bounded by
-    /// `timeouts().handshake`). Offers 2024-11-05 (yoagent), 2025-06-18 (kova) or 2025-11-25
-    /// (strict). Nothing is sent before the URL and certificates are checked. kova: a
+    /// Connects to a Streamable HTTP server and opens the connection (bounded by
+    /// `timeouts().handshake`): strict first POSTs `server/discover` and speaks 2026-07-28
+    /// with a server that lists it, falling back to `initialize` at 2025-11-25 on a 4xx
+    /// without a modern error; the handshake offers 2024-11-05 (yoagent) or 2025-06-18 (kova). Nothing is sent before the URL and certificates are checked. kova: a
     /// refused or reset connection, a timeout or a 5xx is retried once; a 4xx is not.
     pub async fn connect_http(server: HttpServer, config: ClientConfig) -> Result<McpClient, McpError> {
         McpClient::connect(Target::Http(server), config).await
@@ -435,7 +438,8 @@ impl McpClient {
         self.connection().protocol_version.clone()
     }
 
-    /// The server's `initialize` result (serverInfo, capabilities…), as sent.
+    /// The server's `initialize` result, or at 2026-07-28 its `server/discover` result
+    /// (serverInfo, capabilities…), as sent.
     pub fn server_info(&self) -> Value {
         self.connection().server_info.clone()
     }
@@ -665,6 +669,9 @@ async fn establish(transport: &Transport, config: &ClientConfig) -> Result<(Stri
     }
     match modern::classify_probe_failure(&failure) {
         ProbeFailure::Legacy if !config.hooks.broken.contains(&Breakage::NoLegacyFallback) => {
+            fall_back(transport, config, &failure, None).await
+        }
+        ProbeFailure::Modern if config.hooks.broken.contains(&Breakage::FallbackOnModernError) => {
             fall_back(transport, config, &failure, None).await
         }
         ProbeFailure::Legacy | ProbeFailure::Modern | ProbeFailure::Fatal => Err(failure.into()),

@@ -207,6 +207,9 @@ pub enum Breakage {
     NoLegacyFallback,
     /// 2026-07-28: requests go out without `_meta`.
     NoRequestMeta,
+    /// 2026-07-28: a recognized modern error to the probe (-32020, -32021) is taken for an
+    /// older server's, and the client falls back to `initialize`.
+    FallbackOnModernError,
     /// 2026-07-28 over HTTP: a request whose response stream broke is re-issued with the
     /// same id.
     ReissueSameId,
@@ -299,6 +302,11 @@ mod tests {
         assert_eq!(Profile::Kova.stdio_protocol_version(), "2024-11-05");
         assert_eq!(Profile::Strict.stdio_protocol_version(), "2025-11-25");
         assert!(crate::SUPPORTED_PROTOCOL_VERSIONS.contains(&crate::LATEST_PROTOCOL_VERSION));
+        assert_eq!(ClientConfig::new(Profile::Strict).stateless_revision(), Some("2026-07-28"));
+        assert_eq!(ClientConfig::new(Profile::Yoagent).stateless_revision(), None);
+        assert_eq!(ClientConfig::new(Profile::Kova).stateless_revision(), None);
+        let pinned = ClientConfig { revision: Some("2025-11-25".into()), ..ClientConfig::new(Profile::Strict) };
+        assert_eq!(pinned.stateless_revision(), None, "a handshake revision pinned: no probe");
         for p in Profile::ALL {
             assert_eq!(Profile::from_name(p.name()), Some(p));
         }

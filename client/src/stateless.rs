@@ -151,7 +151,7 @@ pub(crate) fn header_value(value: &str) -> String {
     let safe = value.bytes().all(|b| b == b' ' || b == b'\t' || (0x21..=0x7e).contains(&b))
         && !value.starts_with([' ', '\t'])
         && !value.ends_with([' ', '\t'])
-        && !(value.starts_with("=?base64?") && value.ends_with("?="));
+        && (!value.starts_with("=?base64?") || !value.ends_with("?="));
     match safe && !value.is_empty() {
         true => value.to_string(),
         false => format!("=?base64?{}?=", base64(value.as_bytes())),

@@ -305,7 +305,9 @@ pub struct Expect {
     pub name: Option<String>,
     /// 2026-07-28: the request's `params._meta` must carry this
     /// `io.modelcontextprotocol/protocolVersion`, a `io.modelcontextprotocol/clientCapabilities`
-    /// object and a `io.modelcontextprotocol/clientInfo` with a string name and version.
+    /// object and a `io.modelcontextprotocol/clientInfo` with a string name and version;
+    /// over HTTP the request's `MCP-Protocol-Version` must be that version and its
+    /// `Mcp-Method` the body's method.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<String>,
     /// HTTP: what the request itself must be (method, path, headers, origin). A request

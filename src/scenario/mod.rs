@@ -24,6 +24,12 @@ impl LoadedScenario {
         self.name.rsplit_once('/').map(|(area, _)| area).unwrap_or("")
     }
 
+    /// Whether every rule it checks applies at `revision`: a run at that revision leaves the
+    /// others out (the handshake's scenarios at 2026-07-28).
+    pub fn applies_at(&self, revision: &str) -> bool {
+        self.scenario.rules.iter().all(|id| crate::rules::find(id).is_some_and(|rule| rule.applies_at(revision)))
+    }
+
     /// The profiles it applies to.
     pub fn profiles(&self) -> Vec<Profile> {
         if self.scenario.profiles.is_empty() {

@@ -120,3 +120,24 @@ fn a_failing_scenario_gives_exit_code_1_with_expected_and_actual() {
         .code(1)
         .stdout(contains("expected: an error").and(contains("actual:")).and(contains("0 passed, 1 failed")));
 }
+
+#[test]
+fn the_cli_refuses_an_unknown_revision() {
+    run_cli(&["run", "--revision", "2027-13-01"], &scenarios_root()).code(2).stderr(contains("unknown revision `2027-13-01`"));
+    run_cli(&["list", "--revision", "latest"], &scenarios_root()).code(2).stderr(contains("2026-07-28"));
+}
+
+#[test]
+fn a_listing_at_2026_07_28_neither_shows_nor_counts_the_handshake_ping_or_sessions() {
+    let listed = |args: &[&str]| String::from_utf8(run_cli(args, &scenarios_root()).code(0).get_output().stdout.clone()).unwrap();
+    let everything = listed(&["list"]);
+    let modern = listed(&["list", "--revision", "2026-07-28"]);
+    for gone in ["lifecycle.initialize.sent-first ", "stdio.ping.answered ", "http.session.captured ", "lifecycle/handshake-bounded"] {
+        assert!(everything.contains(gone) && !modern.contains(gone), "{gone}");
+    }
+    for kept in ["stateless.discover.fallback ", "stdio.framing.newline ", "stateless/fallback-stdio"] {
+        assert!(modern.contains(kept), "{kept}");
+    }
+    let count = |text: &str| text.lines().last().unwrap_or_default().split(' ').next().unwrap_or_default().parse::<usize>().unwrap();
+    assert!(count(&modern) < count(&everything), "{modern}");
+}

@@ -47,6 +47,7 @@ use rstest::rstest;
 #[case::requests_without_meta("stateless/discover-probe-first", Breakage::NoRequestMeta, "step 1")]
 #[case::requests_without_meta_after_discover("stateless/input-required-retried", Breakage::NoRequestMeta, "script")]
 #[case::reissued_with_the_same_id("stateless/broken-stream-reissued", Breakage::ReissueSameId, "distinct_request_ids")]
+#[case::fallback_on_a_modern_error("stateless/modern-error-no-fallback", Breakage::FallbackOnModernError, "received")]
 #[case::listen_stream_not_counted("stateless/listen-list-changed", Breakage::NoListChangedCount, "step 2")]
 #[case::call_reissued_after_a_broken_stream("stateless/broken-stream-call-not-reissued", Breakage::ReissueCalls, "count of `tools/call`")]
 fn a_broken_client_fails_its_scenario(#[case] scenario_name: &str, #[case] breakage: Breakage, #[case] what: &str) {

@@ -203,7 +203,9 @@ impl StreamableTransport {
                 Some(bound) => match tokio::time::timeout(bound, call).await {
                     Ok(outcome) => outcome,
                     Err(_) => {
-                        if self.profile.sends_cancelled() {
+                        // At 2026-07-28 closing the response stream is the cancellation over
+                        // HTTP ("no `notifications/cancelled` message is expected").
+                        if self.profile.sends_cancelled() && !lock(&self.state).stateless {
                             let reason = format!("timed out after {}", crate::stdio::fmt_duration(bound));
                             let request_id = if self.broken(Breakage::CancelledWithoutRequestId) { Value::Null } else { id.clone() };
                             let params = json!({ "requestId": request_id, "reason": reason });
@@ -309,7 +311,9 @@ impl StreamableTransport {
         if reply.status.is_success() && stateless {
             return Ok(reply);
         }
-        if stateless && reply.status.is_client_error() {
+        // A modern server's errors come as 400 (header mismatch, missing capability, unsupported
+        // version) or 404 (unknown method) with a JSON-RPC body.
+        if stateless && matches!(reply.status, StatusCode::BAD_REQUEST | StatusCode::NOT_FOUND) {
             return Err(self.modern_error(reply, ctx).await);
         }
         if reply.status.is_success() {
@@ -342,8 +346,8 @@ impl StreamableTransport {
         Err(self.ep.status_error(reply, ctx, note).await)
     }
 
-    /// 2026-07-28: a 4xx whose body is a JSON-RPC error (a modern server's header mismatch,
-    /// unsupported version or unknown method) is that error; any other 4xx an `http` error.
+    /// 2026-07-28: a 400 or 404 whose body is a JSON-RPC error (a modern server's header
+    /// mismatch, unsupported version or unknown method) is that error; else an `http` error.
     async fn modern_error(&self, mut reply: Reply, ctx: &Ctx) -> McpError {
         if reply.media_type().as_deref() == Some("application/json") {
             let status = reply.status;

@@ -417,7 +417,14 @@ impl Player {
                 None => continue,
             }
         };
-        let http_ok = expect.http.as_ref().is_none_or(|pattern| {
+        // At 2026-07-28 the headers mirror the body: `Mcp-Method` its method, the version
+        // header its `_meta` version (a mismatch is what a server answers -32020 to).
+        let mirrored = expect.meta.as_ref().is_none_or(|version| {
+            let header = |name: &str| incoming.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str());
+            let method = parse_body(&incoming.body).and_then(|m| m.get("method").and_then(Value::as_str).map(String::from));
+            header("mcp-protocol-version") == Some(version.as_str()) && method.is_some_and(|m| header("mcp-method") == Some(m.as_str()))
+        });
+        let http_ok = mirrored && expect.http.as_ref().is_none_or(|pattern| {
             http_matches(
                 pattern,
                 &RequestView {
