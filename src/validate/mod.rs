@@ -23,6 +23,7 @@
 pub mod baseline;
 pub mod checks;
 pub mod cli;
+pub mod fixtures;
 pub mod http;
 pub mod log;
 pub mod outcome;
@@ -54,6 +55,8 @@ struct Job {
     plan: Plan,
     strict: bool,
     baseline: Baseline,
+    /// The config file, whose entries may name tools to call (`callTools`).
+    config: Option<std::path::PathBuf>,
 }
 
 /// Runs `validate` and returns its exit code (see [`crate::exit_code`]).
@@ -256,15 +259,19 @@ fn prepare(args: &ValidateArgs) -> Result<Job, String> {
     }
     let mut revisions = args.revisions.clone();
     revisions.dedup();
-    let plan = Plan { selected, revisions, timeout: args.timeout, ca_cert };
-    Ok(Job { targets, plan, strict: args.strict, baseline })
+    let plan = Plan { selected, revisions, timeout: args.timeout, ca_cert, call_tools: args.call_tools.clone() };
+    Ok(Job { targets, plan, strict: args.strict, baseline, config: args.config.clone() })
 }
 
 async fn validate_one(job: &Job, name: &str, config_name: Option<&str>, target: &Target) -> TargetReport {
     let started = Instant::now();
+    let mut plan = job.plan.clone();
+    if let (Some(config), Some(name)) = (&job.config, config_name) {
+        plan.call_tools.extend(fixtures::config_call_tools(config, name));
+    }
     let found = match target {
-        Target::Stdio { .. } => checks::run_stdio(target, &job.plan).await,
-        Target::Http { .. } => checks::http::run_http(target, &job.plan).await,
+        Target::Stdio { .. } => checks::run_stdio(target, &plan).await,
+        Target::Http { .. } => checks::http::run_http(target, &plan).await,
     };
     let (checks, unreachable) = match found {
         Ok(found) => (found.into_iter().map(|f| judge(job, config_name, f)).collect::<Vec<_>>(), None),

@@ -6,13 +6,21 @@
 //! [`Rpc`], for both transports.
 
 pub mod capabilities;
+pub mod content;
+pub mod features;
 pub mod http;
 pub mod initialize;
 pub mod jsonrpc;
+pub mod lifecycle;
+pub mod peer;
 pub mod ping;
+pub mod prompts;
+pub mod resources;
 pub mod schema;
 pub mod stdio;
+pub mod tool_calls;
 pub mod tools;
+pub mod utilities;
 
 use super::log::SharedLog;
 use super::outcome::Finding;
@@ -84,6 +92,33 @@ pub const ALL: &[&str] = &[
     http::ORIGIN,
     http::GET_STREAM,
     http::BATCH,
+    lifecycle::BEFORE_INITIALIZE,
+    lifecycle::SECOND_INITIALIZE,
+    lifecycle::SERVER_INFO,
+    tool_calls::CALL,
+    tool_calls::ERROR_IN_RESULT,
+    tool_calls::INVALID_ARGUMENTS,
+    tool_calls::OUTPUT_SCHEMA,
+    tool_calls::NAMES,
+    tool_calls::ANNOTATIONS,
+    prompts::LIST,
+    prompts::GET,
+    prompts::MISSING_ARGUMENT,
+    prompts::UNKNOWN,
+    resources::LIST,
+    resources::TEMPLATES,
+    resources::READ,
+    resources::UNKNOWN,
+    resources::SUBSCRIBE,
+    utilities::COMPLETE,
+    utilities::SET_LEVEL,
+    utilities::LEVEL_RESPECTED,
+    utilities::BOGUS_CURSOR,
+    utilities::PROGRESS,
+    utilities::CANCELLATION,
+    utilities::CONCURRENT,
+    lifecycle::DECLARED_REQUESTS,
+    lifecycle::LIST_CHANGED,
 ];
 
 /// The checks run in one shared session, one after the other: they only ask questions, so
@@ -136,10 +171,13 @@ pub struct Plan {
     pub timeout: Duration,
     /// HTTPS: PEM certificates trusted besides the system roots (`--ca-cert`).
     pub ca_cert: Option<Vec<u8>>,
+    /// Tools the user allows to be called besides those annotated `readOnlyHint: true`
+    /// (`--call-tool`, `callTools` in a config entry).
+    pub call_tools: Vec<String>,
 }
 
 impl Plan {
-    fn wants(&self, id: &str) -> bool {
+    pub(crate) fn wants(&self, id: &str) -> bool {
         self.selected.contains(&id)
     }
 }
@@ -240,8 +278,11 @@ pub async fn run_stdio(target: &Target, plan: &Plan) -> Result<Vec<Found>, Unrea
     let first_queries = queries.clone();
     let probe_revision = first.clone();
     let timeout = plan.timeout;
+    let (feature_ids, settings) = (features::selected(plan), features::Settings::of(plan));
+    let init_result = init.result().cloned().unwrap_or_default();
     tasks.spawn(async move {
         let mut out = queries_on(&mut probe, &probe_revision, &capabilities, &first_queries).await;
+        out.extend(features::run(&mut probe, &probe_revision, &init_result, &feature_ids, &settings).await);
         let started = Instant::now();
         let bound = if wants_exit { stdio::EXIT_BOUND.min(timeout) } else { Duration::ZERO };
         let closed = probe.close(bound).await;
@@ -334,10 +375,21 @@ fn launch_fresh(
             vec![(initialize::NEGOTIATES, "all".to_string(), finding, started.elapsed().as_millis())]
         });
     }
+    let feature_ids = features::selected(plan);
+    let settings = features::Settings::of(plan);
     for (index, revision) in plan.revisions.iter().enumerate() {
-        if index > 0 && !queries.is_empty() {
+        if index > 0 && (!queries.is_empty() || !feature_ids.is_empty()) {
             let (ctx, revision, queries) = (ctx.clone(), revision.clone(), queries.to_vec());
-            tasks.spawn(async move { run_queries(&ctx, &revision, &queries).await });
+            let (feature_ids, settings) = (feature_ids.clone(), settings.clone());
+            tasks.spawn(async move { run_queries(&ctx, &revision, &queries, &feature_ids, &settings).await });
+        }
+        if plan.wants(lifecycle::BEFORE_INITIALIZE) {
+            let (ctx, revision) = (ctx.clone(), revision.clone());
+            tasks.spawn(async move {
+                let started = Instant::now();
+                let finding = lifecycle::before_initialize(&ctx, &revision).await;
+                vec![(lifecycle::BEFORE_INITIALIZE, revision, finding, started.elapsed().as_millis())]
+            });
         }
         if plan.wants(jsonrpc::PARSE_ERROR) {
             let (ctx, revision) = (ctx.clone(), revision.clone());
@@ -374,15 +426,23 @@ async fn run_queries(
     ctx: &Ctx,
     revision: &str,
     queries: &[&'static str],
+    feature_ids: &[&'static str],
+    settings: &features::Settings,
 ) -> Vec<(&'static str, String, Finding, u128)> {
     let (mut session, init) = match ctx.open_initialized("queries", revision).await {
         Ok(opened) => opened,
         Err(reason) => {
-            return queries.iter().map(|id| (*id, revision.to_string(), Finding::skip(reason.clone()), 0)).collect();
+            return queries
+                .iter()
+                .chain(feature_ids)
+                .map(|id| (*id, revision.to_string(), Finding::skip(reason.clone()), 0))
+                .collect();
         }
     };
     let capabilities = init.result().and_then(|r| r.get("capabilities")).cloned().unwrap_or_default();
-    let out = queries_on(&mut session, revision, &capabilities, queries).await;
+    let mut out = queries_on(&mut session, revision, &capabilities, queries).await;
+    let init_result = init.result().cloned().unwrap_or_default();
+    out.extend(features::run(&mut session, revision, &init_result, feature_ids, settings).await);
     session.kill().await;
     out
 }
