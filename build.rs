@@ -2,7 +2,7 @@
 //! rstest case per file (`#[files]` globs at compile time).
 
 fn main() {
-    for folder in ["tests/validate/broken", "tests/validate/broken-http"] {
+    for folder in ["tests/validate/broken", "tests/validate/broken-http", "tests/validate/correct"] {
         println!("cargo:rerun-if-changed={folder}");
     }
 }

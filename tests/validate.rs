@@ -60,6 +60,40 @@ const HTTP_CHECKS: &[&str] = &[
     "server.http.batch",
 ];
 
+/// The feature checks (issue 13): they run over stdio and HTTP, and skip, with the reason,
+/// where the server offers nothing to exercise (no prompts declared, no tool that may be
+/// called, …). Each has a broken scripted server in `tests/validate/broken/` and a correct one
+/// in `tests/validate/correct/`.
+const FEATURE_CHECKS: &[&str] = &[
+    "server.lifecycle.before-initialize",
+    "server.lifecycle.second-initialize",
+    "server.lifecycle.server-info",
+    "server.tools.call",
+    "server.tools.error-in-result",
+    "server.tools.invalid-arguments",
+    "server.tools.output-schema",
+    "server.tools.names",
+    "server.tools.annotations",
+    "server.prompts.list",
+    "server.prompts.get",
+    "server.prompts.missing-argument",
+    "server.prompts.unknown",
+    "server.resources.list",
+    "server.resources.templates",
+    "server.resources.read",
+    "server.resources.unknown",
+    "server.resources.subscribe",
+    "server.completion.complete",
+    "server.logging.set-level",
+    "server.logging.level-respected",
+    "server.pagination.bogus-cursor",
+    "server.progress",
+    "server.cancellation",
+    "server.concurrent",
+    "server.requests.declared",
+    "server.notifications.list-changed",
+];
+
 #[path = "validate/servers.rs"]
 mod servers;
 
@@ -243,6 +277,15 @@ fn assert_keeps_its_baseline(command: &[String], baseline: &str) {
             assert_eq!(status, "skip", "{id}");
         }
     }
+    assert_features_judged(&statuses, &shown);
+}
+
+/// Every feature check was reported, and none failed (a skip says why it had nothing to do).
+fn assert_features_judged(statuses: &[(String, String)], shown: &str) {
+    for id in FEATURE_CHECKS {
+        let status = statuses.iter().find(|(i, _)| i == id).map(|(_, s)| s.as_str());
+        assert!(matches!(status, Some("pass" | "expected_failure" | "skip")), "{id}: {status:?}\n{shown}");
+    }
 }
 
 /// Every HTTP check ran (none skipped) and either passed or is a baseline entry; the stdio
@@ -264,6 +307,7 @@ fn assert_keeps_its_http_baseline(url: &str, baseline: &str) -> Duration {
             assert_eq!(status, "skip", "{id}");
         }
     }
+    assert_features_judged(&statuses, &shown);
     elapsed
 }
 
@@ -354,9 +398,25 @@ fn a_broken_stdio_server_fails_its_check(#[files("tests/validate/broken/*.toml")
     assert_fails_only(&id, validate_json(&["--strict", "--timeout", timeout, "--only", &id], &mock));
 }
 
+/// One test per file of `tests/validate/correct/`: the check passes (not skips) against it.
+#[rstest]
+fn a_correct_stdio_server_passes_its_check(#[files("tests/validate/correct/*.toml")] path: PathBuf) {
+    let id = check_of(&path);
+    let mock = vec![BIN.to_string(), "mock-stdio".into(), "--script".into(), path.display().to_string()];
+    let (code, report, shown) = validate_json(&["--strict", "--timeout", "3s", "--only", &id], &mock);
+    assert_eq!((code, statuses(&report)), (0, vec![(id.clone(), "pass".to_string())]), "{id}: {shown}");
+}
+
+#[test]
+fn every_feature_check_has_a_correct_server() {
+    let mut wanted: Vec<String> = FEATURE_CHECKS.iter().map(ToString::to_string).collect();
+    wanted.sort();
+    assert_eq!(broken_servers_in("tests/validate/correct"), wanted);
+}
+
 #[test]
 fn every_stdio_check_has_a_broken_server() {
-    let mut wanted: Vec<String> = STDIO_CHECKS.iter().map(ToString::to_string).collect();
+    let mut wanted: Vec<String> = STDIO_CHECKS.iter().chain(FEATURE_CHECKS).map(ToString::to_string).collect();
     wanted.sort();
     assert_eq!(broken_servers_in("tests/validate/broken"), wanted, "every stdio check needs a broken server in tests/validate/broken");
 }
@@ -537,4 +597,69 @@ fn a_config_file_validates_each_server_with_progress() {
                 .and(contains("error: cannot reach missing: cannot start")),
         )
         .stdout(contains("UNREACHABLE: cannot start").and(contains("2 servers (1 unreachable)")));
+}
+
+/// A scripted server with a read-only tool and a destructive one, logging every message it
+/// receives (`--log`) to the returned file; every launch appends to it.
+fn two_tools_mock(dir: &Path) -> (Vec<String>, PathBuf) {
+    let script = write(
+        dir,
+        "two-tools.toml",
+        r#"
+tools = [
+  { name = "read", input_schema = { type = "object", properties = { q = { type = "string" } }, required = ["q"] }, annotations = { readOnlyHint = true } },
+  { name = "wipe", input_schema = { type = "object", properties = { path = { type = "string" } }, required = ["path"] }, annotations = { readOnlyHint = false, destructiveHint = true } },
+]
+incidental = ["initialize", "tools/list", "tools/call", "ping", "logging/setLevel", "prompts/list", "resources/list", "resources/templates/list"]
+steps = [{ handshake = {} }]
+"#,
+    );
+    let log = dir.join("wire.jsonl");
+    let mock = vec![
+        BIN.to_string(),
+        "mock-stdio".into(),
+        "--script".into(),
+        script.display().to_string(),
+        "--log".into(),
+        log.display().to_string(),
+    ];
+    (mock, log)
+}
+
+/// The listed tools (`read`, `wipe`) the mock received a `tools/call` for (the unknown-tool
+/// check's call of a name no server has is left out).
+fn tools_called(log: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(log).unwrap_or_default();
+    let mut names: Vec<String> = text
+        .lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .filter_map(|record| {
+            let message = record.get("message")?;
+            (message.get("method")? == "tools/call").then(|| message.pointer("/params/name")?.as_str().map(str::to_string))?
+        })
+        .collect();
+    names.retain(|name| name == "read" || name == "wipe");
+    names.sort();
+    names.dedup();
+    names
+}
+
+#[test]
+fn a_destructive_tool_is_never_called_by_default_and_is_called_when_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mock, log) = two_tools_mock(dir.path());
+    // Every check (the invalid-argument probes and cancellation included).
+    let (_, report, shown) = validate_json(&["--timeout", "3s"], &mock);
+    assert!(statuses(&report).iter().any(|(id, s)| id == "server.tools.call" && s == "pass"), "{shown}");
+    assert_eq!(tools_called(&log), vec!["read".to_string()], "{shown}");
+
+    std::fs::remove_file(&log).unwrap();
+    let (_, _, shown) = validate_json(&["--timeout", "3s", "--call-tool", "wipe"], &mock);
+    assert_eq!(tools_called(&log), vec!["read".to_string(), "wipe".to_string()], "{shown}");
+
+    std::fs::remove_file(&log).unwrap();
+    let config = serde_json::json!({"mcpServers": {"two": {"command": mock[0], "args": mock[1..], "callTools": ["wipe"]}}});
+    let config = write(dir.path(), "mcp.json", &config.to_string());
+    let (_, _, shown) = validate_json(&["--timeout", "3s", "--config", config.to_str().unwrap()], &[]);
+    assert_eq!(tools_called(&log), vec!["read".to_string(), "wipe".to_string()], "{shown}");
 }

@@ -3,7 +3,7 @@
 //! allows, and judge the answers and everything else the server sent in the session.
 
 use crate::validate::fixtures::{self, CallPolicy, Listed};
-use super::peer::{mark, request, since, Peer};
+use super::peer::{request, since, Peer};
 use super::{lifecycle, not_asked, prompts, resources, tool_calls, utilities, Plan};
 use crate::validate::outcome::Finding;
 use serde_json::{json, Value};
@@ -94,8 +94,8 @@ pub async fn run(peer: &mut impl Peer, offered: &str, init: &Value, wanted: &[&'
         let finding = if !declares("logging") {
             Finding::skip("the server does not declare `logging`")
         } else {
-            let finding = utilities::set_level(peer).await;
-            level_mark = Some(mark(peer));
+            let (finding, after) = utilities::set_level(peer).await;
+            level_mark = Some(after);
             finding
         };
         push(utilities::SET_LEVEL, finding, started);
@@ -130,7 +130,8 @@ pub async fn run(peer: &mut impl Peer, offered: &str, init: &Value, wanted: &[&'
         }
     }
     let none_allowed = || tools_skip.clone().unwrap_or_else(|| CallPolicy::none_allowed(tools.len()));
-    if tools_skip.is_none() && !allowed.is_empty() && tool_checks[..4].iter().chain(&tool_checks[6..]).any(|id| wants(id)) {
+    let calling = [tool_calls::CALL, tool_calls::ERROR_IN_RESULT, tool_calls::OUTPUT_SCHEMA, utilities::PROGRESS, utilities::CANCELLATION];
+    if tools_skip.is_none() && !allowed.is_empty() && calling.iter().any(|id| wants(id)) {
         calls = tool_calls::call_all(peer, &allowed, settings.patience).await;
     }
     let unanswered: Vec<_> = calls.iter().filter(|c| c.exchange.reply.is_err()).map(|c| c.exchange.clone()).collect();
@@ -282,8 +283,12 @@ pub async fn run(peer: &mut impl Peer, offered: &str, init: &Value, wanted: &[&'
         push(lifecycle::SECOND_INITIALIZE, finding, started);
     }
 
-    // What the server sent in the whole session.
+    // What the server sent in the whole session; a ping first as a fence: what it wrote
+    // before answering it is in the log.
     let started = Instant::now();
+    if peer.stalled().is_none() {
+        let _ = peer.request("ping", None).await;
+    }
     let log = since(peer, 0);
     let finding = if calls.is_empty() { Finding::skip(none_allowed()) } else { utilities::judge_progress(&log, &calls) };
     push(utilities::PROGRESS, finding, started);

@@ -83,14 +83,22 @@ pub async fn complete(peer: &mut impl Peer, capabilities: &Value, prompts: &[Val
 }
 
 /// Sets the log level to [`ASKED_LEVEL`].
-pub async fn set_level(peer: &mut impl Peer) -> Finding {
+/// Returns the finding and where the answer is in the session's log (the messages after it
+/// come after the level was set; the log may already hold some read ahead of the answer).
+pub async fn set_level(peer: &mut impl Peer) -> (Finding, usize) {
     let exchange = peer.request("logging/setLevel", Some(json!({"level": ASKED_LEVEL}))).await;
+    let id = serde_json::from_str::<Value>(&exchange.sent).ok().and_then(|m| m.get("id").cloned());
+    let log = since(peer, 0);
+    let after = log
+        .iter()
+        .position(|m| crate::validate::stdio::is_response(m) && m.get("id") == id.as_ref())
+        .map_or(log.len(), |at| at + 1);
     if exchange.result().and_then(Value::as_object).is_some_and(|r| r.keys().all(|k| k == "_meta")) {
-        return Finding::pass();
+        return (Finding::pass(), after);
     }
-    Finding::Fail(
-        Failure::new("an empty result", exchange.received()).sent(&exchange.sent).received(Some(exchange.received())),
-    )
+    let failure =
+        Failure::new("an empty result", exchange.received()).sent(&exchange.sent).received(Some(exchange.received()));
+    (Finding::Fail(failure), after)
 }
 
 /// Judges the log messages that came after the level was set (`after`).
