@@ -116,6 +116,33 @@ fn python_server() -> Vec<String> {
     vec![python.display().to_string(), root().join("tests/validate/python_server.py").display().to_string()]
 }
 
+/// The installed npm reference server `name` (`server-filesystem`), its entry point.
+fn reference_server(name: &str) -> String {
+    let entry = servers().join(format!("node/node_modules/@modelcontextprotocol/{name}/dist/index.js"));
+    assert!(entry.is_file(), "{name} is missing at {} after its install", entry.display());
+    entry.display().to_string()
+}
+
+/// Every file under `dir` with its contents, to show a run changed nothing.
+fn snapshot_of(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut files = Vec::new();
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(folder) = pending.pop() {
+        for entry in std::fs::read_dir(&folder).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                pending.push(path.clone());
+                files.push((path, Vec::new()));
+            } else {
+                let bytes = std::fs::read(&path).unwrap();
+                files.push((path, bytes));
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
 /// A server process listening on 127.0.0.1, killed (its whole process group) when dropped.
 struct Served {
     child: Child,
@@ -662,4 +689,39 @@ fn a_destructive_tool_is_never_called_by_default_and_is_called_when_named() {
     let config = write(dir.path(), "mcp.json", &config.to_string());
     let (_, _, shown) = validate_json(&["--timeout", "3s", "--config", config.to_str().unwrap()], &[]);
     assert_eq!(tools_called(&log), vec!["read".to_string(), "wipe".to_string()], "{shown}");
+}
+
+#[test]
+fn the_filesystem_reference_server_keeps_every_stdio_rule_but_its_baseline_and_is_left_unchanged() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("notes.txt"), "kept as it is\n").unwrap();
+    std::fs::create_dir(dir.path().join("sub")).unwrap();
+    let before = snapshot_of(dir.path());
+    let command = vec!["node".to_string(), reference_server("server-filesystem"), dir.path().display().to_string()];
+    assert_keeps_its_baseline(&command, "server-filesystem.toml");
+    // Only its read-only tools were called: nothing written, moved or created.
+    assert_eq!(snapshot_of(dir.path()), before);
+}
+
+#[test]
+fn the_memory_reference_server_keeps_every_stdio_rule_but_its_baseline_and_stores_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let memory = dir.path().join("memory.jsonl");
+    let command = vec![
+        "env".to_string(),
+        format!("MEMORY_FILE_PATH={}", memory.display()),
+        "node".to_string(),
+        reference_server("server-memory"),
+    ];
+    assert_keeps_its_baseline(&command, "server-memory.toml");
+    // create_entities, add_observations, delete_* are not read-only: never called.
+    assert!(!memory.exists(), "the validator stored something in the memory server");
+}
+
+#[test]
+fn the_time_reference_server_keeps_every_stdio_rule_but_its_baseline() {
+    let program = servers().join("venv-time/bin/mcp-server-time");
+    assert!(program.is_file(), "mcp-server-time is missing at {}", program.display());
+    let command = vec![program.display().to_string(), "--local-timezone".into(), "UTC".into()];
+    assert_keeps_its_baseline(&command, "mcp-server-time.toml");
 }

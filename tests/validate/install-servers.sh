@@ -4,11 +4,17 @@
 # pinned version is left alone, so a second run takes well under a second.
 #
 #   node/  @modelcontextprotocol/server-everything (npm), run as `node node/node_modules/.../dist/index.js stdio`
+#   node/  @modelcontextprotocol/server-filesystem and server-memory (npm), the reference servers
 #   venv/  the official Python SDK `mcp` (PyPI), for tests/validate/python_server.py
+#   venv-time/  mcp-server-time (PyPI), the reference time server, in a venv of its own (it
+#          pins its own `mcp`)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
 EVERYTHING_VERSION="2026.8.31"
+FILESYSTEM_VERSION="2026.8.31"
+MEMORY_VERSION="2026.8.31"
+TIME_VERSION="2026.10.19"
 MCP_PY_VERSION="2.3.0"
 DEST="target/validate-servers"
 mkdir -p "$DEST/node"
@@ -25,4 +31,19 @@ if ! "$DEST/venv/bin/python" -c "import importlib.metadata as m, sys; sys.exit(m
     echo "installing mcp==$MCP_PY_VERSION (PyPI) into $DEST/venv"
     [ -x "$DEST/venv/bin/python" ] || python3 -m venv "$DEST/venv"
     "$DEST/venv/bin/python" -m pip install --quiet --disable-pip-version-check "mcp==$MCP_PY_VERSION"
+fi
+
+for pinned in "server-filesystem@$FILESYSTEM_VERSION" "server-memory@$MEMORY_VERSION"; do
+    name="${pinned%@*}"
+    version="${pinned#*@}"
+    if ! grep -q "\"version\": \"$version\"" "$DEST/node/node_modules/@modelcontextprotocol/$name/package.json" 2>/dev/null; then
+        echo "installing @modelcontextprotocol/$pinned into $DEST/node"
+        npm install --prefix "$DEST/node" --no-audit --no-fund --loglevel=error "@modelcontextprotocol/$pinned"
+    fi
+done
+
+if ! "$DEST/venv-time/bin/python" -c "import importlib.metadata as m, sys; sys.exit(m.version('mcp-server-time') != '$TIME_VERSION')" 2>/dev/null; then
+    echo "installing mcp-server-time==$TIME_VERSION (PyPI) into $DEST/venv-time"
+    [ -x "$DEST/venv-time/bin/python" ] || python3 -m venv "$DEST/venv-time"
+    "$DEST/venv-time/bin/python" -m pip install --quiet --disable-pip-version-check "mcp-server-time==$TIME_VERSION"
 fi

@@ -240,7 +240,7 @@ pub async fn run(peer: &mut impl Peer, offered: &str, init: &Value, wanted: &[&'
             }
             let started = Instant::now();
             if wants(resources::UNKNOWN) {
-                push(resources::UNKNOWN, resources::unknown(peer).await, started);
+                push(resources::UNKNOWN, resources::unknown(peer, &revision).await, started);
             }
             let started = Instant::now();
             if wants(resources::SUBSCRIBE) {

@@ -278,11 +278,8 @@ pub async fn run_stdio(target: &Target, plan: &Plan) -> Result<Vec<Found>, Unrea
     let first_queries = queries.clone();
     let probe_revision = first.clone();
     let timeout = plan.timeout;
-    let (feature_ids, settings) = (features::selected(plan), features::Settings::of(plan));
-    let init_result = init.result().cloned().unwrap_or_default();
     tasks.spawn(async move {
         let mut out = queries_on(&mut probe, &probe_revision, &capabilities, &first_queries).await;
-        out.extend(features::run(&mut probe, &probe_revision, &init_result, &feature_ids, &settings).await);
         let started = Instant::now();
         let bound = if wants_exit { stdio::EXIT_BOUND.min(timeout) } else { Duration::ZERO };
         let closed = probe.close(bound).await;
@@ -378,7 +375,10 @@ fn launch_fresh(
     let feature_ids = features::selected(plan);
     let settings = features::Settings::of(plan);
     for (index, revision) in plan.revisions.iter().enumerate() {
-        if index > 0 && (!queries.is_empty() || !feature_ids.is_empty()) {
+        // The first revision's queries run on the probe; its feature checks in a server of
+        // their own (a tool call still running would keep the probe from exiting on close).
+        let queries = if index == 0 { &[][..] } else { queries };
+        if !queries.is_empty() || !feature_ids.is_empty() {
             let (ctx, revision, queries) = (ctx.clone(), revision.clone(), queries.to_vec());
             let (feature_ids, settings) = (feature_ids.clone(), settings.clone());
             tasks.spawn(async move { run_queries(&ctx, &revision, &queries, &feature_ids, &settings).await });

@@ -109,10 +109,19 @@ pub async fn read(peer: &mut impl Peer, resources: &[Value], templates: &[Value]
     Finding::pass_with(format!("{} URI(s) read: {text} text and {blob} blob contents{refused}", uris.len()))
 }
 
-/// Reads a URI no server has.
-pub async fn unknown(peer: &mut impl Peer) -> Finding {
+/// The last revision whose "resource not found" code is -32002; later ones (SEP-2164) ask
+/// for -32602.
+pub const RESOURCE_NOT_FOUND_32002_UNTIL: &str = "2025-11-25";
+
+/// Reads a URI no server has: -32002 up to 2025-11-25, -32602 after.
+pub async fn unknown(peer: &mut impl Peer, revision: &str) -> Finding {
     let exchange = peer.request("resources/read", Some(json!({"uri": NO_SUCH_URI}))).await;
-    expect_code(&exchange, &format!("the unknown URI `{NO_SUCH_URI}`"), -32002, "-32002 (Resource not found)")
+    let what = format!("the unknown URI `{NO_SUCH_URI}` at {revision}");
+    if revision > RESOURCE_NOT_FOUND_32002_UNTIL {
+        expect_code(&exchange, &what, -32602, "-32602 (Invalid params: resource not found)")
+    } else {
+        expect_code(&exchange, &what, -32002, "-32002 (Resource not found)")
+    }
 }
 
 /// Subscribes to the first listed resource and unsubscribes.
