@@ -3,7 +3,7 @@
 //! capabilities the validator did not declare, `list_changed` only where declared.
 
 use super::peer::{request, Peer};
-use super::Ctx;
+use crate::validate::stdio::{Exchange, Session};
 use crate::validate::outcome::{Failure, Finding};
 use serde_json::{json, Value};
 use std::time::Duration;
@@ -47,34 +47,26 @@ pub fn judge_server_info(result: &Value) -> Finding {
     ))
 }
 
-/// In a server of its own: `tools/list` before `initialize`, then the handshake.
-pub async fn before_initialize(ctx: &Ctx, revision: &str) -> Finding {
-    if !ctx.target.is_stdio() {
-        return Finding::skip("a stdio check: over HTTP a request without a session is the transport's matter");
-    }
-    let mut session = match ctx.open(BEFORE_INITIALIZE) {
-        Ok(session) => session,
-        Err(why) => return Finding::HarnessFault { reason: why },
-    };
+/// On a fresh server: `tools/list` before `initialize`, then the handshake; the finding and
+/// the handshake's exchange (the session then serves the feature checks).
+pub async fn early_request(session: &mut Session, revision: &str) -> (Finding, Exchange) {
     let early = session.request("tools/list", None).await;
+    let init = session.handshake(revision).await;
+    let initialized = init.result().and_then(|r| r.get("protocolVersion")).is_some();
     let finding = if early.reply.is_err() {
         Finding::Fail(
             Failure::new("a response (an error or a result) to a request sent before initialize", early.received())
                 .sent(&early.sent),
         )
+    } else if initialized {
+        let how = if early.error_code().is_some() { "an error" } else { "a result" };
+        Finding::pass_with(format!("answered the early tools/list with {how}; initialize succeeded after it"))
     } else {
-        let init = session.handshake(revision).await;
-        if init.result().and_then(|r| r.get("protocolVersion")).is_some() {
-            let how = if early.error_code().is_some() { "an error" } else { "a result" };
-            Finding::pass_with(format!("answered the early tools/list with {how}; initialize succeeded after it"))
-        } else {
-            Finding::Fail(
-                Failure::new("initialize succeeding after an early request was answered", init.received()).sent(&init.sent),
-            )
-        }
+        Finding::Fail(
+            Failure::new("initialize succeeding after an early request was answered", init.received()).sent(&init.sent),
+        )
     };
-    session.kill().await;
-    finding
+    (finding, init)
 }
 
 /// A second `initialize` on an initialized session, then a `ping`.

@@ -377,19 +377,13 @@ fn launch_fresh(
     for (index, revision) in plan.revisions.iter().enumerate() {
         // The first revision's queries run on the probe; its feature checks in a server of
         // their own (a tool call still running would keep the probe from exiting on close).
+        // The before-initialize check's server then serves them (one launch fewer).
         let queries = if index == 0 { &[][..] } else { queries };
-        if !queries.is_empty() || !feature_ids.is_empty() {
+        let early = plan.wants(lifecycle::BEFORE_INITIALIZE);
+        if !queries.is_empty() || !feature_ids.is_empty() || early {
             let (ctx, revision, queries) = (ctx.clone(), revision.clone(), queries.to_vec());
             let (feature_ids, settings) = (feature_ids.clone(), settings.clone());
-            tasks.spawn(async move { run_queries(&ctx, &revision, &queries, &feature_ids, &settings).await });
-        }
-        if plan.wants(lifecycle::BEFORE_INITIALIZE) {
-            let (ctx, revision) = (ctx.clone(), revision.clone());
-            tasks.spawn(async move {
-                let started = Instant::now();
-                let finding = lifecycle::before_initialize(&ctx, &revision).await;
-                vec![(lifecycle::BEFORE_INITIALIZE, revision, finding, started.elapsed().as_millis())]
-            });
+            tasks.spawn(async move { run_queries(&ctx, &revision, &queries, &feature_ids, &settings, early).await });
         }
         if plan.wants(jsonrpc::PARSE_ERROR) {
             let (ctx, revision) = (ctx.clone(), revision.clone());
@@ -428,19 +422,44 @@ async fn run_queries(
     queries: &[&'static str],
     feature_ids: &[&'static str],
     settings: &features::Settings,
+    early: bool,
 ) -> Vec<(&'static str, String, Finding, u128)> {
-    let (mut session, init) = match ctx.open_initialized("queries", revision).await {
+    let mut out = Vec::new();
+    let opened = if early {
+        // A request before `initialize` first (server.lifecycle.before-initialize).
+        let started = Instant::now();
+        let slot = ctx.starts.acquire().await;
+        match ctx.open(lifecycle::BEFORE_INITIALIZE) {
+            Ok(mut session) => {
+                let (finding, init) = lifecycle::early_request(&mut session, revision).await;
+                drop(slot);
+                out.push((lifecycle::BEFORE_INITIALIZE, revision.to_string(), finding, started.elapsed().as_millis()));
+                if init.result().and_then(|r| r.get("protocolVersion")).is_some() {
+                    Ok((session, init))
+                } else {
+                    session.kill().await;
+                    Err(format!("the handshake after an early request failed (see {})", lifecycle::BEFORE_INITIALIZE))
+                }
+            }
+            Err(why) => {
+                out.push((lifecycle::BEFORE_INITIALIZE, revision.to_string(), Finding::HarnessFault { reason: why.clone() }, 0));
+                Err(why)
+            }
+        }
+    } else {
+        ctx.open_initialized("queries", revision).await
+    };
+    let (mut session, init) = match opened {
         Ok(opened) => opened,
         Err(reason) => {
-            return queries
-                .iter()
-                .chain(feature_ids)
-                .map(|id| (*id, revision.to_string(), Finding::skip(reason.clone()), 0))
-                .collect();
+            out.extend(
+                queries.iter().chain(feature_ids).map(|id| (*id, revision.to_string(), Finding::skip(reason.clone()), 0)),
+            );
+            return out;
         }
     };
     let capabilities = init.result().and_then(|r| r.get("capabilities")).cloned().unwrap_or_default();
-    let mut out = queries_on(&mut session, revision, &capabilities, queries).await;
+    out.extend(queries_on(&mut session, revision, &capabilities, queries).await);
     let init_result = init.result().cloned().unwrap_or_default();
     out.extend(features::run(&mut session, revision, &init_result, feature_ids, settings).await);
     session.kill().await;
