@@ -2,7 +2,7 @@
 //! rstest case per file (`#[files]` globs at compile time).
 
 fn main() {
-    for folder in ["tests/validate/broken", "tests/validate/broken-http", "tests/validate/correct"] {
+    for folder in ["tests/validate/broken", "tests/validate/broken-http", "tests/validate/correct", "tests/validate/correct-http"] {
         println!("cargo:rerun-if-changed={folder}");
     }
 }

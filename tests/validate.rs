@@ -383,6 +383,15 @@ fn a_broken_http_server_fails_its_check(#[files("tests/validate/broken-http/*.to
     assert_fails_only(&id, validate_json(&["--strict", "--timeout", "3s", "--only", &id, "--url", &server.url], &[]));
 }
 
+/// One test per file of `tests/validate/correct-http/`: the check passes against it over HTTP.
+#[rstest]
+fn a_correct_http_server_passes_its_check(#[files("tests/validate/correct-http/*.toml")] path: PathBuf) {
+    let id = check_of(&path);
+    let (server, _) = mock_http(&path);
+    let (code, report, shown) = validate_json(&["--strict", "--timeout", "3s", "--only", &id, "--url", &server.url], &[]);
+    assert_eq!((code, statuses(&report)), (0, vec![(id.clone(), "pass".to_string())]), "{id}: {shown}");
+}
+
 #[test]
 fn every_http_check_has_a_broken_server() {
     let covered = broken_servers_in("tests/validate/broken-http");
@@ -724,4 +733,39 @@ fn the_time_reference_server_keeps_every_stdio_rule_but_its_baseline() {
     assert!(program.is_file(), "mcp-server-time is missing at {}", program.display());
     let command = vec![program.display().to_string(), "--local-timezone".into(), "UTC".into()];
     assert_keeps_its_baseline(&command, "mcp-server-time.toml");
+}
+
+/// The content types a tool result may use follow the negotiated revision: a resource_link
+/// (2025-06-18) fails `server.tools.call` at 2025-03-26 and passes from 2025-06-18; the
+/// revision-bound checks skip before their revision, saying so.
+#[test]
+fn feature_checks_judge_at_the_revision_negotiated() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = write(
+        dir.path(),
+        "link.toml",
+        r#"
+tools = [{ name = "read", annotations = { readOnlyHint = true } }]
+steps = [
+  { handshake = {} },
+  { expect = { method = "tools/call" } },
+  { reply = { result = { content = [{ type = "resource_link", uri = "file:///a", name = "a" }] } } },
+]
+"#,
+    );
+    let mock = vec![BIN.to_string(), "mock-stdio".into(), "--script".into(), script.display().to_string()];
+    let outcome = |revision: &str| {
+        let (_, report, shown) =
+            validate_json(&["--strict", "--timeout", "3s", "--only", "server.tools.call", "--revision", revision], &mock);
+        (statuses(&report)[0].1.clone(), shown)
+    };
+    let (old, shown) = outcome("2025-03-26");
+    assert_eq!(old, "fail", "{shown}");
+    assert!(shown.contains("content type `resource_link` is not one of text, image, audio, resource at 2025-03-26"), "{shown}");
+    assert_eq!(outcome("2025-06-18").0, "pass");
+    let names = root().join("tests/validate/broken/server.tools.names.toml");
+    let mock = vec![BIN.to_string(), "mock-stdio".into(), "--script".into(), names.display().to_string()];
+    let (_, report, shown) = validate_json(&["--only", "server.tools.names", "--revision", "2025-06-18"], &mock);
+    assert_eq!(statuses(&report), vec![("server.tools.names".to_string(), "skip".to_string())], "{shown}");
+    assert!(shown.contains("the tool naming guidance is from 2025-11-25"), "{shown}");
 }
