@@ -131,19 +131,15 @@ pub async fn run(peer: &mut impl Peer, offered: &str, init: &Value, wanted: &[&'
     }
     let none_allowed = || tools_skip.clone().unwrap_or_else(|| CallPolicy::none_allowed(tools.len()));
     let calling = [tool_calls::CALL, tool_calls::ERROR_IN_RESULT, tool_calls::OUTPUT_SCHEMA, utilities::PROGRESS, utilities::CANCELLATION];
-    if tools_skip.is_none() && !allowed.is_empty() && calling.iter().any(|id| wants(id)) {
-        calls = tool_calls::call_all(peer, &allowed, settings.patience).await;
-    }
-    let unanswered: Vec<_> = calls.iter().filter(|c| c.exchange.reply.is_err()).map(|c| c.exchange.clone()).collect();
-    if calls.is_empty() {
-        for id in [tool_calls::CALL, tool_calls::ERROR_IN_RESULT, tool_calls::OUTPUT_SCHEMA] {
-            push(id, Finding::skip(none_allowed()), started);
-        }
+    // The calls stay in flight while the checks that do not need their answers run; a
+    // slow tool then costs no more than its patience beside them.
+    let calls_deadline = Instant::now() + settings.patience;
+    let in_flight = if tools_skip.is_none() && !allowed.is_empty() && calling.iter().any(|id| wants(id)) {
+        Some(tool_calls::start_calls(peer, &allowed).await)
     } else {
-        push(tool_calls::CALL, tool_calls::judge_calls(&calls, &revision), started);
-        push(tool_calls::ERROR_IN_RESULT, tool_calls::judge_errors(&calls), started);
-        push(tool_calls::OUTPUT_SCHEMA, tool_calls::judge_output(&calls, &tools, &revision), started);
-    }
+        None
+    };
+    let calls_started = started;
     let started = Instant::now();
     if wants(tool_calls::INVALID_ARGUMENTS) {
         let finding = match stalled(peer) {
@@ -160,26 +156,6 @@ pub async fn run(peer: &mut impl Peer, offered: &str, init: &Value, wanted: &[&'
     };
     push(tool_calls::NAMES, listing(tool_calls::judge_names), started);
     push(tool_calls::ANNOTATIONS, listing(tool_calls::judge_annotations), started);
-
-    // Cancellation: the calls still running, else a request cancelled as soon as sent.
-    let started = Instant::now();
-    if wants(utilities::CANCELLATION) || !unanswered.is_empty() {
-        let fresh = match allowed.first() {
-            Some(tool) => {
-                let arguments = fixtures::arguments_for(tool.get("inputSchema").unwrap_or(&json!({})), 0);
-                Some(request(peer.fresh_id(), "tools/call", Some(json!({"name": tool["name"], "arguments": arguments}))))
-            }
-            None => [fixtures::TOOLS, fixtures::PROMPTS, fixtures::RESOURCES]
-                .iter()
-                .find(|k| declares(k.capability))
-                .map(|k| request(peer.fresh_id(), k.method, None)),
-        };
-        let finding = match stalled(peer) {
-            Some(skip) => skip,
-            None => utilities::cancellation(peer, &unanswered, fresh, settings.patience).await,
-        };
-        push(utilities::CANCELLATION, finding, started);
-    }
 
     // Prompts.
     let started = Instant::now();
@@ -274,6 +250,40 @@ pub async fn run(peer: &mut impl Peer, offered: &str, init: &Value, wanted: &[&'
         };
         push(utilities::CONCURRENT, finding, started);
     }
+    // The calls' answers, then cancellation of those still running.
+    if let Some(in_flight) = in_flight {
+        calls = tool_calls::collect(peer, in_flight, calls_deadline).await;
+    }
+    let unanswered: Vec<_> = calls.iter().filter(|c| c.exchange.reply.is_err()).map(|c| c.exchange.clone()).collect();
+    if calls.is_empty() {
+        for id in [tool_calls::CALL, tool_calls::ERROR_IN_RESULT, tool_calls::OUTPUT_SCHEMA] {
+            push(id, Finding::skip(none_allowed()), calls_started);
+        }
+    } else {
+        push(tool_calls::CALL, tool_calls::judge_calls(&calls, &revision), calls_started);
+        push(tool_calls::ERROR_IN_RESULT, tool_calls::judge_errors(&calls), calls_started);
+        push(tool_calls::OUTPUT_SCHEMA, tool_calls::judge_output(&calls, &tools, &revision), calls_started);
+    }
+    // Cancellation: the calls still running, else a request cancelled as soon as sent.
+    let started = Instant::now();
+    if wants(utilities::CANCELLATION) || !unanswered.is_empty() {
+        let fresh = match allowed.first() {
+            Some(tool) => {
+                let arguments = fixtures::arguments_for(tool.get("inputSchema").unwrap_or(&json!({})), 0);
+                Some(request(peer.fresh_id(), "tools/call", Some(json!({"name": tool["name"], "arguments": arguments}))))
+            }
+            None => [fixtures::TOOLS, fixtures::PROMPTS, fixtures::RESOURCES]
+                .iter()
+                .find(|k| declares(k.capability))
+                .map(|k| request(peer.fresh_id(), k.method, None)),
+        };
+        let finding = match stalled(peer) {
+            Some(skip) => skip,
+            None => utilities::cancellation(peer, &unanswered, fresh, settings.patience).await,
+        };
+        push(utilities::CANCELLATION, finding, started);
+    }
+
     let started = Instant::now();
     if wants(lifecycle::SECOND_INITIALIZE) {
         let finding = match stalled(peer) {

@@ -19,12 +19,40 @@ pub trait Peer: Rpc {
     fn fresh_id(&mut self) -> i64;
     /// Sends a notification.
     fn tell(&mut self, method: &str, params: Option<Value>) -> impl Future<Output = ()> + Send;
-    /// Sends every request (full messages, ids set) at once and waits up to `patience` for
-    /// all the answers; an answer that did not come is an `Err` exchange. The session is not
-    /// marked stalled by a slow answer.
-    fn all_at_once(&mut self, requests: Vec<Value>, patience: Duration) -> impl Future<Output = Vec<Exchange>> + Send;
+    /// Requests sent and not yet collected.
+    type InFlight: Send;
+    /// Sends every request (full messages, ids set) at once, without waiting; other
+    /// requests may go out and be answered before [`Peer::finish`] collects these.
+    fn start(&mut self, requests: Vec<Value>) -> impl Future<Output = Self::InFlight> + Send;
+    /// Collects the answers of `in_flight`, waiting until `deadline` for those not in yet;
+    /// an answer that did not come is an `Err` exchange. The session is not marked stalled
+    /// by a slow answer.
+    fn finish(&mut self, in_flight: Self::InFlight, deadline: Instant) -> impl Future<Output = Vec<Exchange>> + Send;
+    /// [`Peer::start`], then [`Peer::finish`] within `patience`.
+    fn all_at_once(&mut self, requests: Vec<Value>, patience: Duration) -> impl Future<Output = Vec<Exchange>> + Send
+    where
+        Self: Send,
+    {
+        async move {
+            let deadline = Instant::now() + patience;
+            let in_flight = self.start(requests).await;
+            self.finish(in_flight, deadline).await
+        }
+    }
     /// Whether the session is over stdio.
     fn is_stdio(&self) -> bool;
+}
+
+/// Stdio requests in flight: where the log stood, and each line sent with its id.
+pub struct StdioInFlight {
+    mark: usize,
+    sent: Vec<(String, Value, Result<(), String>)>,
+}
+
+/// HTTP requests in flight: one POST each on a fork of the session.
+pub struct HttpInFlight {
+    tasks: tokio::task::JoinSet<(usize, Exchange)>,
+    sent: Vec<String>,
 }
 
 /// A request message with `id`.
@@ -63,27 +91,44 @@ impl Peer for Session {
         }
     }
 
-    fn all_at_once(&mut self, requests: Vec<Value>, patience: Duration) -> impl Future<Output = Vec<Exchange>> + Send {
+    type InFlight = StdioInFlight;
+
+    fn start(&mut self, requests: Vec<Value>) -> impl Future<Output = StdioInFlight> + Send {
         async move {
-            let mut pending: HashMap<String, usize> = HashMap::new();
-            let mut out: Vec<Exchange> = Vec::new();
-            for (index, message) in requests.into_iter().enumerate() {
-                let sent = message.to_string();
+            let mark = mark(self);
+            let mut sent = Vec::new();
+            for message in requests {
+                let line = message.to_string();
                 let id = message.get("id").cloned().unwrap_or(Value::Null);
                 if let Some(method) = message.get("method").and_then(Value::as_str) {
                     self.log().lock().unwrap_or_else(|e| e.into_inner()).methods.insert(id.to_string(), method.to_string());
                 }
-                let reply = match self.send_line(&sent).await {
-                    Ok(()) => {
+                let written = self.send_line(&line).await;
+                sent.push((line, id, written));
+            }
+            StdioInFlight { mark, sent }
+        }
+    }
+
+    fn finish(&mut self, in_flight: StdioInFlight, deadline: Instant) -> impl Future<Output = Vec<Exchange>> + Send {
+        async move {
+            // Answers that came while other requests were awaited are in the log already.
+            let seen = since(self, in_flight.mark);
+            let mut out = Vec::new();
+            let mut pending: HashMap<String, usize> = HashMap::new();
+            for (index, (sent, id, written)) in in_flight.sent.into_iter().enumerate() {
+                let answered = seen.iter().find(|m| is_response(m) && m.get("id") == Some(&id)).cloned();
+                let reply = match (written, answered) {
+                    (Err(why), _) => Err(why),
+                    (Ok(()), Some(answer)) => Ok(answer),
+                    (Ok(()), None) => {
                         pending.insert(id.to_string(), index);
                         Err("not answered".to_string())
                     }
-                    Err(why) => Err(why),
                 };
                 out.push(Exchange { sent, reply });
             }
             let in_flight = pending.len();
-            let deadline = Instant::now() + patience;
             while !pending.is_empty() {
                 let left = deadline.saturating_duration_since(Instant::now());
                 if left.is_zero() {
@@ -107,7 +152,7 @@ impl Peer for Session {
                 }
             }
             for index in pending.values() {
-                out[*index].reply = Err(format!("no answer within {patience:?} ({in_flight} request(s) in flight)"));
+                out[*index].reply = Err(format!("no answer in time ({in_flight} request(s) were still in flight)"));
             }
             out
         }
@@ -133,27 +178,37 @@ impl Peer for HttpSession {
         }
     }
 
-    fn all_at_once(&mut self, requests: Vec<Value>, patience: Duration) -> impl Future<Output = Vec<Exchange>> + Send {
+    type InFlight = HttpInFlight;
+
+    fn start(&mut self, requests: Vec<Value>) -> impl Future<Output = HttpInFlight> + Send {
         let forks: Vec<(HttpSession, Value)> = requests.into_iter().map(|m| (self.fork(), m)).collect();
         async move {
             let mut tasks = tokio::task::JoinSet::new();
+            let mut sent = Vec::new();
             for (index, (mut fork, message)) in forks.into_iter().enumerate() {
-                tasks.spawn(async move {
-                    let sent = message.to_string();
-                    match tokio::time::timeout(patience, fork.call(message)).await {
-                        Ok((exchange, _)) => (index, exchange),
-                        Err(_) => (index, Exchange { sent, reply: Err(format!("no answer within {patience:?}")) }),
-                    }
-                });
+                sent.push(message.to_string());
+                tasks.spawn(async move { (index, fork.call(message).await.0) });
             }
-            let mut out: Vec<(usize, Exchange)> = Vec::new();
-            while let Some(joined) = tasks.join_next().await {
-                if let Ok(done) = joined {
-                    out.push(done);
+            HttpInFlight { tasks, sent }
+        }
+    }
+
+    fn finish(&mut self, in_flight: HttpInFlight, deadline: Instant) -> impl Future<Output = Vec<Exchange>> + Send {
+        async move {
+            let HttpInFlight { mut tasks, sent } = in_flight;
+            let mut out: Vec<Exchange> =
+                sent.into_iter().map(|sent| Exchange { sent, reply: Err("no answer in time".to_string()) }).collect();
+            loop {
+                let left = deadline.saturating_duration_since(Instant::now());
+                match tokio::time::timeout(left, tasks.join_next()).await {
+                    Ok(Some(Ok((index, exchange)))) => out[index] = exchange,
+                    Ok(Some(Err(_))) => {}
+                    Ok(None) | Err(_) => break,
                 }
             }
-            out.sort_by_key(|(index, _)| *index);
-            out.into_iter().map(|(_, exchange)| exchange).collect()
+            // Requests still running are dropped: their connections close.
+            tasks.abort_all();
+            out
         }
     }
 

@@ -45,9 +45,16 @@ impl Call {
     }
 }
 
+/// The tool calls in flight, with the tools and tokens they were sent with.
+pub struct CallsInFlight<P: Peer> {
+    tools: Vec<Value>,
+    tokens: Vec<String>,
+    in_flight: P::InFlight,
+}
+
 /// Calls every tool of `tools` at once, each with arguments from its `inputSchema` and a
-/// progress token, waiting up to `patience` for the answers.
-pub async fn call_all(peer: &mut impl Peer, tools: &[Value], patience: Duration) -> Vec<Call> {
+/// progress token; [`collect`] gathers the answers (other checks may run meanwhile).
+pub async fn start_calls<P: Peer>(peer: &mut P, tools: &[Value]) -> CallsInFlight<P> {
     let mut messages = Vec::new();
     let mut tokens = Vec::new();
     for tool in tools {
@@ -58,12 +65,19 @@ pub async fn call_all(peer: &mut impl Peer, tools: &[Value], patience: Duration)
         messages.push(request(id, "tools/call", Some(params)));
         tokens.push(token);
     }
-    let exchanges = peer.all_at_once(messages, patience).await;
-    tools
-        .iter()
+    let in_flight = peer.start(messages).await;
+    CallsInFlight { tools: tools.to_vec(), tokens, in_flight }
+}
+
+/// The answers of calls in flight, waited for until `deadline`.
+pub async fn collect<P: Peer>(peer: &mut P, calls: CallsInFlight<P>, deadline: std::time::Instant) -> Vec<Call> {
+    let exchanges = peer.finish(calls.in_flight, deadline).await;
+    calls
+        .tools
+        .into_iter()
         .zip(exchanges)
-        .zip(tokens)
-        .map(|((tool, exchange), token)| Call { tool: tool.clone(), exchange, token })
+        .zip(calls.tokens)
+        .map(|((tool, exchange), token)| Call { tool, exchange, token })
         .collect()
 }
 
