@@ -769,3 +769,37 @@ steps = [
     assert_eq!(statuses(&report), vec![("server.tools.names".to_string(), "skip".to_string())], "{shown}");
     assert!(shown.contains("the tool naming guidance is from 2025-11-25"), "{shown}");
 }
+
+#[test]
+fn the_git_reference_server_keeps_every_stdio_rule_but_its_baseline_and_commits_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let git = |args: &[&str]| {
+        let status = Command::new("git")
+            .args(["-c", "user.email=validate@example.invalid", "-c", "user.name=validate"])
+            .args(args)
+            .current_dir(dir.path())
+            .stdout(Stdio::null())
+            .status()
+            .unwrap();
+        assert!(status.success(), "git {args:?}");
+    };
+    git(&["init", "-q"]);
+    std::fs::write(dir.path().join("tracked.txt"), "one\n").unwrap();
+    git(&["add", "tracked.txt"]);
+    git(&["commit", "-q", "-m", "first"]);
+    std::fs::write(dir.path().join("tracked.txt"), "two\n").unwrap();
+    std::fs::write(dir.path().join("untracked.txt"), "new\n").unwrap();
+    // `git status` may rewrite the index's stat cache: the index is compared by what it
+    // stages (`git diff --cached`), everything else byte for byte.
+    let index = dir.path().join(".git/index");
+    let snapshot = || snapshot_of(dir.path()).into_iter().filter(|(path, _)| *path != index).collect::<Vec<_>>();
+    let before = snapshot();
+    let program = servers().join("venv-time/bin/mcp-server-git");
+    assert!(program.is_file(), "mcp-server-git is missing at {}", program.display());
+    let command = vec![program.display().to_string(), "--repository".into(), dir.path().display().to_string()];
+    assert_keeps_its_baseline(&command, "mcp-server-git.toml");
+    // git_add, git_commit, git_reset, git_checkout, git_create_branch are not read-only:
+    // never called, so the work tree, the index and the history are as they were.
+    assert_eq!(snapshot(), before);
+    git(&["diff", "--cached", "--quiet"]);
+}

@@ -6,8 +6,8 @@
 #   node/  @modelcontextprotocol/server-everything (npm), run as `node node/node_modules/.../dist/index.js stdio`
 #   node/  @modelcontextprotocol/server-filesystem and server-memory (npm), the reference servers
 #   venv/  the official Python SDK `mcp` (PyPI), for tests/validate/python_server.py
-#   venv-time/  mcp-server-time (PyPI), the reference time server, in a venv of its own (it
-#          pins its own `mcp`)
+#   venv-time/  mcp-server-time and mcp-server-git (PyPI), the reference time and git servers,
+#          in a venv of their own (they pin their own `mcp`)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -15,6 +15,7 @@ EVERYTHING_VERSION="2026.8.31"
 FILESYSTEM_VERSION="2026.8.31"
 MEMORY_VERSION="2026.8.31"
 TIME_VERSION="2026.10.19"
+GIT_VERSION="2026.10.19"
 MCP_PY_VERSION="2.3.0"
 DEST="target/validate-servers"
 mkdir -p "$DEST/node"
@@ -46,4 +47,9 @@ if ! "$DEST/venv-time/bin/python" -c "import importlib.metadata as m, sys; sys.e
     echo "installing mcp-server-time==$TIME_VERSION (PyPI) into $DEST/venv-time"
     [ -x "$DEST/venv-time/bin/python" ] || python3 -m venv "$DEST/venv-time"
     "$DEST/venv-time/bin/python" -m pip install --quiet --disable-pip-version-check "mcp-server-time==$TIME_VERSION"
+fi
+
+if ! "$DEST/venv-time/bin/python" -c "import importlib.metadata as m, sys; sys.exit(m.version('mcp-server-git') != '$GIT_VERSION')" 2>/dev/null; then
+    echo "installing mcp-server-git==$GIT_VERSION (PyPI) into $DEST/venv-time"
+    "$DEST/venv-time/bin/python" -m pip install --quiet --disable-pip-version-check "mcp-server-git==$GIT_VERSION"
 fi
