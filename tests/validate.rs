@@ -343,7 +343,9 @@ fn server_everything_over_http_keeps_every_rule_but_its_baseline() {
     let server = everything_http();
     let elapsed = assert_keeps_its_http_baseline(&server.url, "server-everything-http.toml");
     println!("validate --url against server-everything: {elapsed:?}");
-    assert!(elapsed < Duration::from_secs(5), "{elapsed:?}");
+    // A coarse bound (the bench measures): the feature checks add a session whose slowest
+    // tool call is waited for half a second before it is cancelled.
+    assert!(elapsed < Duration::from_secs(8), "{elapsed:?}");
 }
 
 #[test]
