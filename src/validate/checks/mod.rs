@@ -428,11 +428,14 @@ async fn run_queries(
     let opened = if early {
         // A request before `initialize` first (server.lifecycle.before-initialize).
         let started = Instant::now();
+        // The start-up slot is held for the launch only: a server that never answers the
+        // early request must not keep the others from starting.
         let slot = ctx.starts.acquire().await;
-        match ctx.open(lifecycle::BEFORE_INITIALIZE) {
+        let launched = ctx.open(lifecycle::BEFORE_INITIALIZE);
+        drop(slot);
+        match launched {
             Ok(mut session) => {
                 let (finding, init) = lifecycle::early_request(&mut session, revision).await;
-                drop(slot);
                 out.push((lifecycle::BEFORE_INITIALIZE, revision.to_string(), finding, started.elapsed().as_millis()));
                 if init.result().and_then(|r| r.get("protocolVersion")).is_some() {
                     Ok((session, init))
