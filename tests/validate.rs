@@ -83,6 +83,7 @@ const FEATURE_CHECKS: &[&str] = &[
     "server.resources.read",
     "server.resources.unknown",
     "server.resources.subscribe",
+    "server.resources.updated",
     "server.completion.complete",
     "server.logging.set-level",
     "server.logging.level-respected",

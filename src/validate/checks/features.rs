@@ -28,6 +28,7 @@ pub const SESSION_CHECKS: &[&str] = &[
     resources::READ,
     resources::UNKNOWN,
     resources::SUBSCRIBE,
+    resources::UPDATED,
     utilities::COMPLETE,
     utilities::SET_LEVEL,
     utilities::LEVEL_RESPECTED,
@@ -194,6 +195,7 @@ pub async fn run(peer: &mut impl Peer, offered: &str, init: &Value, wanted: &[&'
     let resource_checks =
         [resources::LIST, resources::TEMPLATES, resources::READ, resources::UNKNOWN, resources::SUBSCRIBE];
     let mut templates = Vec::new();
+    let mut subscribed: Vec<String> = Vec::new();
     if resource_checks.iter().any(|id| wants(id)) || wants(utilities::COMPLETE) {
         if !declares("resources") {
             for id in resource_checks {
@@ -219,8 +221,12 @@ pub async fn run(peer: &mut impl Peer, offered: &str, init: &Value, wanted: &[&'
                 push(resources::UNKNOWN, resources::unknown(peer, &revision).await, started);
             }
             let started = Instant::now();
-            if wants(resources::SUBSCRIBE) {
-                push(resources::SUBSCRIBE, resources::subscribe(peer, &capabilities, &listed.items).await, started);
+            if wants(resources::SUBSCRIBE) || wants(resources::UPDATED) {
+                let finding = resources::subscribe(peer, &capabilities, &listed.items).await;
+                if matches!(finding, Finding::Pass { .. }) || matches!(finding, Finding::Fail(_)) {
+                    subscribed.extend(listed.items.iter().find_map(|r| r.get("uri").and_then(Value::as_str)).map(str::to_string));
+                }
+                push(resources::SUBSCRIBE, finding, started);
             }
         }
     }
@@ -307,6 +313,7 @@ pub async fn run(peer: &mut impl Peer, offered: &str, init: &Value, wanted: &[&'
     } else {
         push(utilities::LEVEL_RESPECTED, Finding::skip("the server does not declare `logging`"), started);
     }
+    push(resources::UPDATED, resources::judge_updated(&log, &capabilities, &subscribed), started);
     push(lifecycle::DECLARED_REQUESTS, lifecycle::judge_requests(&log), started);
     push(lifecycle::LIST_CHANGED, lifecycle::judge_list_changed(&log, &capabilities), started);
     out

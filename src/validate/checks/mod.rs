@@ -110,6 +110,7 @@ pub const ALL: &[&str] = &[
     resources::READ,
     resources::UNKNOWN,
     resources::SUBSCRIBE,
+    resources::UPDATED,
     utilities::COMPLETE,
     utilities::SET_LEVEL,
     utilities::LEVEL_RESPECTED,

@@ -19,6 +19,9 @@ pub const UNKNOWN: &str = "server.resources.unknown";
 /// resources/subscribe and resources/unsubscribe answer an empty result where `subscribe` is declared.
 pub const SUBSCRIBE: &str = "server.resources.subscribe";
 
+/// notifications/resources/updated only where `subscribe` is declared, for a URI subscribed to.
+pub const UPDATED: &str = "server.resources.updated";
+
 /// The most resources read by [`read`].
 const MAX_READ: usize = 8;
 
@@ -144,6 +147,31 @@ pub async fn subscribe(peer: &mut impl Peer, capabilities: &Value, resources: &[
         }
     }
     Finding::pass_with(format!("subscribed to and unsubscribed from `{uri}`"))
+}
+
+/// Judges the `notifications/resources/updated` in `log`: only from a server declaring
+/// `resources.subscribe`, each for a URI the validator subscribed to (`subscribed`).
+pub fn judge_updated(log: &[Value], capabilities: &Value, subscribed: &[String]) -> Finding {
+    let mut seen = 0;
+    for message in log {
+        if message.get("method").and_then(Value::as_str) != Some("notifications/resources/updated") {
+            continue;
+        }
+        seen += 1;
+        let uri = message.pointer("/params/uri").and_then(Value::as_str).unwrap_or("(none)");
+        let why = if capabilities.pointer("/resources/subscribe") != Some(&json!(true)) {
+            "the server does not declare `resources.subscribe`".to_string()
+        } else if !subscribed.iter().any(|s| s == uri) {
+            format!("`{uri}` was never subscribed to")
+        } else {
+            continue;
+        };
+        return Finding::Fail(
+            Failure::new("`notifications/resources/updated` only for a resource subscribed to", why)
+                .received(Some(message.to_string())),
+        );
+    }
+    Finding::pass_with(format!("{seen} resources/updated notification(s)"))
 }
 
 #[cfg(test)]
