@@ -2,7 +2,14 @@
 //! rstest case per file (`#[files]` globs at compile time).
 
 fn main() {
-    for folder in ["tests/validate/broken", "tests/validate/broken-http", "tests/validate/broken-2026", "tests/validate/broken-2026-http"] {
+    for folder in [
+        "tests/validate/broken",
+        "tests/validate/broken-http",
+        "tests/validate/broken-2026",
+        "tests/validate/broken-2026-http",
+        "tests/validate/correct",
+        "tests/validate/correct-http",
+    ] {
         println!("cargo:rerun-if-changed={folder}");
     }
 }

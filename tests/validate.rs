@@ -60,6 +60,41 @@ const HTTP_CHECKS: &[&str] = &[
     "server.http.batch",
 ];
 
+/// The feature checks (issue 13): they run over stdio and HTTP, and skip, with the reason,
+/// where the server offers nothing to exercise (no prompts declared, no tool that may be
+/// called, …). Each has a broken scripted server in `tests/validate/broken/` and a correct one
+/// in `tests/validate/correct/`.
+const FEATURE_CHECKS: &[&str] = &[
+    "server.lifecycle.before-initialize",
+    "server.lifecycle.second-initialize",
+    "server.lifecycle.server-info",
+    "server.tools.call",
+    "server.tools.error-in-result",
+    "server.tools.invalid-arguments",
+    "server.tools.output-schema",
+    "server.tools.names",
+    "server.tools.annotations",
+    "server.prompts.list",
+    "server.prompts.get",
+    "server.prompts.missing-argument",
+    "server.prompts.unknown",
+    "server.resources.list",
+    "server.resources.templates",
+    "server.resources.read",
+    "server.resources.unknown",
+    "server.resources.subscribe",
+    "server.resources.updated",
+    "server.completion.complete",
+    "server.logging.set-level",
+    "server.logging.level-respected",
+    "server.pagination.bogus-cursor",
+    "server.progress",
+    "server.cancellation",
+    "server.concurrent",
+    "server.requests.declared",
+    "server.notifications.list-changed",
+];
+
 #[path = "validate/servers.rs"]
 mod servers;
 
@@ -80,6 +115,33 @@ fn python_server() -> Vec<String> {
     let python = servers().join("venv/bin/python");
     assert!(python.is_file(), "the Python SDK venv is missing at {} after its install", python.display());
     vec![python.display().to_string(), root().join("tests/validate/python_server.py").display().to_string()]
+}
+
+/// The installed npm reference server `name` (`server-filesystem`), its entry point.
+fn reference_server(name: &str) -> String {
+    let entry = servers().join(format!("node/node_modules/@modelcontextprotocol/{name}/dist/index.js"));
+    assert!(entry.is_file(), "{name} is missing at {} after its install", entry.display());
+    entry.display().to_string()
+}
+
+/// Every file under `dir` with its contents, to show a run changed nothing.
+fn snapshot_of(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut files = Vec::new();
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(folder) = pending.pop() {
+        for entry in std::fs::read_dir(&folder).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                pending.push(path.clone());
+                files.push((path, Vec::new()));
+            } else {
+                let bytes = std::fs::read(&path).unwrap();
+                files.push((path, bytes));
+            }
+        }
+    }
+    files.sort();
+    files
 }
 
 /// A server process listening on 127.0.0.1, killed (its whole process group) when dropped.
@@ -243,7 +305,16 @@ fn assert_keeps_its_baseline(command: &[String], baseline: &str) -> Value {
             assert_eq!(status, "skip", "{id}");
         }
     }
+    assert_features_judged(&statuses, &shown);
     report
+}
+
+/// Every feature check was reported, and none failed (a skip says why it had nothing to do).
+fn assert_features_judged(statuses: &[(String, String)], shown: &str) {
+    for id in FEATURE_CHECKS {
+        let status = statuses.iter().find(|(i, _)| i == id).map(|(_, s)| s.as_str());
+        assert!(matches!(status, Some("pass" | "expected_failure" | "skip")), "{id}: {status:?}\n{shown}");
+    }
 }
 
 /// Every HTTP check ran (none skipped) and either passed or is a baseline entry; the stdio
@@ -275,6 +346,7 @@ fn assert_keeps_its_http_baseline_but(url: &str, baseline: &str, sessionless: &[
             assert_eq!(status, "skip", "{id}");
         }
     }
+    assert_features_judged(&statuses, &shown);
     (elapsed, report)
 }
 
@@ -284,7 +356,9 @@ fn server_everything_over_http_keeps_every_rule_but_its_baseline() {
     let (elapsed, report) = assert_keeps_its_http_baseline(&server.url, "server-everything-http.toml");
     assert_does_not_speak_2026(&report);
     println!("validate --url against server-everything: {elapsed:?}");
-    assert!(elapsed < Duration::from_secs(5), "{elapsed:?}");
+    // A coarse bound (the bench measures): the feature checks add a session whose slowest
+    // tool call is waited for half a second before it is cancelled.
+    assert!(elapsed < Duration::from_secs(8), "{elapsed:?}");
 }
 
 #[test]
@@ -323,6 +397,15 @@ fn a_broken_http_server_fails_its_check(#[files("tests/validate/broken-http/*.to
     let id = check_of(&path);
     let (server, _) = mock_http(&path);
     assert_fails_only(&id, validate_json(&["--strict", "--timeout", "3s", "--only", &id, "--url", &server.url], &[]));
+}
+
+/// One test per file of `tests/validate/correct-http/`: the check passes against it over HTTP.
+#[rstest]
+fn a_correct_http_server_passes_its_check(#[files("tests/validate/correct-http/*.toml")] path: PathBuf) {
+    let id = check_of(&path);
+    let (server, _) = mock_http(&path);
+    let (code, report, shown) = validate_json(&["--strict", "--timeout", "3s", "--only", &id, "--url", &server.url], &[]);
+    assert_eq!((code, statuses(&report)), (0, vec![(id.clone(), "pass".to_string())]), "{id}: {shown}");
 }
 
 #[test]
@@ -369,9 +452,25 @@ fn a_broken_stdio_server_fails_its_check(#[files("tests/validate/broken/*.toml")
     assert_fails_only(&id, validate_json(&["--strict", "--timeout", timeout, "--only", &id], &mock));
 }
 
+/// One test per file of `tests/validate/correct/`: the check passes (not skips) against it.
+#[rstest]
+fn a_correct_stdio_server_passes_its_check(#[files("tests/validate/correct/*.toml")] path: PathBuf) {
+    let id = check_of(&path);
+    let mock = vec![BIN.to_string(), "mock-stdio".into(), "--script".into(), path.display().to_string()];
+    let (code, report, shown) = validate_json(&["--strict", "--timeout", "3s", "--only", &id], &mock);
+    assert_eq!((code, statuses(&report)), (0, vec![(id.clone(), "pass".to_string())]), "{id}: {shown}");
+}
+
+#[test]
+fn every_feature_check_has_a_correct_server() {
+    let mut wanted: Vec<String> = FEATURE_CHECKS.iter().map(ToString::to_string).collect();
+    wanted.sort();
+    assert_eq!(broken_servers_in("tests/validate/correct"), wanted);
+}
+
 #[test]
 fn every_stdio_check_has_a_broken_server() {
-    let mut wanted: Vec<String> = STDIO_CHECKS.iter().map(ToString::to_string).collect();
+    let mut wanted: Vec<String> = STDIO_CHECKS.iter().chain(FEATURE_CHECKS).map(ToString::to_string).collect();
     wanted.sort();
     assert_eq!(broken_servers_in("tests/validate/broken"), wanted, "every stdio check needs a broken server in tests/validate/broken");
 }
@@ -695,4 +794,172 @@ fn a_server_of_2026_07_28_only_is_judged_at_that_revision_alone_by_default() {
         "{shown}"
     );
     assert!(shown.contains("speaks 2026-07-28 only and refuses `initialize`") && shown.contains("-32022"), "{shown}");
+
+/// A scripted server with a read-only tool and a destructive one, logging every message it
+/// receives (`--log`) to the returned file; every launch appends to it.
+fn two_tools_mock(dir: &Path) -> (Vec<String>, PathBuf) {
+    let script = write(
+        dir,
+        "two-tools.toml",
+        r#"
+tools = [
+  { name = "read", input_schema = { type = "object", properties = { q = { type = "string" } }, required = ["q"] }, annotations = { readOnlyHint = true } },
+  { name = "wipe", input_schema = { type = "object", properties = { path = { type = "string" } }, required = ["path"] }, annotations = { readOnlyHint = false, destructiveHint = true } },
+]
+incidental = ["initialize", "tools/list", "tools/call", "ping", "logging/setLevel", "prompts/list", "resources/list", "resources/templates/list"]
+steps = [{ handshake = {} }]
+"#,
+    );
+    let log = dir.join("wire.jsonl");
+    let mock = vec![
+        BIN.to_string(),
+        "mock-stdio".into(),
+        "--script".into(),
+        script.display().to_string(),
+        "--log".into(),
+        log.display().to_string(),
+    ];
+    (mock, log)
+}
+
+/// The listed tools (`read`, `wipe`) the mock received a `tools/call` for (the unknown-tool
+/// check's call of a name no server has is left out).
+fn tools_called(log: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(log).unwrap_or_default();
+    let mut names: Vec<String> = text
+        .lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .filter_map(|record| {
+            let message = record.get("message")?;
+            (message.get("method")? == "tools/call").then(|| message.pointer("/params/name")?.as_str().map(str::to_string))?
+        })
+        .collect();
+    names.retain(|name| name == "read" || name == "wipe");
+    names.sort();
+    names.dedup();
+    names
+}
+
+#[test]
+fn a_destructive_tool_is_never_called_by_default_and_is_called_when_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mock, log) = two_tools_mock(dir.path());
+    // Every check (the invalid-argument probes and cancellation included).
+    let (_, report, shown) = validate_json(&["--timeout", "3s"], &mock);
+    assert!(statuses(&report).iter().any(|(id, s)| id == "server.tools.call" && s == "pass"), "{shown}");
+    assert_eq!(tools_called(&log), vec!["read".to_string()], "{shown}");
+
+    std::fs::remove_file(&log).unwrap();
+    let (_, _, shown) = validate_json(&["--timeout", "3s", "--call-tool", "wipe"], &mock);
+    assert_eq!(tools_called(&log), vec!["read".to_string(), "wipe".to_string()], "{shown}");
+
+    std::fs::remove_file(&log).unwrap();
+    let config = serde_json::json!({"mcpServers": {"two": {"command": mock[0], "args": mock[1..], "callTools": ["wipe"]}}});
+    let config = write(dir.path(), "mcp.json", &config.to_string());
+    let (_, _, shown) = validate_json(&["--timeout", "3s", "--config", config.to_str().unwrap()], &[]);
+    assert_eq!(tools_called(&log), vec!["read".to_string(), "wipe".to_string()], "{shown}");
+}
+
+#[test]
+fn the_filesystem_reference_server_keeps_every_stdio_rule_but_its_baseline_and_is_left_unchanged() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("notes.txt"), "kept as it is\n").unwrap();
+    std::fs::create_dir(dir.path().join("sub")).unwrap();
+    let before = snapshot_of(dir.path());
+    let command = vec!["node".to_string(), reference_server("server-filesystem"), dir.path().display().to_string()];
+    assert_keeps_its_baseline(&command, "server-filesystem.toml");
+    // Only its read-only tools were called: nothing written, moved or created.
+    assert_eq!(snapshot_of(dir.path()), before);
+}
+
+#[test]
+fn the_memory_reference_server_keeps_every_stdio_rule_but_its_baseline_and_stores_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let memory = dir.path().join("memory.jsonl");
+    let command = vec![
+        "env".to_string(),
+        format!("MEMORY_FILE_PATH={}", memory.display()),
+        "node".to_string(),
+        reference_server("server-memory"),
+    ];
+    assert_keeps_its_baseline(&command, "server-memory.toml");
+    // create_entities, add_observations, delete_* are not read-only: never called.
+    assert!(!memory.exists(), "the validator stored something in the memory server");
+}
+
+#[test]
+fn the_time_reference_server_keeps_every_stdio_rule_but_its_baseline() {
+    let program = servers().join("venv-time/bin/mcp-server-time");
+    assert!(program.is_file(), "mcp-server-time is missing at {}", program.display());
+    let command = vec![program.display().to_string(), "--local-timezone".into(), "UTC".into()];
+    assert_keeps_its_baseline(&command, "mcp-server-time.toml");
+}
+
+/// The content types a tool result may use follow the negotiated revision: a resource_link
+/// (2025-06-18) fails `server.tools.call` at 2025-03-26 and passes from 2025-06-18; the
+/// revision-bound checks skip before their revision, saying so.
+#[test]
+fn feature_checks_judge_at_the_revision_negotiated() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = write(
+        dir.path(),
+        "link.toml",
+        r#"
+tools = [{ name = "read", annotations = { readOnlyHint = true } }]
+steps = [
+  { handshake = {} },
+  { expect = { method = "tools/call" } },
+  { reply = { result = { content = [{ type = "resource_link", uri = "file:///a", name = "a" }] } } },
+]
+"#,
+    );
+    let mock = vec![BIN.to_string(), "mock-stdio".into(), "--script".into(), script.display().to_string()];
+    let outcome = |revision: &str| {
+        let (_, report, shown) =
+            validate_json(&["--strict", "--timeout", "3s", "--only", "server.tools.call", "--revision", revision], &mock);
+        (statuses(&report)[0].1.clone(), shown)
+    };
+    let (old, shown) = outcome("2025-03-26");
+    assert_eq!(old, "fail", "{shown}");
+    assert!(shown.contains("content type `resource_link` is not one of text, image, audio, resource at 2025-03-26"), "{shown}");
+    assert_eq!(outcome("2025-06-18").0, "pass");
+    let names = root().join("tests/validate/broken/server.tools.names.toml");
+    let mock = vec![BIN.to_string(), "mock-stdio".into(), "--script".into(), names.display().to_string()];
+    let (_, report, shown) = validate_json(&["--only", "server.tools.names", "--revision", "2025-06-18"], &mock);
+    assert_eq!(statuses(&report), vec![("server.tools.names".to_string(), "skip".to_string())], "{shown}");
+    assert!(shown.contains("the tool naming guidance is from 2025-11-25"), "{shown}");
+}
+
+#[test]
+fn the_git_reference_server_keeps_every_stdio_rule_but_its_baseline_and_commits_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let git = |args: &[&str]| {
+        let status = Command::new("git")
+            .args(["-c", "user.email=validate@example.invalid", "-c", "user.name=validate"])
+            .args(args)
+            .current_dir(dir.path())
+            .stdout(Stdio::null())
+            .status()
+            .unwrap();
+        assert!(status.success(), "git {args:?}");
+    };
+    git(&["init", "-q"]);
+    std::fs::write(dir.path().join("tracked.txt"), "one\n").unwrap();
+    git(&["add", "tracked.txt"]);
+    git(&["commit", "-q", "-m", "first"]);
+    std::fs::write(dir.path().join("tracked.txt"), "two\n").unwrap();
+    std::fs::write(dir.path().join("untracked.txt"), "new\n").unwrap();
+    // `git status` may rewrite the index's stat cache: the index is compared by what it
+    // stages (`git diff --cached`), everything else byte for byte.
+    let index = dir.path().join(".git/index");
+    let snapshot = || snapshot_of(dir.path()).into_iter().filter(|(path, _)| *path != index).collect::<Vec<_>>();
+    let before = snapshot();
+    let program = servers().join("venv-time/bin/mcp-server-git");
+    assert!(program.is_file(), "mcp-server-git is missing at {}", program.display());
+    let command = vec![program.display().to_string(), "--repository".into(), dir.path().display().to_string()];
+    assert_keeps_its_baseline(&command, "mcp-server-git.toml");
+    // git_add, git_commit, git_reset, git_checkout, git_create_branch are not read-only:
+    // never called, so the work tree, the index and the history are as they were.
+    assert_eq!(snapshot(), before);
+    git(&["diff", "--cached", "--quiet"]);
 }

@@ -139,6 +139,12 @@ fn tool_json(tool: &ToolDef) -> Value {
         object.insert("description".into(), json!(description));
     }
     object.insert("inputSchema".into(), tool.input_schema.clone());
+    if let Some(annotations) = &tool.annotations {
+        object.insert("annotations".into(), annotations.clone());
+    }
+    if let Some(schema) = &tool.output_schema {
+        object.insert("outputSchema".into(), schema.clone());
+    }
     Value::Object(object)
 }
 

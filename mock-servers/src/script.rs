@@ -97,6 +97,8 @@ fn default_tools() -> Vec<ToolDef> {
         name: "echo".into(),
         description: Some("Echoes its arguments back as text".into()),
         input_schema: serde_json::json!({"type": "object", "properties": {"text": {"type": "string"}}}),
+        annotations: None,
+        output_schema: None,
     }]
 }
 
@@ -137,6 +139,12 @@ pub struct ToolDef {
     /// The JSON Schema of its arguments (`inputSchema` on the wire).
     #[serde(default = "empty_object_schema")]
     pub input_schema: Value,
+    /// Its annotations as listed (`{ readOnlyHint = true }`), when given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<Value>,
+    /// The JSON Schema of its structured result (`outputSchema` on the wire), when given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_schema: Option<Value>,
 }
 
 fn empty_object_schema() -> Value {

@@ -42,6 +42,11 @@ pub struct ValidateArgs {
     /// answers `initialize`.
     #[arg(long = "revision", value_name = "REV", value_delimiter = ',')]
     pub revisions: Vec<String>,
+    /// Also call this tool (repeatable). By default only tools annotated `readOnlyHint: true`
+    /// are called; a tool named here may change things (write files, send mail), so name it
+    /// only when that is safe. Probes with invalid arguments are calls too.
+    #[arg(long = "call-tool", value_name = "NAME")]
+    pub call_tools: Vec<String>,
     /// Judge every check as must (should-failures fail the run).
     #[arg(long)]
     pub strict: bool,

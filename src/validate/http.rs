@@ -622,6 +622,20 @@ impl HttpSession {
         self.next_id
     }
 
+    /// Another handle on this session (same id, revision and log) for a request sent
+    /// while others are in flight; it never ends the session itself.
+    pub fn fork(&self) -> HttpSession {
+        HttpSession {
+            wire: self.wire.clone(),
+            log: self.log.clone(),
+            session_id: self.session_id.clone(),
+            revision: self.revision.clone(),
+            stalled: None,
+            next_id: 0,
+            ended: true,
+        }
+    }
+
     /// The headers every POST of this session carries: both Accept types, the content type,
     /// the session id and (from 2025-06-18) `MCP-Protocol-Version`.
     pub fn headers(&self) -> Vec<(String, String)> {

@@ -23,6 +23,7 @@
 pub mod baseline;
 pub mod checks;
 pub mod cli;
+pub mod fixtures;
 pub mod http;
 pub mod log;
 pub mod outcome;
@@ -57,6 +58,8 @@ struct Job {
     baseline: Baseline,
     /// No `--revision`: 2026-07-28 if the server speaks it, 2025-11-25 if it answers `initialize`.
     auto: bool,
+    /// The config file, whose entries may name tools to call (`callTools`).
+    config: Option<std::path::PathBuf>,
 }
 
 /// Runs `validate` and returns its exit code (see [`crate::exit_code`]).
@@ -267,13 +270,17 @@ fn prepare(args: &ValidateArgs) -> Result<Job, String> {
     if auto {
         revisions = vec![schema::STATELESS.to_string(), LATEST.to_string()];
     }
-    let plan = Plan { selected, revisions, timeout: args.timeout, ca_cert };
-    Ok(Job { targets, plan, strict: args.strict, baseline, auto })
+    let plan = Plan { selected, revisions, timeout: args.timeout, ca_cert, call_tools: args.call_tools.clone() };
+    Ok(Job { targets, plan, strict: args.strict, baseline, auto, config: args.config.clone() })
 }
 
 async fn validate_one(job: &Job, name: &str, config_name: Option<&str>, target: &Target) -> TargetReport {
     let started = Instant::now();
-    let found = run_target(job, target).await;
+    let mut plan = job.plan.clone();
+    if let (Some(config), Some(name)) = (&job.config, config_name) {
+        plan.call_tools.extend(fixtures::config_call_tools(config, name));
+    }
+    let found = run_target(job, &plan, target).await;
     let (checks, unreachable) = match found {
         Ok(found) => (found.into_iter().map(|f| judge(job, config_name, f)).collect::<Vec<_>>(), None),
         Err(why) => (Vec::new(), Some(why.0)),
@@ -293,8 +300,7 @@ async fn validate_one(job: &Job, name: &str, config_name: Option<&str>, target: 
 /// `initialize` plans, concurrently. By default ([`Job::auto`]) a server is judged at
 /// 2026-07-28 if it speaks it and at 2025-11-25 if it answers `initialize`; it is unreachable
 /// only when it does neither.
-async fn run_target(job: &Job, target: &Target) -> Result<Vec<Found>, checks::Unreachable> {
-    let plan = &job.plan;
+async fn run_target(job: &Job, plan: &Plan, target: &Target) -> Result<Vec<Found>, checks::Unreachable> {
     let mut modern = plan.clone();
     modern.selected.retain(|id| stateless::applies(id));
     // By default `server/discover` is asked whatever was selected: it says whether the

@@ -224,6 +224,20 @@ impl Session {
         self.collect(wanted, &mut before).await
     }
 
+    /// Waits up to `bound` for a message matching `wanted`, handling others as
+    /// [`Session::wait_for`] does; running out of time does not mark the session stalled (a
+    /// slow tool call is not a session that stopped answering), the server leaving does.
+    pub async fn wait_within(&mut self, bound: Duration, wanted: impl Fn(&Value) -> bool) -> Result<Value, String> {
+        let (timeout, stalled) = (self.timeout, self.stalled.clone());
+        self.timeout = bound;
+        let got = self.wait_for(wanted).await;
+        self.timeout = timeout;
+        if got.as_ref().is_err_and(|why| why.starts_with("nothing within")) {
+            self.stalled = stalled;
+        }
+        got
+    }
+
     /// Every response that arrives until a response with `id` does, and the first other
     /// messages (used as a fence: servers answer in order, so anything caused by earlier
     /// lines comes first).

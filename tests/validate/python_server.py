@@ -8,17 +8,19 @@ the validator's tests over stdio or Streamable HTTP:
 import sys
 
 from mcp.server.mcpserver import MCPServer
+from mcp.types import ToolAnnotations
 
 server = MCPServer("validate-python-server", version="1.0.0")
 
 
-@server.tool()
+# Both tools only compute: annotated read-only, so the validator calls them.
+@server.tool(annotations=ToolAnnotations(readOnlyHint=True))
 def add(a: int, b: int) -> int:
     """Adds two numbers."""
     return a + b
 
 
-@server.tool()
+@server.tool(annotations=ToolAnnotations(readOnlyHint=True))
 def echo(text: str) -> str:
     """Echoes its text back."""
     return text

@@ -140,9 +140,14 @@ pub async fn run_http(target: &Target, plan: &Plan) -> Result<Vec<Found>, Unreac
     let mut found = Vec::new();
     for (index, revision) in plan.revisions.iter().enumerate() {
         let queries: Vec<&'static str> = super::QUERIES.iter().copied().filter(|id| plan.wants(id)).collect();
-        if !queries.is_empty() {
-            let (ctx, revision) = (ctx.clone(), revision.clone());
-            tasks.spawn(async move { run_queries(&ctx, &revision, &queries).await });
+        let feature_ids = super::features::selected(plan);
+        if !queries.is_empty() || !feature_ids.is_empty() {
+            let (ctx, revision, settings) = (ctx.clone(), revision.clone(), super::features::Settings::of(plan));
+            tasks.spawn(async move { run_queries(&ctx, &revision, &queries, &feature_ids, &settings).await });
+        }
+        if plan.wants(super::lifecycle::BEFORE_INITIALIZE) {
+            let reason = "a stdio check: over HTTP a request without a session is the transport's matter";
+            found.push(Found::new(super::lifecycle::BEFORE_INITIALIZE, revision.clone(), Finding::skip(reason), 0));
         }
         let own: Vec<&'static str> =
             [jsonrpc::PARSE_ERROR].iter().chain(OWN_SESSION).copied().filter(|id| plan.wants(id)).collect();
@@ -225,12 +230,19 @@ async fn negotiates(ctx: &Arc<HttpCtx>, probe: (String, crate::validate::stdio::
 }
 
 /// The query checks, one after the other in one session.
-async fn run_queries(ctx: &HttpCtx, revision: &str, queries: &[&'static str]) -> Results {
+async fn run_queries(
+    ctx: &HttpCtx,
+    revision: &str,
+    queries: &[&'static str],
+    feature_ids: &[&'static str],
+    settings: &super::features::Settings,
+) -> Results {
     let (mut session, init) = match ctx.open_initialized("queries", revision).await {
         Ok(opened) => opened,
         Err(reason) => {
             return queries
                 .iter()
+                .chain(feature_ids)
                 .map(|id| (*id, revision.to_string(), Finding::skip(reason.clone()), 0, None))
                 .collect();
         }
@@ -246,6 +258,9 @@ async fn run_queries(ctx: &HttpCtx, revision: &str, queries: &[&'static str]) ->
         };
         out.push((*id, revision.to_string(), finding, started.elapsed().as_millis(), None));
     }
+    let init_result = init.init.result().cloned().unwrap_or_default();
+    let features = super::features::run(&mut session, revision, &init_result, feature_ids, settings).await;
+    out.extend(features.into_iter().map(|(id, revision, finding, millis)| (id, revision, finding, millis, None)));
     session.close().await;
     out
 }

@@ -6,14 +6,22 @@
 //! [`Rpc`], for both transports.
 
 pub mod capabilities;
+pub mod content;
+pub mod features;
 pub mod http;
 pub mod initialize;
 pub mod jsonrpc;
+pub mod lifecycle;
+pub mod peer;
 pub mod ping;
+pub mod prompts;
+pub mod resources;
 pub mod schema;
 pub mod stateless;
 pub mod stdio;
+pub mod tool_calls;
 pub mod tools;
+pub mod utilities;
 
 use super::log::SharedLog;
 use super::outcome::Finding;
@@ -95,6 +103,34 @@ pub const ALL: &[&str] = &[
     stateless::LISTEN_ACK,
     stateless::RESOURCE_NOT_FOUND,
     stateless::HEADER_MISMATCH,
+    lifecycle::BEFORE_INITIALIZE,
+    lifecycle::SECOND_INITIALIZE,
+    lifecycle::SERVER_INFO,
+    tool_calls::CALL,
+    tool_calls::ERROR_IN_RESULT,
+    tool_calls::INVALID_ARGUMENTS,
+    tool_calls::OUTPUT_SCHEMA,
+    tool_calls::NAMES,
+    tool_calls::ANNOTATIONS,
+    prompts::LIST,
+    prompts::GET,
+    prompts::MISSING_ARGUMENT,
+    prompts::UNKNOWN,
+    resources::LIST,
+    resources::TEMPLATES,
+    resources::READ,
+    resources::UNKNOWN,
+    resources::SUBSCRIBE,
+    resources::UPDATED,
+    utilities::COMPLETE,
+    utilities::SET_LEVEL,
+    utilities::LEVEL_RESPECTED,
+    utilities::BOGUS_CURSOR,
+    utilities::PROGRESS,
+    utilities::CANCELLATION,
+    utilities::CONCURRENT,
+    lifecycle::DECLARED_REQUESTS,
+    lifecycle::LIST_CHANGED,
 ];
 
 /// The checks run in one shared session, one after the other: they only ask questions, so
@@ -147,6 +183,9 @@ pub struct Plan {
     pub timeout: Duration,
     /// HTTPS: PEM certificates trusted besides the system roots (`--ca-cert`).
     pub ca_cert: Option<Vec<u8>>,
+    /// Tools the user allows to be called besides those annotated `readOnlyHint: true`
+    /// (`--call-tool`, `callTools` in a config entry).
+    pub call_tools: Vec<String>,
 }
 
 impl Plan {
@@ -346,10 +385,18 @@ fn launch_fresh(
             vec![(initialize::NEGOTIATES, "all".to_string(), finding, started.elapsed().as_millis())]
         });
     }
+    let feature_ids = features::selected(plan);
+    let settings = features::Settings::of(plan);
     for (index, revision) in plan.revisions.iter().enumerate() {
-        if index > 0 && !queries.is_empty() {
+        // The first revision's queries run on the probe; its feature checks in a server of
+        // their own (a tool call still running would keep the probe from exiting on close).
+        // The before-initialize check's server then serves them (one launch fewer).
+        let queries = if index == 0 { &[][..] } else { queries };
+        let early = plan.wants(lifecycle::BEFORE_INITIALIZE);
+        if !queries.is_empty() || !feature_ids.is_empty() || early {
             let (ctx, revision, queries) = (ctx.clone(), revision.clone(), queries.to_vec());
-            tasks.spawn(async move { run_queries(&ctx, &revision, &queries).await });
+            let (feature_ids, settings) = (feature_ids.clone(), settings.clone());
+            tasks.spawn(async move { run_queries(&ctx, &revision, &queries, &feature_ids, &settings, early).await });
         }
         if plan.wants(jsonrpc::PARSE_ERROR) {
             let (ctx, revision) = (ctx.clone(), revision.clone());
@@ -386,15 +433,51 @@ async fn run_queries(
     ctx: &Ctx,
     revision: &str,
     queries: &[&'static str],
+    feature_ids: &[&'static str],
+    settings: &features::Settings,
+    early: bool,
 ) -> Vec<(&'static str, String, Finding, u128)> {
-    let (mut session, init) = match ctx.open_initialized("queries", revision).await {
+    let mut out = Vec::new();
+    let opened = if early {
+        // A request before `initialize` first (server.lifecycle.before-initialize).
+        let started = Instant::now();
+        // The start-up slot is held for the launch only: a server that never answers the
+        // early request must not keep the others from starting.
+        let slot = ctx.starts.acquire().await;
+        let launched = ctx.open(lifecycle::BEFORE_INITIALIZE);
+        drop(slot);
+        match launched {
+            Ok(mut session) => {
+                let (finding, init) = lifecycle::early_request(&mut session, revision).await;
+                out.push((lifecycle::BEFORE_INITIALIZE, revision.to_string(), finding, started.elapsed().as_millis()));
+                if init.result().and_then(|r| r.get("protocolVersion")).is_some() {
+                    Ok((session, init))
+                } else {
+                    session.kill().await;
+                    Err(format!("the handshake after an early request failed (see {})", lifecycle::BEFORE_INITIALIZE))
+                }
+            }
+            Err(why) => {
+                out.push((lifecycle::BEFORE_INITIALIZE, revision.to_string(), Finding::HarnessFault { reason: why.clone() }, 0));
+                Err(why)
+            }
+        }
+    } else {
+        ctx.open_initialized("queries", revision).await
+    };
+    let (mut session, init) = match opened {
         Ok(opened) => opened,
         Err(reason) => {
-            return queries.iter().map(|id| (*id, revision.to_string(), Finding::skip(reason.clone()), 0)).collect();
+            out.extend(
+                queries.iter().chain(feature_ids).map(|id| (*id, revision.to_string(), Finding::skip(reason.clone()), 0)),
+            );
+            return out;
         }
     };
     let capabilities = init.result().and_then(|r| r.get("capabilities")).cloned().unwrap_or_default();
-    let out = queries_on(&mut session, revision, &capabilities, queries).await;
+    out.extend(queries_on(&mut session, revision, &capabilities, queries).await);
+    let init_result = init.result().cloned().unwrap_or_default();
+    out.extend(features::run(&mut session, revision, &init_result, feature_ids, settings).await);
     session.kill().await;
     out
 }
