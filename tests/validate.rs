@@ -794,6 +794,7 @@ fn a_server_of_2026_07_28_only_is_judged_at_that_revision_alone_by_default() {
         "{shown}"
     );
     assert!(shown.contains("speaks 2026-07-28 only and refuses `initialize`") && shown.contains("-32022"), "{shown}");
+}
 
 /// A scripted server with a read-only tool and a destructive one, logging every message it
 /// receives (`--log`) to the returned file; every launch appends to it.
