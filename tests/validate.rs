@@ -696,3 +696,19 @@ fn a_server_of_2026_07_28_only_is_judged_at_that_revision_alone_by_default() {
     );
     assert!(shown.contains("speaks 2026-07-28 only and refuses `initialize`") && shown.contains("-32022"), "{shown}");
 }
+
+#[test]
+fn a_server_of_the_initialize_era_silent_on_discover_is_not_waited_for_past_the_other_checks() {
+    let script = root().join("tests/validate/silent_legacy_server.py").display().to_string();
+    let started = Instant::now();
+    let (code, report, shown) =
+        validate_json(&["--timeout", "20s", "--only", "server.ping", "--only", "server.discover"], &["python3".into(), script]);
+    assert_eq!(code, 0, "{shown}");
+    assert_eq!(
+        statuses(&report),
+        [("server.ping".to_string(), "pass".to_string()), ("server.discover".to_string(), "skip".to_string())],
+        "{shown}"
+    );
+    assert!(shown.contains("no answer to `server/discover` within"), "{shown}");
+    assert!(started.elapsed() < Duration::from_secs(15), "waited {:?}: the 20 s --timeout, not the other checks", started.elapsed());
+}

@@ -42,6 +42,7 @@ use baseline::Baseline;
 use checks::{stateless, Found, Plan};
 use outcome::{CheckResult, Finding, Status};
 use report::{Summary, TargetReport};
+use std::sync::Arc;
 use std::time::Instant;
 use target::Target;
 
@@ -267,7 +268,7 @@ fn prepare(args: &ValidateArgs) -> Result<Job, String> {
     if auto {
         revisions = vec![schema::STATELESS.to_string(), LATEST.to_string()];
     }
-    let plan = Plan { selected, revisions, timeout: args.timeout, ca_cert };
+    let plan = Plan { selected, revisions, timeout: args.timeout, ca_cert, probed: None };
     Ok(Job { targets, plan, strict: args.strict, baseline, auto })
 }
 
@@ -310,21 +311,67 @@ async fn run_target(job: &Job, target: &Target) -> Result<Vec<Found>, checks::Un
     if job.auto && !result_asked {
         legacy.selected.push(checks::initialize::RESULT);
     }
+    // By default a server of the `initialize` era may stay silent on `server/discover`: the
+    // wait for it ends a moment after the `initialize` checks are done.
+    let (legacy_done, legacy_seen) = tokio::sync::oneshot::channel::<()>();
+    let auto = job.auto;
+    // The 2026-07-28 run starts its server once the `initialize` probe is over (or the whole
+    // `initialize` run is, when it ends first): the probe's start-up is not slowed by it.
+    let probed = Arc::new(tokio::sync::Notify::new());
+    let finished = Arc::new(tokio::sync::Notify::new());
+    legacy.probed = Some(probed.clone());
+    let gate = {
+        let (probed, finished) = (probed.clone(), finished.clone());
+        let started = Instant::now();
+        async move {
+            if run_legacy {
+                tokio::select! {
+                    () = probed.notified() => {}
+                    () = finished.notified() => {}
+                }
+            }
+            started.elapsed()
+        }
+    };
+    // Given up on once the `initialize` run is done and the answer has been awaited twice as
+    // long as the probe's start-up took, plus a grace: a server of 2026-07-28 starting at the
+    // same load answers by then.
+    let abandon = |probe_took: std::time::Duration| {
+        move || {
+            let until = Instant::now() + probe_took * 2 + stateless::ABANDON_GRACE;
+            async move {
+                if auto && legacy_seen.await.is_ok() {
+                    tokio::time::sleep_until(until.into()).await;
+                } else {
+                    std::future::pending::<()>().await;
+                }
+            }
+        }
+    };
     let modern_run = async {
-        match (run_modern, target) {
-            (false, _) => None,
-            (true, Target::Stdio { .. }) => Some(stateless::run_stdio(target, &modern).await),
-            (true, Target::Http { .. }) => Some(stateless::run_http(target, &modern).await),
+        if !run_modern {
+            return None;
+        }
+        let abandon = abandon(gate.await);
+        match target {
+            Target::Stdio { .. } => Some(stateless::run_stdio(target, &modern, abandon).await),
+            Target::Http { .. } => Some(stateless::run_http(target, &modern, abandon).await),
         }
     };
     let legacy_run = async {
-        match (run_legacy, target) {
+        let found = match (run_legacy, target) {
             (false, _) => None,
             (true, Target::Stdio { .. }) => Some(checks::run_stdio(target, &legacy).await),
             (true, Target::Http { .. }) => Some(checks::http::run_http(target, &legacy).await),
+        };
+        finished.notify_one();
+        if found.is_some() {
+            let _ = legacy_done.send(());
         }
+        found
     };
-    let (modern_found, legacy_found) = tokio::join!(modern_run, legacy_run);
+    // The `initialize` plan first: its probe takes the first start-up slot.
+    let (legacy_found, modern_found) = tokio::join!(legacy_run, modern_run);
     let mut found = Vec::new();
     let mut speaks = false;
     match modern_found {
