@@ -315,36 +315,47 @@ async fn run_target(job: &Job, target: &Target) -> Result<Vec<Found>, checks::Un
     // wait for it ends a moment after the `initialize` checks are done.
     let (legacy_done, legacy_seen) = tokio::sync::oneshot::channel::<()>();
     let auto = job.auto;
-    // The 2026-07-28 run starts its server once the `initialize` probe is over (or the whole
-    // `initialize` run is, when it ends first): the probe's start-up is not slowed by it.
+    // Over stdio the 2026-07-28 session takes a start-up slot first (shared with the
+    // `initialize` plan's launches, so at most one start-up a core, the probe's beside it);
+    // over HTTP it waits until the `initialize` probe is over (or the whole `initialize` run
+    // is, when it ends first), so the probe is not slowed by it.
+    let run_started = Instant::now();
     let probed = Arc::new(tokio::sync::Notify::new());
     let finished = Arc::new(tokio::sync::Notify::new());
+    let probe_took = Arc::new(std::sync::Mutex::new(None::<std::time::Duration>));
     legacy.probed = Some(probed.clone());
-    let gate = {
-        let (probed, finished) = (probed.clone(), finished.clone());
-        let started = Instant::now();
+    let probe_watch = {
+        let (probed, finished, probe_took) = (probed.clone(), finished.clone(), probe_took.clone());
         async move {
             if run_legacy {
                 tokio::select! {
                     () = probed.notified() => {}
                     () = finished.notified() => {}
                 }
+                *probe_took.lock().unwrap_or_else(|e| e.into_inner()) = Some(run_started.elapsed());
             }
-            started.elapsed()
+        }
+    };
+    let gate = {
+        let probe_took = probe_took.clone();
+        let stdio = target.is_stdio();
+        async move {
+            while run_legacy && !stdio && probe_took.lock().unwrap_or_else(|e| e.into_inner()).is_none() {
+                tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+            }
         }
     };
     // Given up on once the `initialize` run is done and the answer has been awaited twice as
     // long as the probe's start-up took, plus a grace: a server of 2026-07-28 starting at the
     // same load answers by then.
-    let abandon = |probe_took: std::time::Duration| {
-        move || {
-            let until = Instant::now() + probe_took * 2 + stateless::ABANDON_GRACE;
-            async move {
-                if auto && legacy_seen.await.is_ok() {
-                    tokio::time::sleep_until(until.into()).await;
-                } else {
-                    std::future::pending::<()>().await;
-                }
+    let abandon = move || {
+        let asked = Instant::now();
+        async move {
+            if auto && legacy_seen.await.is_ok() {
+                let took = probe_took.lock().unwrap_or_else(|e| e.into_inner()).unwrap_or_default();
+                tokio::time::sleep_until((asked + took * 2 + stateless::ABANDON_GRACE).into()).await;
+            } else {
+                std::future::pending::<()>().await;
             }
         }
     };
@@ -352,7 +363,7 @@ async fn run_target(job: &Job, target: &Target) -> Result<Vec<Found>, checks::Un
         if !run_modern {
             return None;
         }
-        let abandon = abandon(gate.await);
+        gate.await;
         match target {
             Target::Stdio { .. } => Some(stateless::run_stdio(target, &modern, abandon).await),
             Target::Http { .. } => Some(stateless::run_http(target, &modern, abandon).await),
@@ -370,8 +381,9 @@ async fn run_target(job: &Job, target: &Target) -> Result<Vec<Found>, checks::Un
         }
         found
     };
-    // The `initialize` plan first: its probe takes the first start-up slot.
-    let (legacy_found, modern_found) = tokio::join!(legacy_run, modern_run);
+    // The 2026-07-28 session first: over stdio its start-up slot is taken before the
+    // `initialize` plan's launches queue for theirs (its one start-up is not left for last).
+    let (modern_found, legacy_found, ()) = tokio::join!(modern_run, legacy_run, probe_watch);
     let mut found = Vec::new();
     let mut speaks = false;
     match modern_found {
