@@ -176,13 +176,15 @@ fn assert_a_signal_mid_run_leaves_nothing(mut command: std::process::Command, ma
         .spawn()
         .unwrap();
     let deadline = Instant::now() + Duration::from_secs(10);
-    // Judged on the scan that ended the wait: a server killed right after its handshake (the
-    // negotiation's) may be gone by a second scan.
-    let mut seen = processes_marked_now(mark);
-    while seen.len() < processes && Instant::now() < deadline {
+    // Judged on the scan that ended the wait: short-lived sessions (a handshake, then killed)
+    // come and go between two scans.
+    let seen = loop {
+        let now = processes_marked_now(mark);
+        if now.len() >= processes || Instant::now() >= deadline {
+            break now;
+        }
         std::thread::sleep(Duration::from_millis(20));
-        seen = processes_marked_now(mark);
-    }
+    };
     assert!(seen.len() >= processes, "the servers did not start: {seen:?}");
     let sent = Instant::now();
     // SAFETY: kill sends a signal to our own child.

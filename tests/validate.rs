@@ -964,3 +964,19 @@ fn the_git_reference_server_keeps_every_stdio_rule_but_its_baseline_and_commits_
     assert_eq!(snapshot(), before);
     git(&["diff", "--cached", "--quiet"]);
 }
+
+#[test]
+fn a_server_of_the_initialize_era_silent_on_discover_is_not_waited_for_past_the_other_checks() {
+    let script = root().join("tests/validate/silent_legacy_server.py").display().to_string();
+    let started = Instant::now();
+    let (code, report, shown) =
+        validate_json(&["--timeout", "20s", "--only", "server.ping", "--only", "server.discover"], &["python3".into(), script]);
+    assert_eq!(code, 0, "{shown}");
+    assert_eq!(
+        statuses(&report),
+        [("server.ping".to_string(), "pass".to_string()), ("server.discover".to_string(), "skip".to_string())],
+        "{shown}"
+    );
+    assert!(shown.contains("no answer to `server/discover` within"), "{shown}");
+    assert!(started.elapsed() < Duration::from_secs(15), "waited {:?}: the 20 s --timeout, not the other checks", started.elapsed());
+}

@@ -43,6 +43,7 @@ use baseline::Baseline;
 use checks::{stateless, Found, Plan};
 use outcome::{CheckResult, Finding, Status};
 use report::{Summary, TargetReport};
+use std::sync::Arc;
 use std::time::Instant;
 use target::Target;
 
@@ -270,7 +271,7 @@ fn prepare(args: &ValidateArgs) -> Result<Job, String> {
     if auto {
         revisions = vec![schema::STATELESS.to_string(), LATEST.to_string()];
     }
-    let plan = Plan { selected, revisions, timeout: args.timeout, ca_cert, call_tools: args.call_tools.clone() };
+    let plan = Plan { selected, revisions, timeout: args.timeout, ca_cert, call_tools: args.call_tools.clone(), probed: None };
     Ok(Job { targets, plan, strict: args.strict, baseline, auto, config: args.config.clone() })
 }
 
@@ -316,21 +317,79 @@ async fn run_target(job: &Job, plan: &Plan, target: &Target) -> Result<Vec<Found
     if job.auto && !result_asked {
         legacy.selected.push(checks::initialize::RESULT);
     }
+    // By default a server of the `initialize` era may stay silent on `server/discover`: the
+    // wait for it ends a moment after the `initialize` checks are done.
+    let (legacy_done, legacy_seen) = tokio::sync::oneshot::channel::<()>();
+    let auto = job.auto;
+    // Over stdio the 2026-07-28 session takes a start-up slot first (shared with the
+    // `initialize` plan's launches, so at most one start-up a core, the probe's beside it);
+    // over HTTP it waits until the `initialize` probe is over (or the whole `initialize` run
+    // is, when it ends first), so the probe is not slowed by it.
+    let run_started = Instant::now();
+    let probed = Arc::new(tokio::sync::Notify::new());
+    let finished = Arc::new(tokio::sync::Notify::new());
+    let probe_took = Arc::new(std::sync::Mutex::new(None::<std::time::Duration>));
+    legacy.probed = Some(probed.clone());
+    let probe_watch = {
+        let (probed, finished, probe_took) = (probed.clone(), finished.clone(), probe_took.clone());
+        async move {
+            if run_legacy {
+                tokio::select! {
+                    () = probed.notified() => {}
+                    () = finished.notified() => {}
+                }
+                *probe_took.lock().unwrap_or_else(|e| e.into_inner()) = Some(run_started.elapsed());
+            }
+        }
+    };
+    let gate = {
+        let probe_took = probe_took.clone();
+        let stdio = target.is_stdio();
+        async move {
+            while run_legacy && !stdio && probe_took.lock().unwrap_or_else(|e| e.into_inner()).is_none() {
+                tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+            }
+        }
+    };
+    // Given up on once the `initialize` run is done and the answer has been awaited twice as
+    // long as the probe's start-up took, plus a grace: a server of 2026-07-28 starting at the
+    // same load answers by then.
+    let abandon = move || {
+        let asked = Instant::now();
+        async move {
+            if auto && legacy_seen.await.is_ok() {
+                let took = probe_took.lock().unwrap_or_else(|e| e.into_inner()).unwrap_or_default();
+                tokio::time::sleep_until((asked + took * 2 + stateless::ABANDON_GRACE).into()).await;
+            } else {
+                std::future::pending::<()>().await;
+            }
+        }
+    };
     let modern_run = async {
-        match (run_modern, target) {
-            (false, _) => None,
-            (true, Target::Stdio { .. }) => Some(stateless::run_stdio(target, &modern).await),
-            (true, Target::Http { .. }) => Some(stateless::run_http(target, &modern).await),
+        if !run_modern {
+            return None;
+        }
+        gate.await;
+        match target {
+            Target::Stdio { .. } => Some(stateless::run_stdio(target, &modern, abandon).await),
+            Target::Http { .. } => Some(stateless::run_http(target, &modern, abandon).await),
         }
     };
     let legacy_run = async {
-        match (run_legacy, target) {
+        let found = match (run_legacy, target) {
             (false, _) => None,
             (true, Target::Stdio { .. }) => Some(checks::run_stdio(target, &legacy).await),
             (true, Target::Http { .. }) => Some(checks::http::run_http(target, &legacy).await),
+        };
+        finished.notify_one();
+        if found.is_some() {
+            let _ = legacy_done.send(());
         }
+        found
     };
-    let (modern_found, legacy_found) = tokio::join!(modern_run, legacy_run);
+    // The 2026-07-28 session first: over stdio its start-up slot is taken before the
+    // `initialize` plan's launches queue for theirs (its one start-up is not left for last).
+    let (modern_found, legacy_found, ()) = tokio::join!(modern_run, legacy_run, probe_watch);
     let mut found = Vec::new();
     let mut speaks = false;
     match modern_found {

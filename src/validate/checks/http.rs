@@ -126,6 +126,9 @@ pub async fn run_http(target: &Target, plan: &Plan) -> Result<Vec<Found>, Unreac
         }
     }
     let probe_millis = started.elapsed().as_millis();
+    if let Some(probed) = &plan.probed {
+        probed.notify_one();
+    }
 
     let mut tasks = tokio::task::JoinSet::<Results>::new();
     if plan.wants(initialize::NEGOTIATES) {

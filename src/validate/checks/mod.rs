@@ -186,6 +186,9 @@ pub struct Plan {
     /// Tools the user allows to be called besides those annotated `readOnlyHint: true`
     /// (`--call-tool`, `callTools` in a config entry).
     pub call_tools: Vec<String>,
+    /// Told once the probe's handshake is over (answered or not), so a run beside this one
+    /// can start its own server without slowing the probe's start-up.
+    pub probed: Option<Arc<tokio::sync::Notify>>,
 }
 
 impl Plan {
@@ -204,7 +207,8 @@ pub struct Ctx {
     logs: Mutex<Vec<SharedLog>>,
     /// Server start-ups in progress at once, at most one a core: a start-up is CPU work, so
     /// more at once end no sooner and each handshake's wait would be shared among them.
-    starts: tokio::sync::Semaphore,
+    /// Shared by every context of the process (the 2026-07-28 run's beside the others').
+    starts: &'static tokio::sync::Semaphore,
 }
 
 impl Ctx {
@@ -217,8 +221,11 @@ impl Ctx {
 
     /// A context for `target`.
     pub fn new(target: Target, timeout: Duration) -> Ctx {
-        let cores = std::thread::available_parallelism().map_or(2, usize::from).max(2);
-        Ctx { target, timeout, logs: Mutex::new(Vec::new()), starts: tokio::sync::Semaphore::new(cores) }
+        static STARTS: std::sync::OnceLock<tokio::sync::Semaphore> = std::sync::OnceLock::new();
+        let starts = STARTS.get_or_init(|| {
+            tokio::sync::Semaphore::new(std::thread::available_parallelism().map_or(2, usize::from).max(2))
+        });
+        Ctx { target, timeout, logs: Mutex::new(Vec::new()), starts }
     }
 
     /// Starts a fresh server and runs the handshake offering `revision`, once a start-up
@@ -280,6 +287,9 @@ pub async fn run_stdio(target: &Target, plan: &Plan) -> Result<Vec<Found>, Unrea
         Err(why) => return Err(Unreachable(why)),
     };
     let probe_millis = started.elapsed().as_millis();
+    if let Some(probed) = &plan.probed {
+        probed.notify_one();
+    }
     let _ = probe_tx.send(init.clone());
     if plan.wants(schema::VALID) {
         // Off the end of the run: compiled while the other servers start.

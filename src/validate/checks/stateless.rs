@@ -87,6 +87,13 @@ pub const CACHEABLE_METHODS: &[&str] = &[
     "resources/read",
 ];
 
+/// The longest a `server/discover` waiting for its answer holds a start-up slot.
+pub const START_SLOT_HOLD: std::time::Duration = std::time::Duration::from_secs(2);
+/// By default, how long beyond twice the `initialize` probe's start-up `server/discover` may
+/// stay unanswered (once the `initialize` checks are done) before the server is taken for one
+/// of that era.
+pub const ABANDON_GRACE: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// The protocol version no server supports.
 pub const NO_SUCH_VERSION: &str = "1999-01-01";
 /// The resource no server has.
@@ -299,21 +306,42 @@ fn belongs_to(message: &Value, id: &Value) -> bool {
 }
 
 /// Runs the 2026-07-28 checks selected against a stdio target.
-pub async fn run_stdio(target: &Target, plan: &Plan) -> Result<Spoken, Unreachable> {
+///
+/// `abandon`, called when `server/discover` is sent, gives the future that ends the wait for
+/// its answer early (the default run gives up on it once the `initialize` checks are done
+/// and it has waited long enough: a server of that era may stay silent).
+pub async fn run_stdio<A: Future<Output = ()> + Send>(
+    target: &Target,
+    plan: &Plan,
+    abandon: impl FnOnce() -> A + Send,
+) -> Result<Spoken, Unreachable> {
     let ctx = Ctx::new(target.clone(), plan.timeout);
+    // A start-up slot shared with the other revisions' launches, held until `server/discover`
+    // is answered (the start-up is over then).
+    let slot = ctx
+        .starts
+        .acquire()
+        .await
+        .map_err(|e| Unreachable(e.to_string()))?;
     let mut session = ctx.open("2026-07-28").map_err(Unreachable)?;
     session
         .log()
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .revision = Some(STATELESS.into());
-    let spoken = run_session(&mut session, plan, false).await;
+    let spoken = run_session(&mut session, plan, false, Some(slot), abandon).await;
     session.kill().await;
     Ok(finish(spoken, &ctx.logs(), plan))
 }
 
 /// Runs the 2026-07-28 checks selected against a Streamable HTTP target.
-pub async fn run_http(target: &Target, plan: &Plan) -> Result<Spoken, Unreachable> {
+///
+/// `abandon` as for [`run_stdio`].
+pub async fn run_http<A: Future<Output = ()> + Send>(
+    target: &Target,
+    plan: &Plan,
+    abandon: impl FnOnce() -> A + Send,
+) -> Result<Spoken, Unreachable> {
     let Target::Http { url, headers } = target else {
         return Err(Unreachable("not an HTTP target".into()));
     };
@@ -327,7 +355,7 @@ pub async fn run_http(target: &Target, plan: &Plan) -> Result<Spoken, Unreachabl
         .unwrap_or_else(|e| e.into_inner())
         .revision = Some(STATELESS.into());
     let logs = vec![session.log()];
-    let spoken = run_session(&mut session, plan, true).await;
+    let spoken = run_session(&mut session, plan, true, None, abandon).await;
     if let Spoken::No(why) = &spoken {
         // A server that cannot be connected to is unreachable, not of another era.
         if why.contains("cannot connect to") {
@@ -364,9 +392,34 @@ fn finish(spoken: Spoken, logs: &[SharedLog], plan: &Plan) -> Spoken {
 }
 
 /// `server/discover`, then every selected check in turn.
-async fn run_session<S: Transport>(session: &mut S, plan: &Plan, http: bool) -> Spoken {
+async fn run_session<S: Transport, A: Future<Output = ()> + Send>(
+    session: &mut S,
+    plan: &Plan,
+    http: bool,
+    start_slot: Option<tokio::sync::SemaphorePermit<'static>>,
+    abandon: impl FnOnce() -> A + Send,
+) -> Spoken {
     let started = Instant::now();
-    let discover = Modern(&mut *session).request("server/discover", None).await;
+    // The start-up slot goes back when the answer comes, or after START_SLOT_HOLD at most (a
+    // server that never answers must not hold up the other revisions' launches).
+    let (answered, answer_seen) = tokio::sync::oneshot::channel::<()>();
+    if let Some(slot) = start_slot {
+        tokio::spawn(async move {
+            let _ = tokio::time::timeout(START_SLOT_HOLD, answer_seen).await;
+            drop(slot);
+        });
+    }
+    let mut modern = Modern(&mut *session);
+    let discover = tokio::select! {
+        exchange = modern.request("server/discover", None) => exchange,
+        () = abandon() => {
+            return Spoken::No(format!(
+                "no answer to `server/discover` within {} ms, by when the `initialize` checks were done",
+                started.elapsed().as_millis()
+            ));
+        }
+    };
+    drop(answered);
     if let Some(why) = not_modern(&discover) {
         return Spoken::No(why);
     }
