@@ -731,6 +731,12 @@ async fn listen_ack<S: Transport>(session: &mut S, capabilities: &Value) -> Find
             filter.insert(field.into(), json!(true));
         }
     }
+    // A subscription carries list changes and resource updates: a server that declares
+    // neither has nothing to send on one (and may not serve `subscriptions/listen` at all).
+    let subscribes = capabilities.pointer("/resources/subscribe") == Some(&json!(true));
+    if filter.is_empty() && !subscribes {
+        return Finding::skip("the server declares no list changes and no resource subscriptions: nothing to listen for");
+    }
     let id = json!(session.next());
     let params = with_meta(Some(json!({"notifications": filter})), STATELESS);
     let message =
