@@ -859,9 +859,11 @@ impl Player {
         let wants_get = expect.http.as_ref().and_then(|h| h.method.as_deref()).is_some_and(|m| m.eq_ignore_ascii_case("GET"));
         let get_stream = self.script.transport != Transport::LegacySse && incoming.method.eq_ignore_ascii_case("GET") && !wants_get;
         let method = if get_stream { Some("GET".to_string()) } else { method };
+        let view = RequestView { origin: incoming.origin, method: &incoming.method, path: &incoming.path, headers: &incoming.headers };
+        let http_ok = expect.http.as_ref().is_none_or(|pattern| http_matches(pattern, &view));
         let incidental = get_stream
             || (method.as_ref().is_some_and(|m| self.script.incidental.contains(m))
-                && message.as_ref().is_some_and(|m| !matches(expect, m)));
+                && message.as_ref().is_some_and(|m| !matches(expect, m) || (expect.method.is_none() && !http_ok)));
         if !incidental {
             return Some(incoming);
         }
