@@ -138,12 +138,29 @@ pub fn http_matches(pattern: &HttpMatch, request: &RequestView<'_>) -> bool {
     let headers_ok = pattern
         .headers
         .iter()
-        .all(|(name, value)| request.header(name) == Some(value.as_str()));
+        .all(|(name, value)| request.header(name).is_some_and(|actual| header_value_matches(name, value, actual)));
     headers_ok
         && pattern
             .absent_headers
             .iter()
             .all(|name| request.header(name).is_none())
+}
+
+/// Whether a header's value is the pattern's: the same text, or for `Accept` the same media
+/// types in any order (the order of an `Accept` list carries no meaning; only q-values do).
+pub fn header_value_matches(name: &str, pattern: &str, actual: &str) -> bool {
+    if pattern == actual {
+        return true;
+    }
+    if !name.eq_ignore_ascii_case("accept") {
+        return false;
+    }
+    let types = |text: &str| {
+        let mut types: Vec<String> = text.split(',').map(|t| t.trim().to_ascii_lowercase()).filter(|t| !t.is_empty()).collect();
+        types.sort();
+        types
+    };
+    types(pattern) == types(actual)
 }
 
 /// Whether `actual` contains `pattern`: every key of a pattern object is in the actual object
@@ -177,6 +194,14 @@ fn same(a: &Value, b: &Value) -> bool {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn an_accept_list_matches_in_any_order_other_headers_exactly() {
+        use super::header_value_matches;
+        assert!(header_value_matches("Accept", "application/json, text/event-stream", "text/event-stream, application/json"));
+        assert!(!header_value_matches("accept", "application/json, text/event-stream", "application/json"));
+        assert!(!header_value_matches("x-key", "a, b", "b, a"));
+    }
+
     use super::*;
     use serde_json::json;
 

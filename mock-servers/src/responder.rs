@@ -59,6 +59,12 @@ pub const SERVER_NAME: &str = "mcp-mock-stdio";
 /// The protocolVersion answered when the client offered none and the script names none.
 pub const FALLBACK_PROTOCOL_VERSION: &str = "2025-06-18";
 
+/// The revisions with an `initialize` handshake: an offer of one is answered with it.
+pub const STATEFUL_REVISIONS: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
+
+/// The answer to an `initialize` offering a revision outside [`STATEFUL_REVISIONS`].
+pub const LATEST_STATEFUL_REVISION: &str = "2025-11-25";
+
 /// JSON-RPC "method not found".
 pub const METHOD_NOT_FOUND: i64 = -32601;
 
@@ -101,7 +107,11 @@ fn legacy_result(
                 .and_then(|o| handshake.answers.get(o))
                 .map(String::as_str)
                 .or(handshake.version.as_deref())
-                .or(offered)
+                // A revision with an `initialize` handshake is echoed; one the mock does
+                // not speak (2026-07-28 has no handshake) gets its latest, as the
+                // specification asks of a server that does not support the offer.
+                .or(offered.filter(|o| STATEFUL_REVISIONS.contains(o)))
+                .or(offered.map(|_| LATEST_STATEFUL_REVISION))
                 .unwrap_or(FALLBACK_PROTOCOL_VERSION);
             let capabilities = handshake
                 .capabilities
@@ -225,6 +235,13 @@ mod tests {
             json!({"tools": {"listChanged": true}})
         );
         assert_eq!(result["serverInfo"]["name"], SERVER_NAME);
+    }
+
+    #[test]
+    fn an_offer_of_a_revision_without_a_handshake_is_answered_with_the_latest_stateful_one() {
+        let request = json!({"id": 1, "method": "initialize", "params": {"protocolVersion": "2026-07-28"}});
+        let result = default_result(&request, &[], &Handshake::default()).unwrap();
+        assert_eq!(result["protocolVersion"], "2025-11-25");
     }
 
     #[test]

@@ -167,7 +167,7 @@ fn request_matches(request: &SeenRequest<'_>, want: &HttpRequestExpect) -> bool 
     let header = |name: &str| request.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v);
     want.origin.as_ref().is_none_or(|o| o == request.origin)
         && want.method.as_ref().is_none_or(|m| m.eq_ignore_ascii_case(request.method))
-        && want.headers.iter().all(|(name, value)| header(name).is_some_and(|v| value == "*" || v == value))
+        && want.headers.iter().all(|(name, value)| header(name).is_some_and(|v| value == "*" || mcp_mock_servers::matcher::header_value_matches(name, value, v)))
         && want.absent_headers.iter().all(|name| header(name).is_none())
         && want.rpc_method.as_ref().is_none_or(|m| request.body.get("method").and_then(Value::as_str) == Some(m))
 }

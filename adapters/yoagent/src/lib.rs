@@ -107,7 +107,8 @@ impl ClientUnderTest for Adapter {
     }
 
     async fn close(&self) -> StepResult {
-        let client = self.client.borrow_mut().take().ok_or_else(|| StepError::new("not connected"))?;
+        // `close(&self)` leaves the client in place: `exited()` then reads "was closed".
+        let client = self.client()?;
         client.lock().await.close().await.map_err(text)?;
         Ok(json!("closed"))
     }

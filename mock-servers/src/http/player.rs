@@ -902,12 +902,18 @@ impl Player {
         let method = message.as_ref().and_then(|m| m.get("method")).and_then(Value::as_str).map(String::from);
         // A GET opening the optional server-to-client stream (a client MAY; a server without
         // one answers 405), where the script waits for something else: answered 405.
-        let wants_get = expect.http.as_ref().and_then(|h| h.method.as_deref()).is_some_and(|m| m.eq_ignore_ascii_case("GET"));
-        let get_stream = self.script.transport != Transport::LegacySse && incoming.method.eq_ignore_ascii_case("GET") && !wants_get;
-        let method = if get_stream { Some("GET".to_string()) } else { method };
+        // So is a DELETE ending a session (a client SHOULD; answered 200) where the script
+        // waits for something else: the HTTP log still shows both.
+        let wanted = expect.http.as_ref().and_then(|h| h.method.as_deref()).is_some_and(|m| m.eq_ignore_ascii_case(&incoming.method));
+        let get_stream = self.script.transport != Transport::LegacySse
+            && (incoming.method.eq_ignore_ascii_case("GET") || incoming.method.eq_ignore_ascii_case("DELETE"))
+            && !wanted;
+        let method = if get_stream { Some(incoming.method.to_ascii_uppercase()) } else { method };
+        let view = RequestView { origin: incoming.origin, method: &incoming.method, path: &incoming.path, headers: &incoming.headers };
+        let http_ok = expect.http.as_ref().is_none_or(|pattern| http_matches(pattern, &view));
         let incidental = get_stream
             || (method.as_ref().is_some_and(|m| self.script.incidental.contains(m))
-                && message.as_ref().is_some_and(|m| !matches(expect, m)));
+                && message.as_ref().is_some_and(|m| !matches(expect, m) || (expect.method.is_none() && !http_ok)));
         if !incidental {
             return Some(incoming);
         }
