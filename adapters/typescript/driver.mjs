@@ -29,6 +29,9 @@
 // trusted roots (Node's fetch takes extra CAs only at start-up), a body cap, a process
 // group, a tool layer.
 //
+// `close` on Streamable HTTP calls `terminateSession()` (the DELETE) before `close()`, as the
+// SDK documents for ending a session.
+//
 // `drop` forgets the client: JavaScript has no destructor, so whatever the SDK started goes
 // on until the driver exits.
 
@@ -70,10 +73,14 @@ function errorText(error) {
   return parts.join(': caused by ');
 }
 
-/** The caller's headers in order; a name set again replaces its value. */
+/** The caller's headers in order, as a plain object (the SDK and fetch check them); a name
+ * set again replaces its value. */
 function headersOf(http) {
-  const headers = new Headers();
-  for (const [name, value] of http.headers ?? []) headers.set(name, value);
+  const headers = {};
+  for (const [name, value] of http.headers ?? []) {
+    for (const old of Object.keys(headers)) if (old.toLowerCase() === name.toLowerCase()) delete headers[old];
+    headers[name] = value;
+  }
   return headers;
 }
 
@@ -132,7 +139,8 @@ async function step(request) {
         state.listChanged += 1;
       });
       connection = state;
-      await client.connect(transportOf(request.target));
+      state.transport = transportOf(request.target);
+      await client.connect(state.transport);
       return { protocolVersion: client.getNegotiatedProtocolVersion() ?? null };
     }
     case 'list_tools':
@@ -149,8 +157,12 @@ async function step(request) {
       }
     }
     case 'close': {
-      const client = connected();
+      const { client, transport } = connection ?? {};
+      if (!client) throw new Error('not connected');
       connection = null;
+      // The SDK's way to end a Streamable HTTP session: `terminateSession()` sends the
+      // DELETE, `close()` alone does not (its docs: "Terminates the current session").
+      if (transport instanceof sdk.StreamableHTTPClientTransport && transport.sessionId) await transport.terminateSession();
       await client.close();
       return 'closed';
     }

@@ -51,7 +51,8 @@ pub struct Script {
     /// with one of these methods that arrives where a step expects something else is
     /// answered with a default (`server/discover` as method-not-found, empty lists, `{}`)
     /// and recorded as incidental, instead of failing the script — a real client may list
-    /// tools before calling one, probe `server/discover`, ping or set a log level; `GET` stands
+    /// tools before calling one, probe `server/discover`, ping, set a log level or cancel a
+    /// call it abandoned; `GET` stands
     /// for the stream a Streamable HTTP client may open with a GET (answered 405). The
     /// scenario runner leaves out every method a scenario's expectations name, so a rule
     /// about a message is never passed by this policy.
@@ -69,7 +70,17 @@ pub const LISTEN_STREAM: &str = "GET";
 
 /// The default incidental-traffic policy.
 pub fn default_incidental() -> Vec<String> {
-    ["tools/list", "server/discover", "ping", "logging/setLevel", "resources/list", "resources/templates/list", "prompts/list", LISTEN_STREAM]
+    [
+        "tools/list",
+        "server/discover",
+        "ping",
+        "logging/setLevel",
+        "resources/list",
+        "resources/templates/list",
+        "prompts/list",
+        "notifications/cancelled",
+        LISTEN_STREAM,
+    ]
         .map(String::from)
         .to_vec()
 }

@@ -167,7 +167,9 @@ pub fn run_client<A: ClientUnderTest + 'static>(scenario: &LoadedScenario, adapt
     let pids: Vec<u32> = reported.iter().map(|(pid, _)| *pid).collect();
     // Facts are taken only where the scenario asks for them: a process that should be gone
     // gets a bounded wait to go; one that should live is looked at once.
-    let processes = match scenario.scenario.expect.processes_gone {
+    let expect = &scenario.scenario.expect;
+    let asked = expect.processes_gone.or_else(|| expect.reference.as_ref().and_then(|r| r.processes_gone));
+    let processes = match asked {
         None => Vec::new(),
         Some(should_be_gone) => {
             let alive = if should_be_gone {

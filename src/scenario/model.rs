@@ -430,8 +430,9 @@ pub struct Expectations {
     pub http_distinct_headers: Vec<String>,
     /// `[expect.reference]`: the reference client's own choices where the rule leaves room
     /// (refusing a redirect that following would also survive, its wording, its exact
-    /// requests), in the same keys. Judged for the reference client only, on top of the rest;
-    /// what the rule demands of every client belongs above.
+    /// requests), in the same keys (`script_completed` excepted: the script is judged above).
+    /// Judged for the reference client only, on top of the rest; what the rule demands of
+    /// every client belongs above.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reference: Option<Box<Expectations>>,
 }

@@ -118,7 +118,8 @@ fn every_scenario_states_an_explicit_expectation() {
             || e.launches.is_some()
             || !e.http_requests.is_empty()
             || e.http_every_request.is_some()
-            || !e.http_request_counts.is_empty();
+            || !e.http_request_counts.is_empty()
+            || !e.http_distinct_headers.is_empty();
         assert!(explicit, "{} states no expectation of its own in [expect]", s.name);
     }
 }

@@ -840,6 +840,12 @@ impl Player {
     async fn serve_defaults(&mut self) {
         while let Some(incoming) = self.next_request().await {
             let mut exchange = Exchange::new(incoming, None);
+            // Past the script's end, traffic outside the rule is recorded as on stdio.
+            let method = exchange.message.as_ref().and_then(|m| m.get("method")).and_then(Value::as_str).map(String::from);
+            let listen = (exchange.method == "GET" && self.script.transport != Transport::LegacySse).then(|| crate::script::LISTEN_STREAM.to_string());
+            if let Some(method) = method.or(listen).filter(|m| self.script.incidental.contains(m)) {
+                self.log.append(&Record::Incidental { method });
+            }
             if exchange.is_rpc_request() && self.script.transport != Transport::LegacySse {
                 let request = exchange.message.clone().unwrap_or_default();
                 let id = request.get("id").cloned().unwrap_or(Value::Null);

@@ -1,0 +1,76 @@
+//! The matrix's rows for the official TypeScript and Python SDK clients: each driver
+//! (adapters/typescript/, adapters/python/) over every scenario of its profile, held against
+//! its baseline (a failure not listed, or a listed scenario that passes, fails the test), and
+//! the basic scenarios (connect, list, call, close over each transport) passing.
+//!
+//! The SDKs are installed on first use by the validator's installer
+//! (tests/validate/install-servers.sh, pinned versions, into target/validate-servers/).
+
+#[path = "integration/support.rs"]
+#[allow(dead_code)]
+mod support;
+#[path = "validate/servers.rs"]
+mod servers;
+
+use mcp_conformance::matrix::rows::{Placeholders, Rows};
+use mcp_conformance::matrix::run::{self, Mark, Options};
+use std::path::Path;
+use std::time::{Duration, Instant};
+use support::*;
+
+/// Connect, list, call and close over each transport the SDK clients speak: these pass, or
+/// the driver or the harness is wrong.
+const BASIC: &[&str] =
+    &["stdio/framing-one-line-per-message", "http/protocol-version-header", "legacy-sse/strict-handshake-then-call"];
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn assert_row_holds_its_baseline(name: &str) {
+    // One row at a time: each already runs several scenarios at once.
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _one = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    servers::installed(root());
+    let rows_file = root().join("adapters/matrix.toml");
+    let mut rows = Rows::load(&rows_file).expect("the rows load");
+    rows.row.retain(|row| row.name == name);
+    assert_eq!(rows.row.len(), 1, "adapters/matrix.toml has a row `{name}`");
+    let options = Options {
+        folder: run::folder_of(&rows_file),
+        placeholders: Placeholders { program: conformance_bin().into(), target: root().join("target") },
+        build: false,
+        // Node and Python start slowly on a loaded 2-core machine: the hello and each step get room.
+        step_guard: Duration::from_secs(60),
+        workers: 4,
+    };
+    let started = Instant::now();
+    let matrix = run::run(&rows, &all_scenarios(), &launcher(), &options).expect("the row runs");
+    eprintln!("{name}: {} s", started.elapsed().as_secs());
+    let column = &matrix.columns[0];
+    let wrong: Vec<String> = column
+        .cells
+        .iter()
+        .filter(|cell| cell.mark.fails())
+        .map(|cell| {
+            let what = serde_json::to_string(&cell.result).unwrap_or_default();
+            format!("{} {:?}: {}", cell.scenario, cell.mark, what.chars().take(600).collect::<String>())
+        })
+        .collect();
+    assert!(wrong.is_empty(), "{name}: {} cell(s) off the baseline:\n{}", wrong.len(), wrong.join("\n"));
+    for basic in BASIC {
+        let cell = column.cells.iter().find(|c| c.scenario == *basic).unwrap_or_else(|| panic!("{basic} exists"));
+        assert_eq!(cell.mark, Mark::Pass, "{name}: {basic}");
+    }
+    assert!(column.cells.iter().filter(|c| c.mark == Mark::Pass).count() >= 40, "{name}: too few passes");
+}
+
+#[test]
+fn the_typescript_sdk_client_holds_its_baseline() {
+    assert_row_holds_its_baseline("typescript-sdk");
+}
+
+#[test]
+fn the_python_sdk_client_holds_its_baseline() {
+    assert_row_holds_its_baseline("python-sdk");
+}
