@@ -13,7 +13,8 @@ use rmcp::model::{CallToolRequest, CallToolRequestParams, ClientRequest, ServerR
 use rmcp::service::{NotificationContext, Peer, PeerRequestOptions, RunningService};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
-use rmcp::{ClientHandler, RoleClient, ServiceExt};
+use rmcp::model::ProtocolVersion;
+use rmcp::{ClientHandler, ClientLifecycleMode, ClientServiceExt, RoleClient};
 use serde_json::{json, Value};
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -70,14 +71,23 @@ impl ClientUnderTest for Adapter {
         }
     }
 
-    async fn connect(&self, target: &Target, _settings: &Settings) -> StepResult {
+    async fn connect(&self, target: &Target, settings: &Settings) -> StepResult {
         let handler = self.handler.clone();
+        // A scenario of 2026-07-28 asks for rmcp's own dual-era mode (probe `server/discover`,
+        // fall back to `initialize`); otherwise rmcp's default `serve` (the handshake).
+        let lifecycle = match settings.revision.as_deref() {
+            Some("2026-07-28") => ClientLifecycleMode::Auto {
+                preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+                legacy_version: Some(ProtocolVersion::V_2025_11_25),
+            },
+            _ => ClientLifecycleMode::Initialize,
+        };
         let service = match target {
             Target::Stdio(stdio) => {
                 let mut command = tokio::process::Command::new(&stdio.command);
                 command.args(&stdio.args).envs(&stdio.env);
                 let transport = TokioChildProcess::new(command).map_err(|e| text(&e))?;
-                handler.serve(transport).await.map_err(|e| text(&e))?
+                handler.serve_with_lifecycle(transport, lifecycle).await.map_err(|e| text(&e))?
             }
             Target::Http(http) => {
                 let mut headers = HashMap::new();
@@ -88,7 +98,7 @@ impl ClientUnderTest for Adapter {
                 }
                 let config = StreamableHttpClientTransportConfig::with_uri(http.url.as_str()).custom_headers(headers);
                 let transport = StreamableHttpClientTransport::from_config(config);
-                handler.serve(transport).await.map_err(|e| text(&e))?
+                handler.serve_with_lifecycle(transport, lifecycle).await.map_err(|e| text(&e))?
             }
         };
         let version = service.peer_info().map(|info| json!(info.protocol_version)).unwrap_or(Value::Null);
