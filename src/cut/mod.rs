@@ -153,6 +153,9 @@ pub enum Capability {
     InterruptHost,
     /// Faults injected through the client's test hooks (the reference client's).
     FaultHooks,
+    /// Speaking revision 2026-07-28 (stateless MCP: `server/discover`, `_meta`, no session)
+    /// when a scenario asks for it (`Settings::revision`).
+    Stateless,
 }
 
 impl Capability {

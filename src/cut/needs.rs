@@ -39,6 +39,9 @@ pub fn of(scenario: &Scenario) -> Needs {
     if [t.handshake_ms, t.call_ms, t.list_ms, t.idle_read_ms, t.exit_settle_ms].iter().any(Option::is_some) {
         needs.add(Capability::ConfigurableTimeouts);
     }
+    if client.revision.as_deref() == Some("2026-07-28") {
+        needs.add(Capability::Stateless);
+    }
     if client.own_process_group {
         needs.add(Capability::ProcessGroup);
     }

@@ -78,6 +78,7 @@ const ALL_CAPABILITIES: &[Capability] = &[
     Capability::ToolLayer,
     Capability::InterruptHost,
     Capability::FaultHooks,
+    Capability::Stateless,
 ];
 
 impl ClientUnderTest for ReferenceClient {
