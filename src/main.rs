@@ -241,29 +241,10 @@ fn run(args: RunArgs) -> ExitCode {
         fail(&format!("unknown profile `{}` (expected strict, yoagent, kova or all)", args.profile));
         return ExitCode::from(exit_code::USAGE);
     };
-    let scenarios = match load(&args.scenarios) {
-        Ok(s) => s,
+    let (selected, launcher) = match prepare(&args.scenarios, args.prefix.as_deref(), args.revision.as_deref()) {
+        Ok(prepared) => prepared,
         Err(code) => return code,
     };
-    let selected: Vec<_> = select(scenarios, args.prefix.as_deref())
-        .into_iter()
-        .filter(|s| args.revision.as_deref().is_none_or(|revision| s.applies_at(revision)))
-        .collect();
-    if selected.is_empty() {
-        fail(&format!("no scenario matches `{}` in {}", args.prefix.unwrap_or_default(), args.scenarios.display()));
-        return ExitCode::from(exit_code::USAGE);
-    }
-    let launcher = match MockLauncher::this_binary() {
-        Ok(l) => l,
-        Err(e) => {
-            fail(&format!("cannot find this program to launch the scripted servers: {e}"));
-            return ExitCode::from(exit_code::HARNESS_FAULT);
-        }
-    };
-    if let Err(e) = watch_signals() {
-        fail(&format!("cannot watch for signals: {e}"));
-        return ExitCode::from(exit_code::HARNESS_FAULT);
-    }
     let results = match &args.client {
         None => verdict::run_all(&selected, &profiles, &launcher),
         Some(command) => match run_driver(command, &selected, &launcher, Duration::from_millis(args.step_guard_ms)) {
@@ -367,26 +348,10 @@ fn matrix(args: MatrixArgs) -> ExitCode {
     if !args.only.is_empty() {
         rows.row.retain(|r| args.only.contains(&r.name));
     }
-    let scenarios = match load(&args.scenarios) {
-        Ok(s) => s,
+    let (selected, launcher) = match prepare(&args.scenarios, args.prefix.as_deref(), None) {
+        Ok(prepared) => prepared,
         Err(code) => return code,
     };
-    let selected = select(scenarios, args.prefix.as_deref());
-    if selected.is_empty() {
-        fail(&format!("no scenario matches `{}` in {}", args.prefix.unwrap_or_default(), args.scenarios.display()));
-        return ExitCode::from(exit_code::USAGE);
-    }
-    let launcher = match MockLauncher::this_binary() {
-        Ok(l) => l,
-        Err(e) => {
-            fail(&format!("cannot find this program to launch the scripted servers: {e}"));
-            return ExitCode::from(exit_code::HARNESS_FAULT);
-        }
-    };
-    if let Err(e) = watch_signals() {
-        fail(&format!("cannot watch for signals: {e}"));
-        return ExitCode::from(exit_code::HARNESS_FAULT);
-    }
     let folder = run::folder_of(&args.rows);
     let options = run::Options {
         placeholders: Placeholders::current(folder.parent().unwrap_or(&folder)),
@@ -435,6 +400,33 @@ fn matrix(args: MatrixArgs) -> ExitCode {
 }
 
 /// The scenarios whose name or one of whose rules starts with `prefix` (all without one).
+/// What `run` and `matrix` share before they run: the scenarios of `folder` that `prefix`
+/// (and `revision`, when given) select, a launcher for their scripted servers, and the
+/// signals watched.
+fn prepare(
+    folder: &Path,
+    prefix: Option<&str>,
+    revision: Option<&str>,
+) -> Result<(Vec<scenario::LoadedScenario>, MockLauncher), ExitCode> {
+    let selected: Vec<_> = select(load(folder)?, prefix)
+        .into_iter()
+        .filter(|s| revision.is_none_or(|revision| s.applies_at(revision)))
+        .collect();
+    if selected.is_empty() {
+        fail(&format!("no scenario matches `{}` in {}", prefix.unwrap_or_default(), folder.display()));
+        return Err(ExitCode::from(exit_code::USAGE));
+    }
+    let launcher = MockLauncher::this_binary().map_err(|e| {
+        fail(&format!("cannot find this program to launch the scripted servers: {e}"));
+        ExitCode::from(exit_code::HARNESS_FAULT)
+    })?;
+    watch_signals().map_err(|e| {
+        fail(&format!("cannot watch for signals: {e}"));
+        ExitCode::from(exit_code::HARNESS_FAULT)
+    })?;
+    Ok((selected, launcher))
+}
+
 fn select(scenarios: Vec<scenario::LoadedScenario>, prefix: Option<&str>) -> Vec<scenario::LoadedScenario> {
     scenarios
         .into_iter()
