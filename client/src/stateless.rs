@@ -158,8 +158,9 @@ pub(crate) fn header_value(value: &str) -> String {
     }
 }
 
-/// Standard base64 with padding.
-fn base64(bytes: &[u8]) -> String {
+/// Standard base64 with padding (RFC 4648), for the header values of 2026-07-28 that need it
+/// (`=?base64?…?=`); public so that the validator encodes as the client does.
+pub fn base64(bytes: &[u8]) -> String {
     const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
     for chunk in bytes.chunks(3) {

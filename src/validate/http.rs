@@ -844,25 +844,8 @@ fn header_safe(value: &str) -> String {
     if plain {
         value.to_string()
     } else {
-        format!("=?base64?{}?=", base64(value.as_bytes()))
+        format!("=?base64?{}?=", mcp_refclient::base64(value.as_bytes()))
     }
-}
-
-/// Standard Base64 with padding (RFC 4648), for the few header values that need it.
-fn base64(bytes: &[u8]) -> String {
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for chunk in bytes.chunks(3) {
-        let n = chunk.iter().enumerate().fold(0u32, |n, (i, b)| n | u32::from(*b) << (16 - 8 * i));
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(char::from(ALPHABET[(n >> (18 - 6 * i) & 63) as usize]));
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
 }
 
 /// `POST /mcp [Accept: …; Mcp-Session-Id: …] body` for a report.
