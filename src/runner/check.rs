@@ -345,6 +345,23 @@ pub fn received_summary(wire: &[Record]) -> Vec<String> {
     summary
 }
 
+/// Whether the server received `message` (a method) `count` times and its script moved on
+/// after that: began its next step, ended, or stopped. A server killed in between would
+/// look as if it never finished the step, so steps that end the server wait for this.
+pub(crate) fn moved_past(wire: &[Record], message: &str, count: usize) -> bool {
+    let mut seen = 0;
+    let Some(at) = wire.iter().position(|r| {
+        let hit = matches!(r, Record::Received { message: m } if m.get("method").and_then(Value::as_str) == Some(message));
+        seen += usize::from(hit);
+        hit && seen == count
+    }) else {
+        return false;
+    };
+    wire[at..].iter().any(|r| {
+        matches!(r, Record::Step { .. } | Record::Completed {} | Record::Mismatch { .. } | Record::Unfinished { .. } | Record::Exiting { .. })
+    })
+}
+
 /// Why the script did not play to its end, if it did not: a mismatch, input closed early,
 /// or steps never reached (a server killed mid-script cannot say so itself).
 pub fn script_problem(wire: &[Record], script: &Script) -> Option<String> {

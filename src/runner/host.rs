@@ -68,7 +68,7 @@ pub(crate) async fn interrupt_host(plan: HostPlan<'_>) -> Result<Value, ErrorRec
     // As after any connect, let the server read `initialized` first, so the transcript
     // does not depend on how fast the signal lands.
     let deadline = tokio::time::Instant::now() + HOST_BOUND;
-    while tokio::time::Instant::now() < deadline && !received_initialized(plan.log_path) {
+    while tokio::time::Instant::now() < deadline && !handshake_played(plan.log_path) {
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
     // The host leads its own session and group: this is what a Ctrl+C in its terminal sends.
@@ -94,9 +94,10 @@ pub(crate) async fn interrupt_host(plan: HostPlan<'_>) -> Result<Value, ErrorRec
     Ok(json!({ "host": host_end, "server": server_end }))
 }
 
-fn received_initialized(log_path: &Path) -> bool {
+/// Whether the server read `initialized` and moved on from its handshake step.
+fn handshake_played(log_path: &Path) -> bool {
     let wire = wire_log::read_wire_log(log_path).unwrap_or_default();
-    super::check::received_summary(&wire).iter().any(|m| m == "notifications/initialized")
+    super::check::moved_past(&wire, "notifications/initialized", 1)
 }
 
 fn harness(text: String) -> ErrorRecord {

@@ -71,7 +71,7 @@ async fn play_steps<A: ClientUnderTest + 'static>(plan: Plan<'_>, client: Rc<A>)
                     // the next step, so what the server saw does not depend on scheduling.
                     // Only where a handshake began: kova's legacy transport has none.
                     if received_count(&plan, "initialize") > initialize_before {
-                        let _ = await_received(&plan, INITIALIZED, initialized_before + 1, SETTLE_MS).await;
+                        let _ = await_moved_past(&plan, INITIALIZED, initialized_before + 1, SETTLE_MS).await;
                     }
                     client_gone = false;
                 }
@@ -268,6 +268,22 @@ async fn await_received(plan: &Plan<'_>, method: &str, count: usize, within_ms: 
                 kind: "timeout".into(),
                 text: format!("the server received {seen} `{method}` within {within_ms} ms, {count} awaited"),
             });
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
+/// Waits, bounded, until the server's script moved on after receiving `count` of `method`
+/// (see `check::moved_past`): a close or a kill then cannot cut the step in half.
+async fn await_moved_past(plan: &Plan<'_>, method: &str, count: usize, within_ms: u64) -> bool {
+    let deadline = Instant::now() + Duration::from_millis(within_ms);
+    loop {
+        let wire = wire_log::read_wire_log(&plan.log_path).unwrap_or_default();
+        if super::check::moved_past(&wire, method, count) {
+            return true;
+        }
+        if Instant::now() >= deadline {
+            return false;
         }
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
