@@ -32,7 +32,7 @@ pub mod tool;
 pub mod tools;
 
 pub use client::McpClient;
-pub use stateless::base64;
+pub use stateless::{base64, header_value};
 pub use config::{Breakage, ClientConfig, Profile, StdioServer, TestHooks, Timeouts};
 pub use http::{
     BoxFuture, HeaderList, HttpServer, Redirects, TokenProvider, DEFAULT_MAX_BODY_BYTES, MAX_REDIRECTS,

@@ -147,12 +147,14 @@ pub(crate) fn unsupported_version(offered: &str, data: Option<&Value>) -> McpErr
 
 /// The value of `Mcp-Name` (or any mirrored header): as is when it is plain header-safe
 /// ASCII, else `=?base64?…?=` of its UTF-8 (so is a plain value that looks like that form).
-pub(crate) fn header_value(value: &str) -> String {
-    let safe = value.bytes().all(|b| b == b' ' || b == b'\t' || (0x21..=0x7e).contains(&b))
-        && !value.starts_with([' ', '\t'])
-        && !value.ends_with([' ', '\t'])
-        && (!value.starts_with("=?base64?") || !value.ends_with("?="));
-    match safe && !value.is_empty() {
+pub fn header_value(value: &str) -> String {
+    // RFC 9110 allows a tab inside a field value, but the 2026-07-28 text sends any value with
+    // "control characters" as base64, and a tab is one: encoding it is valid either way.
+    let plain = value.bytes().all(|b| (0x20..=0x7e).contains(&b))
+        && !value.starts_with(' ')
+        && !value.ends_with(' ')
+        && !(value.starts_with("=?base64?") && value.ends_with("?="));
+    match plain && !value.is_empty() {
         true => value.to_string(),
         false => format!("=?base64?{}?=", base64(value.as_bytes())),
     }
@@ -194,6 +196,9 @@ mod tests {
         assert_eq!(header_value(" padded "), "=?base64?IHBhZGRlZCA=?=");
         assert_eq!(header_value("line1\nline2"), "=?base64?bGluZTEKbGluZTI=?=");
         assert_eq!(header_value("=?base64?literal?="), "=?base64?PT9iYXNlNjQ/bGl0ZXJhbD89?=");
+        assert_eq!(header_value("two words"), "two words");
+        assert_eq!(header_value("tab\there"), "=?base64?dGFiCWhlcmU=?=");
+        assert_eq!(header_value(""), "=?base64??=");
     }
 
     #[test]

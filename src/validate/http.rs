@@ -827,25 +827,9 @@ pub fn standard_headers(message: &Value) -> Vec<(String, String)> {
         _ => None,
     };
     if let Some(name) = name.and_then(Value::as_str) {
-        headers.push(("Mcp-Name".to_string(), header_safe(name)));
+        headers.push(("Mcp-Name".to_string(), mcp_refclient::header_value(name)));
     }
     headers
-}
-
-/// A value as an `Mcp-Name` header carries it: as is when it is visible ASCII (spaces inside
-/// allowed) and not the sentinel pattern, else `=?base64?…?=`.
-fn header_safe(value: &str) -> String {
-    let sentinel = value.starts_with("=?base64?") && value.ends_with("?=");
-    let plain = !value.is_empty()
-        && value.bytes().all(|b| (0x20..=0x7e).contains(&b))
-        && !value.starts_with(' ')
-        && !value.ends_with(' ')
-        && !sentinel;
-    if plain {
-        value.to_string()
-    } else {
-        format!("=?base64?{}?=", mcp_refclient::base64(value.as_bytes()))
-    }
 }
 
 /// `POST /mcp [Accept: …; Mcp-Session-Id: …] body` for a report.
