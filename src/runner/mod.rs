@@ -86,24 +86,28 @@ impl RunOptions {
 /// those whose HTTP server refuses connections on a listener being closed. A process forked
 /// meanwhile by another thread of this one holds a copy of every descriptor until its exec
 /// (close-on-exec or not), so the write could land in the pipe, or the listener take one more
-/// connection and reset it: such a scenario runs while no other scenario in this process
-/// runs (and so starts a process); the others run side by side.
+/// connection and reset it. Such a scenario runs while no scenario that starts processes runs
+/// (a stdio server, a driver); the reference client over HTTP starts none and runs beside it.
 static SPAWNS: std::sync::RwLock<()> = std::sync::RwLock::new(());
 
 enum SpawnGuard {
+    None,
     Shared(#[allow(dead_code)] std::sync::RwLockReadGuard<'static, ()>),
     Exclusive(#[allow(dead_code)] std::sync::RwLockWriteGuard<'static, ()>),
 }
 
-fn exclusive_spawns(script: &mcp_mock_servers::script::Script) -> SpawnGuard {
+fn spawn_guard(script: &mcp_mock_servers::script::Script, judged: Judged) -> SpawnGuard {
     use mcp_mock_servers::script::Step;
     let closes_a_descriptor = std::iter::once(&script.steps)
         .chain(&script.relaunch)
         .flatten()
         .any(|step| matches!(step, Step::StopReading(_) | Step::Refuse(_)));
-    match closes_a_descriptor {
-        true => SpawnGuard::Exclusive(SPAWNS.write().unwrap_or_else(|e| e.into_inner())),
-        false => SpawnGuard::Shared(SPAWNS.read().unwrap_or_else(|e| e.into_inner())),
+    // Any client but the reference one may be a driver process.
+    let starts_processes = !script.transport.is_http() || judged != Judged::Everything;
+    match (closes_a_descriptor, starts_processes) {
+        (true, _) => SpawnGuard::Exclusive(SPAWNS.write().unwrap_or_else(|e| e.into_inner())),
+        (false, true) => SpawnGuard::Shared(SPAWNS.read().unwrap_or_else(|e| e.into_inner())),
+        (false, false) => SpawnGuard::None,
     }
 }
 
@@ -119,7 +123,7 @@ pub fn run_client<A: ClientUnderTest + 'static>(scenario: &LoadedScenario, adapt
     let described = adapter.describe();
     let profile = Profile::from_name(&described.profile).unwrap_or_default();
     let fault = |fault: String| Outcome::fault(profile, described.clone(), options.judged, fault);
-    let _spawns = exclusive_spawns(&scenario.scenario.server);
+    let _spawns = spawn_guard(&scenario.scenario.server, options.judged);
     let temp = match tempfile::Builder::new().prefix("mcp-conformance-").tempdir() {
         Ok(temp) => temp,
         Err(e) => return fault(format!("cannot create a temp folder: {e}")),
