@@ -66,6 +66,10 @@ def error_text(error):
     while error is not None and id(error) not in seen:
         seen.add(id(error))
         text = "".join(traceback.format_exception_only(type(error), error)).strip()
+        # A JSON-RPC error's code is a field of the SDK's error (`MCPError.code`), as the
+        # application reads it.
+        if isinstance(getattr(error, "code", None), int):
+            text = f"{text} (code {error.code})"
         parts.append(text)
         if isinstance(error, BaseExceptionGroup):
             parts.extend(error_text(e) for e in error.exceptions)

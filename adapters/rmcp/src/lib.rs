@@ -18,6 +18,7 @@ use rmcp::{ClientHandler, ClientLifecycleMode, ClientServiceExt, RoleClient};
 use serde_json::{json, Value};
 use std::cell::RefCell;
 use std::collections::HashMap;
+use std::rc::Rc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -38,7 +39,9 @@ impl ClientHandler for Handler {
 /// rmcp's client under test.
 #[derive(Default)]
 pub struct Adapter {
-    service: RefCell<Option<RunningService<RoleClient, Handler>>>,
+    // Shared with the calls in flight: `RunningService::call_tool` is the helper that drives
+    // 2026-07-28's `input_required` rounds.
+    service: RefCell<Option<Rc<RunningService<RoleClient, Handler>>>>,
     handler: Handler,
 }
 
@@ -57,6 +60,10 @@ fn text(error: &dyn std::error::Error) -> StepError {
 impl Adapter {
     fn peer(&self) -> Result<Peer<RoleClient>, StepError> {
         self.service.borrow().as_ref().map(|s| s.peer().clone()).ok_or_else(|| StepError::new("not connected"))
+    }
+
+    fn service(&self) -> Result<Rc<RunningService<RoleClient, Handler>>, StepError> {
+        self.service.borrow().clone().ok_or_else(|| StepError::new("not connected"))
     }
 }
 
@@ -102,7 +109,7 @@ impl ClientUnderTest for Adapter {
             }
         };
         let version = service.peer_info().map(|info| json!(info.protocol_version)).unwrap_or(Value::Null);
-        *self.service.borrow_mut() = Some(service);
+        *self.service.borrow_mut() = Some(Rc::new(service));
         Ok(json!({ "protocolVersion": version }))
     }
 
@@ -112,18 +119,19 @@ impl ClientUnderTest for Adapter {
     }
 
     async fn call_tool(&self, name: &str, arguments: Value, timeout: Option<Duration>) -> StepResult {
-        let peer = self.peer()?;
         let mut params = CallToolRequestParams::new(name.to_string());
         if let Value::Object(arguments) = arguments {
             params = params.with_arguments(arguments);
         }
         let result = match timeout {
-            None => peer.call_tool(params).await.map_err(|e| text(&e))?,
+            // rmcp's high-level helper, as an application calls a tool: it answers a
+            // 2026-07-28 `input_required` result by retrying with the echoed `requestState`.
+            None => self.service()?.call_tool(params).await.map_err(|e| text(&e))?,
             Some(timeout) => {
                 let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
                 let mut options = PeerRequestOptions::no_options();
                 options.timeout = Some(timeout);
-                let handle = peer.send_request_with_option(request, options).await.map_err(|e| text(&e))?;
+                let handle = self.peer()?.send_request_with_option(request, options).await.map_err(|e| text(&e))?;
                 match handle.await_response().await.map_err(|e| text(&e))? {
                     ServerResult::CallToolResult(result) => result,
                     other => return Err(StepError::new(format!("unexpected response: {other:?}"))),
@@ -135,8 +143,17 @@ impl ClientUnderTest for Adapter {
 
     async fn close(&self) -> StepResult {
         let service = self.service.borrow_mut().take().ok_or_else(|| StepError::new("not connected"))?;
-        let reason = service.cancel().await.map_err(|e| text(&e))?;
-        Ok(json!(format!("{reason:?}")))
+        match Rc::try_unwrap(service) {
+            Ok(service) => {
+                let reason = service.cancel().await.map_err(|e| text(&e))?;
+                Ok(json!(format!("{reason:?}")))
+            }
+            // A call still in flight holds it: end the service through its token.
+            Err(shared) => {
+                shared.cancellation_token().cancel();
+                Ok(json!("cancelled"))
+            }
+        }
     }
 
     async fn drop_connection(&self) -> StepResult {
