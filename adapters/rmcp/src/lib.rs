@@ -43,6 +43,9 @@ pub struct Adapter {
     // 2026-07-28's `input_required` rounds.
     service: RefCell<Option<Rc<RunningService<RoleClient, Handler>>>>,
     handler: Handler,
+    /// Spoken at 2026-07-28: the list changes of the `subscriptions/listen` stream, the only
+    /// ones counted then (rmcp routes a subscription's notifications to it, not the handler).
+    subscribed: RefCell<Option<Arc<AtomicU64>>>,
 }
 
 /// An error as rmcp wrote it, causes included.
@@ -109,6 +112,30 @@ impl ClientUnderTest for Adapter {
             }
         };
         let version = service.peer_info().map(|info| json!(info.protocol_version)).unwrap_or(Value::Null);
+        // Spoken at 2026-07-28, list changes come on a `subscriptions/listen` stream, which an
+        // application opens with rmcp's `Peer::listen` when the server declares them.
+        let listen = service.peer_info().is_some_and(|info| {
+            info.protocol_version == ProtocolVersion::V_2026_07_28
+                && info.capabilities.tools.as_ref().and_then(|t| t.list_changed) == Some(true)
+        });
+        if listen {
+            let peer = service.peer().clone();
+            let count = Arc::new(AtomicU64::new(0));
+            *self.subscribed.borrow_mut() = Some(count.clone());
+            tokio::spawn(async move {
+                let filter = rmcp::model::SubscriptionFilter::builder().tools_list_changed().build();
+                match peer.listen(filter).await {
+                    Ok(mut subscription) => {
+                        while let Ok(Some(notification)) = subscription.next().await {
+                            if matches!(notification, rmcp::model::ServerNotification::ToolListChangedNotification(_)) {
+                                count.fetch_add(1, Ordering::SeqCst);
+                            }
+                        }
+                    }
+                    Err(error) => eprintln!("rmcp: subscriptions/listen failed: {}", text(&error).text),
+                }
+            });
+        }
         *self.service.borrow_mut() = Some(Rc::new(service));
         Ok(json!({ "protocolVersion": version }))
     }
@@ -161,6 +188,7 @@ impl ClientUnderTest for Adapter {
     }
 
     async fn list_changed_count(&self) -> Result<u64, StepError> {
-        Ok(self.handler.list_changed.load(Ordering::SeqCst))
+        let count = self.subscribed.borrow().clone().unwrap_or_else(|| self.handler.list_changed.clone());
+        Ok(count.load(Ordering::SeqCst))
     }
 }
