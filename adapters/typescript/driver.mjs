@@ -27,7 +27,11 @@
 // scenario's settings (it has a per-request `timeout`, not a handshake, list and call bound
 // each from one configuration), `exited` (the SDK reports no exit status), `reconnect`,
 // trusted roots (Node's fetch takes extra CAs only at start-up), a body cap, a process
-// group, a tool layer.
+// group, a tool layer, and `stateless`: the SDK speaks 2026-07-28 with
+// `versionNegotiation: { mode: 'auto' }`, but over stdio it probes `server/discover` on a
+// disposable sibling process and then launches the server again for the session
+// (`negotiateStdioViaSibling` in dist/public-*.mjs), which the scenarios' one-launch scripts
+// do not model yet.
 //
 // `close` on Streamable HTTP calls `terminateSession()` (the DELETE) before `close()`, as the
 // SDK documents for ending a session.
