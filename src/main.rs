@@ -352,8 +352,17 @@ fn matrix(args: MatrixArgs) -> ExitCode {
         Ok(prepared) => prepared,
         Err(code) => return code,
     };
+    // A prefix run still checks each baseline against every scenario it may name.
+    let every_scenario = match args.prefix {
+        Some(_) => match load(&args.scenarios) {
+            Ok(all) => all,
+            Err(code) => return code,
+        },
+        None => Vec::new(),
+    };
     let folder = run::folder_of(&args.rows);
     let options = run::Options {
+        every_scenario,
         placeholders: Placeholders::current(folder.parent().unwrap_or(&folder)),
         folder,
         build: !args.no_build,

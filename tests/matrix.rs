@@ -85,6 +85,23 @@ fn every_failure_listed_is_a_green_matrix_and_json_and_markdown_say_so() {
 }
 
 #[test]
+fn a_prefix_run_holds_its_scenarios_to_a_baseline_that_names_others_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let rows = rows(dir.path());
+    baseline(dir.path(), &["timeouts/per-call-override", "timeouts/per-call-override-shorter"]);
+    Command::cargo_bin("mcp-conformance")
+        .unwrap()
+        .args(["matrix", "--rows"])
+        .arg(&rows)
+        .args(["--no-build", "--row", "no-call-timeout", "timeouts/per-call-override-shorter"])
+        .timeout(std::time::Duration::from_secs(120))
+        .assert()
+        .code(0)
+        .stdout(predicate::str::is_match(r"timeouts/per-call-override-shorter +known\n").unwrap())
+        .stdout(predicate::str::is_match(r"timeouts/per-call-override +").unwrap().not());
+}
+
+#[test]
 fn a_listed_scenario_that_passes_is_stale_and_fails_the_matrix() {
     let dir = tempfile::tempdir().unwrap();
     let rows = rows(dir.path());
@@ -124,7 +141,7 @@ fn the_checked_in_rows_and_every_baseline_are_valid_each_entry_with_its_rule_and
     let rows = Rows::load(&root().join("adapters/matrix.toml")).unwrap();
     let scenarios = scenario::load_all(&root().join("scenarios")).unwrap();
     let names: Vec<&str> = rows.row.iter().map(|r| r.name.as_str()).collect();
-    for wanted in ["reference-strict", "rmcp", "yoagent", "kova"] {
+    for wanted in ["reference-strict", "rmcp", "yoagent", "kova", "typescript-sdk", "python-sdk"] {
         assert!(names.contains(&wanted), "no row {wanted} in {names:?}");
     }
     for row in &rows.row {

@@ -15,7 +15,11 @@ only what the SDK can express:
 - `custom_headers`, `trusted_roots`: the httpx2 client the transports take;
 - `cancel`: the asyncio task of a call is cancelled, as an application cancels one;
 - `list_changed_count`: the `notifications/tools/list_changed` the SDK hands the
-  application's message handler.
+  application's message handler;
+- `stateless`: revision 2026-07-28 — `mcp.Client`'s default `mode="auto"` probes
+  `server/discover` and falls back to `initialize`, in every scenario; spoken at 2026-07-28
+  with a server that declares tool-list changes, the driver opens `Client.listen` as the
+  SDK's docs show and counts that stream's changes.
 
 Not declared (so those scenarios are not applicable): the client's bounds from the
 scenario's settings (it has one `read_timeout_seconds` for every request, not a handshake,
@@ -45,7 +49,7 @@ HELLO = {
         "name": "python-sdk",
         "version": importlib.metadata.version("mcp"),
         "transports": ["stdio", "http", "legacy-sse"],
-        "capabilities": ["call_timeout", "custom_headers", "trusted_roots", "cancel", "list_changed_count"],
+        "capabilities": ["call_timeout", "custom_headers", "trusted_roots", "cancel", "list_changed_count", "stateless"],
         "profile": "strict",
     }
 }
@@ -66,6 +70,10 @@ def error_text(error):
     while error is not None and id(error) not in seen:
         seen.add(id(error))
         text = "".join(traceback.format_exception_only(type(error), error)).strip()
+        # A JSON-RPC error's code is a field of the SDK's error (`MCPError.code`), as the
+        # application reads it.
+        if isinstance(getattr(error, "code", None), int):
+            text = f"{text} (code {error.code})"
         parts.append(text)
         if isinstance(error, BaseExceptionGroup):
             parts.extend(error_text(e) for e in error.exceptions)
@@ -112,6 +120,10 @@ class Connection:
         self.closing = asyncio.Event()
         self.task = None
         self.list_changed = 0
+        # Spoken at 2026-07-28: the list changes of the `subscriptions/listen` stream, the only
+        # ones counted then (`Client.listen`, as the SDK's docs show it).
+        self.subscribed = None
+        self.listener = None
 
     async def on_message(self, message):
         method = getattr(getattr(message, "root", message), "method", None)
@@ -141,6 +153,14 @@ class Connection:
             return mcp.Client(url, message_handler=self.on_message)
         return mcp.Client(streamable_http_client(url, http_client=client), message_handler=self.on_message)
 
+    async def listen(self, client):
+        try:
+            async with client.listen(tools_list_changed=True) as subscription:
+                async for _event in subscription:
+                    self.subscribed += 1
+        except Exception as e:
+            print(f"python-sdk: subscriptions/listen ended: {error_text(e)}", file=sys.stderr)
+
     async def open(self, target):
         ready = asyncio.get_running_loop().create_future()
 
@@ -148,8 +168,14 @@ class Connection:
             try:
                 async with self.build(target) as client:
                     self.client = client
+                    tools = client.server_capabilities.tools
+                    if client.protocol_version == "2026-07-28" and tools is not None and tools.list_changed:
+                        self.subscribed = 0
+                        self.listener = asyncio.create_task(self.listen(client))
                     ready.set_result(client)
                     await self.closing.wait()
+                    if self.listener is not None:
+                        self.listener.cancel()
             except BaseException as e:
                 if not ready.done():
                     ready.set_exception(e if isinstance(e, Exception) else RuntimeError(error_text(e)))
@@ -211,6 +237,8 @@ class Driver:
         if step == "list_changed_count":
             if self.connection is None:
                 raise RuntimeError("not connected")
+            if self.connection.subscribed is not None:
+                return self.connection.subscribed
             return self.connection.list_changed
         raise RuntimeError(f"not supported: the client does not declare `{step}`")
 

@@ -27,7 +27,11 @@
 // scenario's settings (it has a per-request `timeout`, not a handshake, list and call bound
 // each from one configuration), `exited` (the SDK reports no exit status), `reconnect`,
 // trusted roots (Node's fetch takes extra CAs only at start-up), a body cap, a process
-// group, a tool layer.
+// group, a tool layer, and `stateless`: the SDK speaks 2026-07-28 with
+// `versionNegotiation: { mode: 'auto' }`, but over stdio it probes `server/discover` on a
+// disposable sibling process and then launches the server again for the session
+// (`negotiateStdioViaSibling` in dist/public-*.mjs), which the scenarios' one-launch scripts
+// do not model yet.
 //
 // `close` on Streamable HTTP calls `terminateSession()` (the DELETE) before `close()`, as the
 // SDK documents for ending a session.
@@ -35,10 +39,15 @@
 // `drop` forgets the client: JavaScript has no destructor, so whatever the SDK started goes
 // on until the driver exits.
 
+import { Console } from 'node:console';
 import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+
+// stdout is the driver protocol: whatever the SDK logs (its `console.debug` when a server
+// declares no tools, say) goes to stderr, the client's log, before the SDK is loaded.
+globalThis.console = new Console({ stdout: process.stderr, stderr: process.stderr });
 
 const here = dirname(fileURLToPath(import.meta.url));
 const modules = process.argv[2] ?? join(here, '../../target/validate-servers/node/node_modules');
@@ -67,7 +76,10 @@ function errorText(error) {
   const seen = new Set();
   while (error != null && !seen.has(error)) {
     seen.add(error);
-    parts.push(error instanceof Error ? `${error.name}: ${error.message}` : String(error));
+    // A JSON-RPC error's code is a field of the SDK's error (`ProtocolError.code`), as the
+    // application reads it.
+    const code = error instanceof Error && typeof error.code === 'number' ? ` (code ${error.code})` : '';
+    parts.push(error instanceof Error ? `${error.name}${code}: ${error.message}` : String(error));
     error = error instanceof Error ? error.cause : undefined;
   }
   return parts.join(': caused by ');

@@ -409,7 +409,9 @@ pub struct Reply {
     /// The error to send instead of a result.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<RpcErrorBody>,
-    /// Send the reply with this id instead of the request's (a reply for another call).
+    /// Send the reply with this id instead of the request's (a reply for another call);
+    /// stdio: `"${id}"` is the request's own id written as a string (`2` → `"2"`), whatever
+    /// id the client chose.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<Value>,
     /// Write the reply line in this many separate writes, flushed about 5 ms apart.

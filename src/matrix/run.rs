@@ -156,6 +156,9 @@ pub struct Options {
     pub step_guard: Duration,
     /// How many scenario runs at once.
     pub workers: usize,
+    /// Every scenario of the folder, when the run is a prefix of it: a baseline names
+    /// scenarios outside the prefix too, checked against these (empty: the run's own).
+    pub every_scenario: Vec<LoadedScenario>,
 }
 
 /// A row ready to run: its driver's command line, its hello, its baseline.
@@ -201,7 +204,8 @@ fn ready(row: &Row, scenarios: &[LoadedScenario], options: &Options) -> Result<R
     }
     let path = row.baseline_path(&options.folder);
     let bad = |why: String| MatrixError::Baseline { row: row.name.clone(), why };
-    let baseline = Baseline::load(&path, scenarios).map_err(bad)?;
+    let known = if options.every_scenario.is_empty() { scenarios } else { &options.every_scenario };
+    let baseline = Baseline::load(&path, known).map_err(bad)?;
     baseline.require_evidence(&path).map_err(bad)?;
     Ok(Ready { row: row.clone(), argv, described, baseline })
 }

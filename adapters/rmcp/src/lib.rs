@@ -18,6 +18,7 @@ use rmcp::{ClientHandler, ClientLifecycleMode, ClientServiceExt, RoleClient};
 use serde_json::{json, Value};
 use std::cell::RefCell;
 use std::collections::HashMap;
+use std::rc::Rc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -38,8 +39,13 @@ impl ClientHandler for Handler {
 /// rmcp's client under test.
 #[derive(Default)]
 pub struct Adapter {
-    service: RefCell<Option<RunningService<RoleClient, Handler>>>,
+    // Shared with the calls in flight: `RunningService::call_tool` is the helper that drives
+    // 2026-07-28's `input_required` rounds.
+    service: RefCell<Option<Rc<RunningService<RoleClient, Handler>>>>,
     handler: Handler,
+    /// Spoken at 2026-07-28: the list changes of the `subscriptions/listen` stream, the only
+    /// ones counted then (rmcp routes a subscription's notifications to it, not the handler).
+    subscribed: RefCell<Option<Arc<AtomicU64>>>,
 }
 
 /// An error as rmcp wrote it, causes included.
@@ -57,6 +63,10 @@ fn text(error: &dyn std::error::Error) -> StepError {
 impl Adapter {
     fn peer(&self) -> Result<Peer<RoleClient>, StepError> {
         self.service.borrow().as_ref().map(|s| s.peer().clone()).ok_or_else(|| StepError::new("not connected"))
+    }
+
+    fn service(&self) -> Result<Rc<RunningService<RoleClient, Handler>>, StepError> {
+        self.service.borrow().clone().ok_or_else(|| StepError::new("not connected"))
     }
 }
 
@@ -102,7 +112,31 @@ impl ClientUnderTest for Adapter {
             }
         };
         let version = service.peer_info().map(|info| json!(info.protocol_version)).unwrap_or(Value::Null);
-        *self.service.borrow_mut() = Some(service);
+        // Spoken at 2026-07-28, list changes come on a `subscriptions/listen` stream, which an
+        // application opens with rmcp's `Peer::listen` when the server declares them.
+        let listen = service.peer_info().is_some_and(|info| {
+            info.protocol_version == ProtocolVersion::V_2026_07_28
+                && info.capabilities.tools.as_ref().and_then(|t| t.list_changed) == Some(true)
+        });
+        if listen {
+            let peer = service.peer().clone();
+            let count = Arc::new(AtomicU64::new(0));
+            *self.subscribed.borrow_mut() = Some(count.clone());
+            tokio::spawn(async move {
+                let filter = rmcp::model::SubscriptionFilter::builder().tools_list_changed().build();
+                match peer.listen(filter).await {
+                    Ok(mut subscription) => {
+                        while let Ok(Some(notification)) = subscription.next().await {
+                            if matches!(notification, rmcp::model::ServerNotification::ToolListChangedNotification(_)) {
+                                count.fetch_add(1, Ordering::SeqCst);
+                            }
+                        }
+                    }
+                    Err(error) => eprintln!("rmcp: subscriptions/listen failed: {}", text(&error).text),
+                }
+            });
+        }
+        *self.service.borrow_mut() = Some(Rc::new(service));
         Ok(json!({ "protocolVersion": version }))
     }
 
@@ -112,18 +146,19 @@ impl ClientUnderTest for Adapter {
     }
 
     async fn call_tool(&self, name: &str, arguments: Value, timeout: Option<Duration>) -> StepResult {
-        let peer = self.peer()?;
         let mut params = CallToolRequestParams::new(name.to_string());
         if let Value::Object(arguments) = arguments {
             params = params.with_arguments(arguments);
         }
         let result = match timeout {
-            None => peer.call_tool(params).await.map_err(|e| text(&e))?,
+            // rmcp's high-level helper, as an application calls a tool: it answers a
+            // 2026-07-28 `input_required` result by retrying with the echoed `requestState`.
+            None => self.service()?.call_tool(params).await.map_err(|e| text(&e))?,
             Some(timeout) => {
                 let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
                 let mut options = PeerRequestOptions::no_options();
                 options.timeout = Some(timeout);
-                let handle = peer.send_request_with_option(request, options).await.map_err(|e| text(&e))?;
+                let handle = self.peer()?.send_request_with_option(request, options).await.map_err(|e| text(&e))?;
                 match handle.await_response().await.map_err(|e| text(&e))? {
                     ServerResult::CallToolResult(result) => result,
                     other => return Err(StepError::new(format!("unexpected response: {other:?}"))),
@@ -135,8 +170,17 @@ impl ClientUnderTest for Adapter {
 
     async fn close(&self) -> StepResult {
         let service = self.service.borrow_mut().take().ok_or_else(|| StepError::new("not connected"))?;
-        let reason = service.cancel().await.map_err(|e| text(&e))?;
-        Ok(json!(format!("{reason:?}")))
+        match Rc::try_unwrap(service) {
+            Ok(service) => {
+                let reason = service.cancel().await.map_err(|e| text(&e))?;
+                Ok(json!(format!("{reason:?}")))
+            }
+            // A call still in flight holds it: end the service through its token.
+            Err(shared) => {
+                shared.cancellation_token().cancel();
+                Ok(json!("cancelled"))
+            }
+        }
     }
 
     async fn drop_connection(&self) -> StepResult {
@@ -144,6 +188,7 @@ impl ClientUnderTest for Adapter {
     }
 
     async fn list_changed_count(&self) -> Result<u64, StepError> {
-        Ok(self.handler.list_changed.load(Ordering::SeqCst))
+        let count = self.subscribed.borrow().clone().unwrap_or_else(|| self.handler.list_changed.clone());
+        Ok(count.load(Ordering::SeqCst))
     }
 }

@@ -278,7 +278,14 @@ impl<'a> Player<'a> {
             .and_then(|r| r.get("id"))
             .filter(|id| !id.is_null())
             .cloned();
-        let Some(id) = reply.id.clone().or(request_id) else {
+        let id = match reply.id.clone() {
+            Some(Value::String(text)) if text == "${id}" => request_id.map(|id| match id {
+                Value::String(id) => Value::String(id),
+                other => Value::String(other.to_string()),
+            }),
+            other => other.or(request_id),
+        };
+        let Some(id) = id else {
             let text = match &reply.to {
                 Some(name) => {
                     format!("step {index}: reply to `{name}`, which has no id (a notification)")
