@@ -209,6 +209,12 @@ pub struct Ctx {
     /// more at once end no sooner and each handshake's wait would be shared among them.
     /// Shared by every context of the process (the 2026-07-28 run's beside the others').
     starts: &'static tokio::sync::Semaphore,
+    /// A server another plan is done with, and the label of the session that takes it over
+    /// instead of starting one (see [`crate::validate::spare`]).
+    spare: Option<(String, super::spare::Spare)>,
+    /// The probe's start-up time, once it answered: a spare is waited for until half as long
+    /// again has passed (a server as fast as the probe has answered by then).
+    probe_took: tokio::sync::watch::Sender<Option<Result<Duration, ()>>>,
 }
 
 impl Ctx {
@@ -225,14 +231,38 @@ impl Ctx {
         let starts = STARTS.get_or_init(|| {
             tokio::sync::Semaphore::new(std::thread::available_parallelism().map_or(2, usize::from).max(2))
         });
-        Ctx { target, timeout, logs: Mutex::new(Vec::new()), starts }
+        Ctx { target, timeout, logs: Mutex::new(Vec::new()), starts, spare: None, probe_took: tokio::sync::watch::channel(None).0 }
+    }
+
+    /// The spare server, its log labelled `label`, if the session `key` is the one to take
+    /// it over and it is handed over in time; registered like a session this context opened.
+    async fn take_spare(&self, key: &str, label: &str) -> Option<Session> {
+        let (_, spare) = self.spare.as_ref().filter(|(taker, _)| taker == key)?;
+        let mut took = self.probe_took.subscribe();
+        let bound = async move {
+            let Ok(took) = took.wait_for(Option::is_some).await.map(|t| *t) else { return };
+            if let Some(Ok(took)) = took {
+                tokio::time::sleep(took / 2).await;
+            }
+        };
+        let session = spare.take(label, bound).await?;
+        self.logs.lock().unwrap_or_else(|e| e.into_inner()).push(session.log());
+        Some(session)
     }
 
     /// Starts a fresh server and runs the handshake offering `revision`, once a start-up
     /// slot is free; the exchange whatever it holds.
+    /// A spare server (see [`Ctx::take_spare`]) needs no start-up slot.
     pub async fn open_handshaken(&self, label: &str, revision: &str) -> Result<(Session, Exchange), String> {
-        let _slot = self.starts.acquire().await.map_err(|e| e.to_string())?;
-        let mut session = self.open(label)?;
+        let mut session = match self.take_spare(label, label).await {
+            Some(session) => session,
+            None => {
+                let _slot = self.starts.acquire().await.map_err(|e| e.to_string())?;
+                let mut session = self.open(label)?;
+                let exchange = session.handshake(revision).await;
+                return Ok((session, exchange));
+            }
+        };
         let exchange = session.handshake(revision).await;
         Ok((session, exchange))
     }
@@ -259,17 +289,22 @@ impl Ctx {
 }
 
 /// Runs the selected checks against a stdio target. The launches that need a fresh server
-/// (the negotiation's, the parse-error check's, other revisions' queries) start together
-/// with the probe, so the server's start-up is paid once in wall time; the first
-/// revision's queries reuse the probe session, which is then closed for exits-on-close. If
-/// the probe gets no answer while the others start beside it, they are stopped and the
-/// probe is tried once more alone (a slow server starved by its own copies is not
-/// unreachable); only then is the target unreachable.
-pub async fn run_stdio(target: &Target, plan: &Plan) -> Result<Vec<Found>, Unreachable> {
-    let ctx = Arc::new(Ctx::new(target.clone(), plan.timeout));
+/// (the negotiation's, other revisions' queries, the feature session) start together with
+/// the probe, so the server's start-up is paid once in wall time; the first revision's
+/// queries and parse-error check reuse the probe session, which is then closed for
+/// exits-on-close (a probe that stopped answering leaves them to fresh servers, as they would
+/// have found it). `spare`, a server the 2026-07-28 plan is done with, is taken over by the
+/// feature session (it got a request before `initialize`: what that session starts with),
+/// else by one negotiation session. If the probe gets no answer while the others start
+/// beside it, they are stopped and the probe is tried once more alone (a slow server starved
+/// by its own copies is not unreachable); only then is the target unreachable.
+pub async fn run_stdio(target: &Target, plan: &Plan, spare: Option<super::spare::Spare>) -> Result<Vec<Found>, Unreachable> {
+    let mut ctx = Ctx::new(target.clone(), plan.timeout);
     let mut found = Vec::new();
     let first = plan.revisions.first().cloned().unwrap_or_else(|| super::LATEST.to_string());
     let queries: Vec<&'static str> = QUERIES.iter().copied().filter(|id| plan.wants(id)).collect();
+    ctx.spare = spare_taker(plan, &first).zip(spare);
+    let ctx = Arc::new(ctx);
 
     let mut tasks = tokio::task::JoinSet::new();
     let started = Instant::now();
@@ -284,9 +319,13 @@ pub async fn run_stdio(target: &Target, plan: &Plan) -> Result<Vec<Found>, Unrea
             probe_tx = launch_fresh(&mut tasks, &ctx, plan, &first, &queries);
             opened
         }
-        Err(why) => return Err(Unreachable(why)),
+        Err(why) => {
+            ctx.probe_took.send_replace(Some(Err(())));
+            return Err(Unreachable(why));
+        }
     };
     let probe_millis = started.elapsed().as_millis();
+    ctx.probe_took.send_replace(Some(Ok(started.elapsed())));
     if let Some(probed) = &plan.probed {
         probed.notify_one();
     }
@@ -297,16 +336,38 @@ pub async fn run_stdio(target: &Target, plan: &Plan) -> Result<Vec<Found>, Unrea
     }
 
     let wants_exit = plan.wants(stdio::EXITS_ON_CLOSE);
+    let wants_parse_error = plan.wants(jsonrpc::PARSE_ERROR);
     let capabilities = init.result().and_then(|r| r.get("capabilities")).cloned().unwrap_or_default();
     let first_queries = queries.clone();
     let probe_revision = first.clone();
     let timeout = plan.timeout;
+    let probe_ctx = ctx.clone();
     tasks.spawn(async move {
         let mut out = queries_on(&mut probe, &probe_revision, &capabilities, &first_queries).await;
+        let answering = probe.stalled.is_none();
+        if wants_parse_error {
+            let started = Instant::now();
+            // On the probe when it still answers (the check's line last: a server it takes
+            // down has nothing else to answer but the close); else in a server of its own.
+            let finding = match probe.stalled {
+                None => jsonrpc::judge_parse_error(&mut probe).await,
+                Some(_) => jsonrpc::parse_error(&probe_ctx, &probe_revision).await,
+            };
+            out.push((jsonrpc::PARSE_ERROR, String::new(), finding, started.elapsed().as_millis()));
+        }
         let started = Instant::now();
         let bound = if wants_exit { stdio::EXIT_BOUND.min(timeout) } else { Duration::ZERO };
-        let closed = probe.close(bound).await;
-        let finding = stdio::judge_exit(&closed);
+        let finding = match probe.stalled {
+            // A probe the parse-error check took down says nothing of how the server exits.
+            Some(_) if wants_exit && wants_parse_error && answering => {
+                probe.kill().await;
+                match probe_ctx.open_initialized(stdio::EXITS_ON_CLOSE, &probe_revision).await {
+                    Ok((session, _)) => stdio::judge_exit(&session.close(bound).await),
+                    Err(reason) => Finding::skip(reason),
+                }
+            }
+            _ => stdio::judge_exit(&probe.close(bound).await),
+        };
         out.push((stdio::EXITS_ON_CLOSE, String::new(), finding, started.elapsed().as_millis()));
         out
     });
@@ -408,7 +469,8 @@ fn launch_fresh(
             let (feature_ids, settings) = (feature_ids.clone(), settings.clone());
             tasks.spawn(async move { run_queries(&ctx, &revision, &queries, &feature_ids, &settings, early).await });
         }
-        if plan.wants(jsonrpc::PARSE_ERROR) {
+        // The first revision's parse-error check runs on the probe.
+        if index > 0 && plan.wants(jsonrpc::PARSE_ERROR) {
             let (ctx, revision) = (ctx.clone(), revision.clone());
             tasks.spawn(async move {
                 let started = Instant::now();
@@ -418,6 +480,24 @@ fn launch_fresh(
         }
     }
     probe_tx
+}
+
+/// Which session takes over a spare server (see [`Ctx::take_spare`]): the first revision's
+/// feature session, which starts with a request before `initialize` anyway; else the first
+/// negotiation session besides the probe's; else none.
+fn spare_taker(plan: &Plan, first: &str) -> Option<String> {
+    if plan.wants(lifecycle::BEFORE_INITIALIZE) {
+        Some(early_key(first))
+    } else if plan.wants(initialize::NEGOTIATES) {
+        initialize::offered().into_iter().find(|r| *r != first).map(initialize::session_label)
+    } else {
+        None
+    }
+}
+
+/// The key of the session that sends a request before `initialize` at `revision`.
+fn early_key(revision: &str) -> String {
+    format!("{} {revision}", lifecycle::BEFORE_INITIALIZE)
 }
 
 /// Puts findings in report order: by check, then revision.
@@ -451,11 +531,17 @@ async fn run_queries(
     let opened = if early {
         // A request before `initialize` first (server.lifecycle.before-initialize).
         let started = Instant::now();
-        // The start-up slot is held for the launch only: a server that never answers the
-        // early request must not keep the others from starting.
-        let slot = ctx.starts.acquire().await;
-        let launched = ctx.open(lifecycle::BEFORE_INITIALIZE);
-        drop(slot);
+        let launched = match ctx.take_spare(&early_key(revision), lifecycle::BEFORE_INITIALIZE).await {
+            Some(spare) => Ok(spare),
+            None => {
+                // The start-up slot is held for the launch only: a server that never answers
+                // the early request must not keep the others from starting.
+                let slot = ctx.starts.acquire().await;
+                let launched = ctx.open(lifecycle::BEFORE_INITIALIZE);
+                drop(slot);
+                launched
+            }
+        };
         match launched {
             Ok(mut session) => {
                 let (finding, init) = lifecycle::early_request(&mut session, revision).await;
