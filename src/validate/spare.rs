@@ -83,3 +83,67 @@ impl Spare {
         Some(session)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::validate::target::Target;
+    use serde_json::json;
+    use std::time::Duration;
+
+    /// A server that writes its pid to `pid_file`, answers its first request with -32601
+    /// and then waits for stdin to close.
+    fn refusing_server(pid_file: &std::path::Path) -> Session {
+        let script = format!(
+            r#"echo $$ > '{}'; read line; echo '{{"jsonrpc":"2.0","id":1,"error":{{"code":-32601,"message":"no"}}}}'; cat >/dev/null"#,
+            pid_file.display()
+        );
+        let target = Target::Stdio { command: "sh".into(), args: vec!["-c".into(), script], env: Vec::new() };
+        Session::spawn(&target, "giver", Duration::from_secs(5)).expect("sh starts")
+    }
+
+    #[tokio::test]
+    async fn a_given_session_is_taken_with_the_givers_answer_forgotten() {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut giver, spare) = channel();
+        let mut session = refusing_server(&dir.path().join("pid"));
+        let exchange = session.request("server/discover", None).await;
+        assert_eq!(exchange.error_code(), Some(-32601));
+        giver.answered(json!(1));
+        assert!(giver.ready());
+        giver.give(session).await;
+        let mut taken = spare.take("taker", std::future::pending()).await.expect("the session is taken");
+        {
+            let log = taken.log();
+            let log = log.lock().unwrap();
+            assert_eq!((log.label.as_str(), log.seen.len(), log.lines, log.methods.len()), ("taker", 0, 0, 0));
+            assert_eq!(log.revision, None);
+        }
+        assert!(spare.take("again", std::future::pending()).await.is_none(), "a spare is taken once");
+        taken.kill().await;
+    }
+
+    #[tokio::test]
+    async fn a_taker_waits_no_longer_than_its_bound_and_a_session_given_late_is_ended() {
+        let dir = tempfile::tempdir().unwrap();
+        let pid_file = dir.path().join("pid");
+        let (giver, spare) = channel();
+        let started = std::time::Instant::now();
+        assert!(spare.take("taker", tokio::time::sleep(Duration::from_millis(20))).await.is_none());
+        assert!(started.elapsed() < Duration::from_secs(2));
+        let mut session = refusing_server(&pid_file);
+        // The pid is written before the request is read: once answered, the file is there.
+        assert_eq!(session.request("server/discover", None).await.error_code(), Some(-32601));
+        let pid = std::fs::read_to_string(&pid_file).unwrap().trim().to_string();
+        assert!(std::path::Path::new(&format!("/proc/{pid}")).exists());
+        giver.give(session).await;
+        assert!(!std::path::Path::new(&format!("/proc/{pid}")).exists(), "the server given to no one is ended and reaped");
+    }
+
+    #[tokio::test]
+    async fn no_spare_said_ends_the_wait_at_once() {
+        let (giver, spare) = channel();
+        giver.none();
+        assert!(spare.take("taker", std::future::pending()).await.is_none());
+    }
+}
