@@ -215,6 +215,13 @@ pub struct Ctx {
     /// The probe's start-up time, once it answered: a spare is waited for until half as long
     /// again has passed (a server as fast as the probe has answered by then).
     probe_took: tokio::sync::watch::Sender<Option<Result<Duration, ()>>>,
+    /// The revision the probe's server answered `initialize` with.
+    probe_answer: std::sync::OnceLock<Option<String>>,
+    /// The parse-error check waiting for a session a check is done with (see
+    /// [`Ctx::done_with`]).
+    reuse: Mutex<Option<tokio::sync::oneshot::Sender<Session>>>,
+    /// The log of the spare session taken over, which is not fresh and is never reused.
+    spare_log: Mutex<Option<SharedLog>>,
 }
 
 impl Ctx {
@@ -231,7 +238,44 @@ impl Ctx {
         let starts = STARTS.get_or_init(|| {
             tokio::sync::Semaphore::new(std::thread::available_parallelism().map_or(2, usize::from).max(2))
         });
-        Ctx { target, timeout, logs: Mutex::new(Vec::new()), starts, spare: None, probe_took: tokio::sync::watch::channel(None).0 }
+        Ctx { target, timeout, logs: Mutex::new(Vec::new()), starts,
+            spare: None,
+            probe_took: tokio::sync::watch::channel(None).0,
+            probe_answer: std::sync::OnceLock::new(),
+            reuse: Mutex::new(None),
+            spare_log: Mutex::new(None),
+        }
+    }
+
+    /// Ends a session that only did its handshake (a negotiation session), or hands it to the
+    /// parse-error check: a fresh server answered at the probe's revision is what that check
+    /// starts one for, and it is ended after the check as this one would have been.
+    pub async fn done_with(&self, mut session: Session, handshake: &Exchange) {
+        let negotiated = handshake.result().and_then(|r| r.get("protocolVersion")).and_then(Value::as_str);
+        let at_probes = negotiated.is_some() && self.probe_answer.get().and_then(Option::as_deref) == negotiated;
+        let spare = self.spare_log.lock().unwrap_or_else(|e| e.into_inner()).as_ref().is_some_and(|l| Arc::ptr_eq(l, &session.log()));
+        if at_probes && !spare && session.stalled.is_none() {
+            let waiting = self.reuse.lock().unwrap_or_else(|e| e.into_inner()).take();
+            if let Some(waiting) = waiting {
+                match waiting.send(session) {
+                    Ok(()) => return,
+                    Err(returned) => session = returned,
+                }
+            }
+        }
+        session.kill().await;
+    }
+
+    /// A start-up slot for a launch beside the probe, or none once the probe has answered:
+    /// the cap keeps the probe's start-up from being slowed by the others'; after it, the
+    /// launches left all start at once (on two cores, three launches two at a time leave
+    /// a core idle while the third starts alone).
+    async fn start_slot(&self) -> Option<tokio::sync::SemaphorePermit<'static>> {
+        let mut probe = self.probe_took.subscribe();
+        tokio::select! {
+            slot = self.starts.acquire() => slot.ok(),
+            _ = probe.wait_for(|took| matches!(took, Some(Ok(_)))) => None,
+        }
     }
 
     /// The spare server, its log labelled `label`, if the session `key` is the one to take
@@ -247,6 +291,7 @@ impl Ctx {
         };
         let session = spare.take(label, bound).await?;
         self.logs.lock().unwrap_or_else(|e| e.into_inner()).push(session.log());
+        *self.spare_log.lock().unwrap_or_else(|e| e.into_inner()) = Some(session.log());
         Some(session)
     }
 
@@ -257,7 +302,7 @@ impl Ctx {
         let mut session = match self.take_spare(label, label).await {
             Some(session) => session,
             None => {
-                let _slot = self.starts.acquire().await.map_err(|e| e.to_string())?;
+                let _slot = self.start_slot().await;
                 let mut session = self.open(label)?;
                 let exchange = session.handshake(revision).await;
                 return Ok((session, exchange));
@@ -289,15 +334,17 @@ impl Ctx {
 }
 
 /// Runs the selected checks against a stdio target. The launches that need a fresh server
-/// (the negotiation's, other revisions' queries, the feature session) start together with
-/// the probe, so the server's start-up is paid once in wall time; the first revision's
-/// queries and parse-error check reuse the probe session, which is then closed for
-/// exits-on-close (a probe that stopped answering leaves them to fresh servers, as they would
-/// have found it). `spare`, a server the 2026-07-28 plan is done with, is taken over by the
-/// feature session (it got a request before `initialize`: what that session starts with),
-/// else by one negotiation session. If the probe gets no answer while the others start
-/// beside it, they are stopped and the probe is tried once more alone (a slow server starved
-/// by its own copies is not unreachable); only then is the target unreachable.
+/// (the negotiation's, the parse-error check's, other revisions' queries, the feature
+/// session) start together with the probe, so the server's start-up is paid once in wall
+/// time; the first revision's queries reuse the probe session, which is then closed for
+/// exits-on-close. Fewer servers start than checks need fresh ones: `spare`, a server the
+/// 2026-07-28 plan is done with, is taken over by the feature session (it got a request
+/// before `initialize`: what that session starts with), else by one negotiation session;
+/// and the parse-error check takes over a negotiation session that answered at the probe's
+/// revision (the offer of an unknown revision usually does), else starts its own. If the
+/// probe gets no answer while the others start beside it, they are stopped and the probe is
+/// tried once more alone (a slow server starved by its own copies is not unreachable); only
+/// then is the target unreachable.
 pub async fn run_stdio(target: &Target, plan: &Plan, spare: Option<super::spare::Spare>) -> Result<Vec<Found>, Unreachable> {
     let mut ctx = Ctx::new(target.clone(), plan.timeout);
     let mut found = Vec::new();
@@ -325,6 +372,7 @@ pub async fn run_stdio(target: &Target, plan: &Plan, spare: Option<super::spare:
         }
     };
     let probe_millis = started.elapsed().as_millis();
+    let _ = ctx.probe_answer.set(init.result().and_then(|r| r.get("protocolVersion")).and_then(Value::as_str).map(str::to_string));
     ctx.probe_took.send_replace(Some(Ok(started.elapsed())));
     if let Some(probed) = &plan.probed {
         probed.notify_one();
@@ -336,38 +384,16 @@ pub async fn run_stdio(target: &Target, plan: &Plan, spare: Option<super::spare:
     }
 
     let wants_exit = plan.wants(stdio::EXITS_ON_CLOSE);
-    let wants_parse_error = plan.wants(jsonrpc::PARSE_ERROR);
     let capabilities = init.result().and_then(|r| r.get("capabilities")).cloned().unwrap_or_default();
     let first_queries = queries.clone();
     let probe_revision = first.clone();
     let timeout = plan.timeout;
-    let probe_ctx = ctx.clone();
     tasks.spawn(async move {
         let mut out = queries_on(&mut probe, &probe_revision, &capabilities, &first_queries).await;
-        let answering = probe.stalled.is_none();
-        if wants_parse_error {
-            let started = Instant::now();
-            // On the probe when it still answers (the check's line last: a server it takes
-            // down has nothing else to answer but the close); else in a server of its own.
-            let finding = match probe.stalled {
-                None => jsonrpc::judge_parse_error(&mut probe).await,
-                Some(_) => jsonrpc::parse_error(&probe_ctx, &probe_revision).await,
-            };
-            out.push((jsonrpc::PARSE_ERROR, String::new(), finding, started.elapsed().as_millis()));
-        }
         let started = Instant::now();
         let bound = if wants_exit { stdio::EXIT_BOUND.min(timeout) } else { Duration::ZERO };
-        let finding = match probe.stalled {
-            // A probe the parse-error check took down says nothing of how the server exits.
-            Some(_) if wants_exit && wants_parse_error && answering => {
-                probe.kill().await;
-                match probe_ctx.open_initialized(stdio::EXITS_ON_CLOSE, &probe_revision).await {
-                    Ok((session, _)) => stdio::judge_exit(&session.close(bound).await),
-                    Err(reason) => Finding::skip(reason),
-                }
-            }
-            _ => stdio::judge_exit(&probe.close(bound).await),
-        };
+        let closed = probe.close(bound).await;
+        let finding = stdio::judge_exit(&closed);
         out.push((stdio::EXITS_ON_CLOSE, String::new(), finding, started.elapsed().as_millis()));
         out
     });
@@ -448,11 +474,21 @@ fn launch_fresh(
     queries: &[&'static str],
 ) -> tokio::sync::oneshot::Sender<Exchange> {
     let (probe_tx, probe_rx) = tokio::sync::oneshot::channel::<Exchange>();
+    // The first revision's parse-error check takes over a negotiation session that ended up
+    // at the probe's revision, if one does (see [`Ctx::done_with`]).
+    let mut reuse = None;
     if plan.wants(initialize::NEGOTIATES) {
+        if plan.wants(jsonrpc::PARSE_ERROR) {
+            let (tx, rx) = tokio::sync::oneshot::channel();
+            *ctx.reuse.lock().unwrap_or_else(|e| e.into_inner()) = Some(tx);
+            reuse = Some(rx);
+        }
         let (ctx, first) = (ctx.clone(), first.to_string());
         tasks.spawn(async move {
             let started = Instant::now();
             let finding = initialize::negotiates(&ctx, &first, async { probe_rx.await.ok() }).await;
+            // No session left to hand over: the parse-error check starts its own.
+            ctx.reuse.lock().unwrap_or_else(|e| e.into_inner()).take();
             vec![(initialize::NEGOTIATES, "all".to_string(), finding, started.elapsed().as_millis())]
         });
     }
@@ -469,12 +505,23 @@ fn launch_fresh(
             let (feature_ids, settings) = (feature_ids.clone(), settings.clone());
             tasks.spawn(async move { run_queries(&ctx, &revision, &queries, &feature_ids, &settings, early).await });
         }
-        // The first revision's parse-error check runs on the probe.
-        if index > 0 && plan.wants(jsonrpc::PARSE_ERROR) {
+        if plan.wants(jsonrpc::PARSE_ERROR) {
             let (ctx, revision) = (ctx.clone(), revision.clone());
+            let reuse = if index == 0 { reuse.take() } else { None };
             tasks.spawn(async move {
                 let started = Instant::now();
-                let finding = jsonrpc::parse_error(&ctx, &revision).await;
+                let reused = match reuse {
+                    Some(reused) => reused.await.ok(),
+                    None => None,
+                };
+                let finding = match reused {
+                    Some(mut session) => {
+                        let finding = jsonrpc::judge_parse_error(&mut session).await;
+                        session.kill().await;
+                        finding
+                    }
+                    None => jsonrpc::parse_error(&ctx, &revision).await,
+                };
                 vec![(jsonrpc::PARSE_ERROR, revision, finding, started.elapsed().as_millis())]
             });
         }
@@ -536,7 +583,7 @@ async fn run_queries(
             None => {
                 // The start-up slot is held for the launch only: a server that never answers
                 // the early request must not keep the others from starting.
-                let slot = ctx.starts.acquire().await;
+                let slot = ctx.start_slot().await;
                 let launched = ctx.open(lifecycle::BEFORE_INITIALIZE);
                 drop(slot);
                 launched
