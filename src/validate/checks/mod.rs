@@ -212,8 +212,9 @@ pub struct Ctx {
     /// A server another plan is done with, and the label of the session that takes it over
     /// instead of starting one (see [`crate::validate::spare`]).
     spare: Option<(String, super::spare::Spare)>,
-    /// The probe's start-up time, once it answered: a spare is waited for until half as long
-    /// again has passed (a server as fast as the probe has answered by then).
+    /// The probe's start-up time, once it answered: a spare is waited for until as long again
+    /// has passed (a server started with the probe has answered by then, and a server started
+    /// instead would only then be up).
     probe_took: tokio::sync::watch::Sender<Option<Result<Duration, ()>>>,
     /// The revision the probe's server answered `initialize` with.
     probe_answer: std::sync::OnceLock<Option<String>>,
@@ -252,6 +253,9 @@ impl Ctx {
     /// starts one for, and it is ended after the check as this one would have been.
     pub async fn done_with(&self, mut session: Session, handshake: &Exchange) {
         let negotiated = handshake.result().and_then(|r| r.get("protocolVersion")).and_then(Value::as_str);
+        // A session started beside the probe may be answered first: the probe's answer is
+        // awaited (it is bounded by the probe's own wait).
+        let _ = self.probe_took.subscribe().wait_for(Option::is_some).await;
         let at_probes = negotiated.is_some() && self.probe_answer.get().and_then(Option::as_deref) == negotiated;
         let spare = self.spare_log.lock().unwrap_or_else(|e| e.into_inner()).as_ref().is_some_and(|l| Arc::ptr_eq(l, &session.log()));
         if at_probes && !spare && session.stalled.is_none() {
@@ -286,7 +290,7 @@ impl Ctx {
         let bound = async move {
             let Ok(took) = took.wait_for(Option::is_some).await.map(|t| *t) else { return };
             if let Some(Ok(took)) = took {
-                tokio::time::sleep(took / 2).await;
+                tokio::time::sleep(took).await;
             }
         };
         let session = spare.take(label, bound).await?;
