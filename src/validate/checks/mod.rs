@@ -239,7 +239,11 @@ impl Ctx {
         let starts = STARTS.get_or_init(|| {
             tokio::sync::Semaphore::new(std::thread::available_parallelism().map_or(2, usize::from).max(2))
         });
-        Ctx { target, timeout, logs: Mutex::new(Vec::new()), starts,
+        Ctx {
+            target,
+            timeout,
+            logs: Mutex::new(Vec::new()),
+            starts,
             spare: None,
             probe_took: tokio::sync::watch::channel(None).0,
             probe_answer: std::sync::OnceLock::new(),
@@ -257,7 +261,8 @@ impl Ctx {
         // awaited (it is bounded by the probe's own wait).
         let _ = self.probe_took.subscribe().wait_for(Option::is_some).await;
         let at_probes = negotiated.is_some() && self.probe_answer.get().and_then(Option::as_deref) == negotiated;
-        let spare = self.spare_log.lock().unwrap_or_else(|e| e.into_inner()).as_ref().is_some_and(|l| Arc::ptr_eq(l, &session.log()));
+        let spare_log = self.spare_log.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let spare = spare_log.is_some_and(|log| Arc::ptr_eq(&log, &session.log()));
         if at_probes && !spare && session.stalled.is_none() {
             let waiting = self.reuse.lock().unwrap_or_else(|e| e.into_inner()).take();
             if let Some(waiting) = waiting {
@@ -300,8 +305,8 @@ impl Ctx {
     }
 
     /// Starts a fresh server and runs the handshake offering `revision`, once a start-up
-    /// slot is free; the exchange whatever it holds.
-    /// A spare server (see [`Ctx::take_spare`]) needs no start-up slot.
+    /// slot is free (a spare server, see [`Ctx::take_spare`], needs none); the exchange
+    /// whatever it holds.
     pub async fn open_handshaken(&self, label: &str, revision: &str) -> Result<(Session, Exchange), String> {
         let mut session = match self.take_spare(label, label).await {
             Some(session) => session,
