@@ -275,16 +275,11 @@ impl Ctx {
         session.kill().await;
     }
 
-    /// A start-up slot for a launch beside the probe, or none once the probe has answered:
-    /// the cap keeps the probe's start-up from being slowed by the others'; after it, the
-    /// launches left all start at once (on two cores, three launches two at a time leave
-    /// a core idle while the third starts alone).
+    /// A start-up slot for a launch beside the probe. Kept after the probe has answered too:
+    /// letting the launches left start at once put more start-ups beside the probe's close,
+    /// and a Python server then took over 5 s to exit under load (exits-on-close failed).
     async fn start_slot(&self) -> Option<tokio::sync::SemaphorePermit<'static>> {
-        let mut probe = self.probe_took.subscribe();
-        tokio::select! {
-            slot = self.starts.acquire() => slot.ok(),
-            _ = probe.wait_for(|took| matches!(took, Some(Ok(_)))) => None,
-        }
+        self.starts.acquire().await.ok()
     }
 
     /// The spare server, its log labelled `label`, if the session `key` is the one to take
