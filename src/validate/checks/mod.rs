@@ -69,8 +69,8 @@ pub(crate) fn not_asked(why: &str) -> Finding {
     Finding::skip(format!("not asked: the session stopped answering an earlier check ({})", super::outcome::excerpt(why)))
 }
 
-/// Every check the validator knows, in report order.
-pub const ALL: &[&str] = &[
+/// The checks before the feature checks, in report order.
+const BEFORE_FEATURES: &[&str] = &[
     initialize::RESULT,
     initialize::NEGOTIATES,
     schema::VALID,
@@ -104,34 +104,25 @@ pub const ALL: &[&str] = &[
     stateless::RESOURCE_NOT_FOUND,
     stateless::HEADER_MISMATCH,
     lifecycle::BEFORE_INITIALIZE,
-    lifecycle::SECOND_INITIALIZE,
-    lifecycle::SERVER_INFO,
-    tool_calls::CALL,
-    tool_calls::ERROR_IN_RESULT,
-    tool_calls::INVALID_ARGUMENTS,
-    tool_calls::OUTPUT_SCHEMA,
-    tool_calls::NAMES,
-    tool_calls::ANNOTATIONS,
-    prompts::LIST,
-    prompts::GET,
-    prompts::MISSING_ARGUMENT,
-    prompts::UNKNOWN,
-    resources::LIST,
-    resources::TEMPLATES,
-    resources::READ,
-    resources::UNKNOWN,
-    resources::SUBSCRIBE,
-    resources::UPDATED,
-    utilities::COMPLETE,
-    utilities::SET_LEVEL,
-    utilities::LEVEL_RESPECTED,
-    utilities::BOGUS_CURSOR,
-    utilities::PROGRESS,
-    utilities::CANCELLATION,
-    utilities::CONCURRENT,
-    lifecycle::DECLARED_REQUESTS,
-    lifecycle::LIST_CHANGED,
 ];
+
+/// Every check the validator knows, in report order: those above, then the feature checks
+/// of a shared session ([`features::SESSION_CHECKS`]).
+pub const ALL: &[&str] = &concat::<{ BEFORE_FEATURES.len() + features::SESSION_CHECKS.len() }>(
+    BEFORE_FEATURES,
+    features::SESSION_CHECKS,
+);
+
+/// `a` then `b`, in a constant.
+const fn concat<const N: usize>(a: &[&'static str], b: &[&'static str]) -> [&'static str; N] {
+    let mut out = [""; N];
+    let mut i = 0;
+    while i < N {
+        out[i] = if i < a.len() { a[i] } else { b[i - a.len()] };
+        i += 1;
+    }
+    out
+}
 
 /// The checks run in one shared session, one after the other: they only ask questions, so
 /// none disturbs the next.

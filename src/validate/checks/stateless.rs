@@ -10,6 +10,7 @@
 //! `subscriptions/listen` stream. The checks over every message (schema, `resultType`, cache
 //! hints, log notifications, `serverInfo`) read the session's log afterwards.
 
+use super::peer::Basics;
 use super::{
     capabilities, jsonrpc, not_asked, query, schema, tools, Ctx, Found, Plan, Rpc, Unreachable,
 };
@@ -168,7 +169,7 @@ type HeaderEdit = dyn Fn(Vec<(String, String)>) -> Vec<(String, String)> + Send 
 type Aggregate = (&'static str, fn(&[SharedLog]) -> Finding);
 
 /// What a transport does beyond [`Rpc`] for this revision's own checks.
-trait Transport: Rpc {
+trait Transport: Rpc + Basics {
     /// Sends `message` as given (no `_meta` added) and waits for its answer; over HTTP with
     /// the request headers as a client sends them, changed by `headers`, and the HTTP status.
     fn raw(
@@ -183,9 +184,6 @@ trait Transport: Rpc {
         &mut self,
         message: Value,
     ) -> impl Future<Output = (String, Result<Value, String>)> + Send;
-
-    /// The next request id.
-    fn next(&mut self) -> i64;
 }
 
 impl Transport for Session {
@@ -209,10 +207,6 @@ impl Transport for Session {
         let cancel = json!({"requestId": id, "reason": "mcp-conformance: the acknowledgement was all it wanted"});
         let _ = self.notify("notifications/cancelled", Some(cancel)).await;
         (sent, first)
-    }
-
-    fn next(&mut self) -> i64 {
-        self.next_id()
     }
 }
 
@@ -276,10 +270,6 @@ impl Transport for HttpSession {
             Err(e) => Err(format!("no response: {e}")),
         };
         (posted.sent, first)
-    }
-
-    fn next(&mut self) -> i64 {
-        self.next_id()
     }
 }
 
@@ -602,7 +592,7 @@ fn judge_error(
 /// A request whose `params` carry no `_meta` at all.
 async fn meta_required<S: Transport>(session: &mut S, capabilities: &Value, http: bool) -> Finding {
     let method = probe_method(capabilities);
-    let message = json!({"jsonrpc": "2.0", "id": session.next(), "method": method, "params": {}});
+    let message = json!({"jsonrpc": "2.0", "id": session.fresh_id(), "method": method, "params": {}});
     let (exchange, status) = session.raw(message, &|h| h).await;
     let expected = if http {
         "400 Bad Request and error -32602 (Invalid params) for a request without the required _meta fields"
@@ -622,7 +612,7 @@ async fn unsupported_version<S: Transport>(
     let method = probe_method(capabilities);
     let params = with_meta(None, NO_SUCH_VERSION);
     let message =
-        json!({"jsonrpc": "2.0", "id": session.next(), "method": method, "params": params});
+        json!({"jsonrpc": "2.0", "id": session.fresh_id(), "method": method, "params": params});
     let (exchange, status) = session
         .raw(message, &|h| {
             with(h, "MCP-Protocol-Version", NO_SUCH_VERSION)
@@ -686,12 +676,12 @@ async fn header_mismatch<S: Transport>(session: &mut S, capabilities: &Value) ->
     let mut cases: Vec<(String, Value, Box<HeaderEdit>)> = vec![
         (
             "`Mcp-Method: tools/list` on a `server/discover` body".into(),
-            discover(session.next()),
+            discover(session.fresh_id()),
             Box::new(|h| with(h, "Mcp-Method", "tools/list")),
         ),
         (
             "no `Mcp-Method` header".into(),
-            discover(session.next()),
+            discover(session.fresh_id()),
             Box::new(|h| without(h, "Mcp-Method")),
         ),
     ];
@@ -700,7 +690,7 @@ async fn header_mismatch<S: Transport>(session: &mut S, capabilities: &Value) ->
             Some(json!({"name": tools::NO_SUCH_TOOL, "arguments": {}})),
             STATELESS,
         );
-        let call = json!({"jsonrpc": "2.0", "id": session.next(), "method": "tools/call", "params": params});
+        let call = json!({"jsonrpc": "2.0", "id": session.fresh_id(), "method": "tools/call", "params": params});
         cases.push((
             "`Mcp-Name: mcp-conformance-other-tool` on a `tools/call` of another name".into(),
             call,
@@ -737,7 +727,7 @@ async fn listen_ack<S: Transport>(session: &mut S, capabilities: &Value) -> Find
     if filter.is_empty() && !subscribes {
         return Finding::skip("the server declares no list changes and no resource subscriptions: nothing to listen for");
     }
-    let id = json!(session.next());
+    let id = json!(session.fresh_id());
     let params = with_meta(Some(json!({"notifications": filter})), STATELESS);
     let message =
         json!({"jsonrpc": "2.0", "id": id, "method": "subscriptions/listen", "params": params});
