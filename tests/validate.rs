@@ -93,6 +93,8 @@ const FEATURE_CHECKS: &[&str] = &[
     "server.concurrent",
     "server.requests.declared",
     "server.notifications.list-changed",
+    "server.requests.valid",
+    "server.requests.within-declared",
 ];
 
 #[path = "validate/servers.rs"]

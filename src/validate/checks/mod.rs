@@ -15,6 +15,7 @@ pub mod lifecycle;
 pub mod peer;
 pub mod ping;
 pub mod prompts;
+pub mod requests;
 pub mod resources;
 pub mod schema;
 pub mod stateless;
@@ -106,20 +107,26 @@ const BEFORE_FEATURES: &[&str] = &[
     lifecycle::BEFORE_INITIALIZE,
 ];
 
-/// Every check the validator knows, in report order: those above, then the feature checks
-/// of a shared session ([`features::SESSION_CHECKS`]).
-pub const ALL: &[&str] = &concat::<{ BEFORE_FEATURES.len() + features::SESSION_CHECKS.len() }>(
-    BEFORE_FEATURES,
-    features::SESSION_CHECKS,
+/// Every check the validator knows, in report order: those above, the feature checks of a
+/// shared session ([`features::SESSION_CHECKS`]), then those of the session that declares
+/// client capabilities ([`requests::CHECKS`]).
+pub const ALL: &[&str] = &concat::<{ BEFORE_FEATURES.len() + features::SESSION_CHECKS.len() + requests::CHECKS.len() }>(
+    &[BEFORE_FEATURES, features::SESSION_CHECKS, requests::CHECKS],
 );
 
-/// `a` then `b`, in a constant.
-const fn concat<const N: usize>(a: &[&'static str], b: &[&'static str]) -> [&'static str; N] {
+/// The lists one after the other, in a constant.
+const fn concat<const N: usize>(lists: &[&[&'static str]]) -> [&'static str; N] {
     let mut out = [""; N];
-    let mut i = 0;
-    while i < N {
-        out[i] = if i < a.len() { a[i] } else { b[i - a.len()] };
-        i += 1;
+    let (mut list, mut at, mut i) = (0, 0, 0);
+    while list < lists.len() {
+        if at < lists[list].len() {
+            out[i] = lists[list][at];
+            i += 1;
+            at += 1;
+        } else {
+            list += 1;
+            at = 0;
+        }
     }
     out
 }
@@ -292,8 +299,11 @@ pub async fn run_stdio(target: &Target, plan: &Plan) -> Result<Vec<Found>, Unrea
     let first_queries = queries.clone();
     let probe_revision = first.clone();
     let timeout = plan.timeout;
+    let declared_ids: Vec<&'static str> = requests::CHECKS.iter().copied().filter(|id| plan.wants(id)).collect();
     tasks.spawn(async move {
         let mut out = queries_on(&mut probe, &probe_revision, &capabilities, &first_queries).await;
+        let declared = probe.declared.clone();
+        out.extend(requests::run(&mut probe, &probe_revision, &declared, &declared_ids).await);
         let started = Instant::now();
         let bound = if wants_exit { stdio::EXIT_BOUND.min(timeout) } else { Duration::ZERO };
         let closed = probe.close(bound).await;
@@ -358,6 +368,8 @@ fn open_probe<'a>(ctx: &'a Ctx, revision: &'a str) -> impl Future<Output = Resul
             None => ctx.starts.acquire().await.map_err(|e| e.to_string())?,
         };
         let mut probe = ctx.open("probe")?;
+        // The probe declares the client capabilities (server.requests.valid judges it).
+        probe.declared = requests::declared_at(revision);
         let init = probe.handshake(revision).await;
         drop(slot);
         if let Err(why) = &init.reply {
