@@ -410,6 +410,21 @@ fn a_correct_http_server_passes_its_check(#[files("tests/validate/correct-http/*
     assert_eq!((code, statuses(&report)), (0, vec![(id.clone(), "pass".to_string())]), "{id}: {shown}");
 }
 
+/// Every feature check that applies over Streamable HTTP (all but the stdio-only
+/// before-initialize) has a broken server in `tests/validate/broken-http/` and a correct one
+/// in `tests/validate/correct-http/`, as over stdio.
+#[test]
+fn every_feature_check_has_a_broken_and_a_correct_http_server() {
+    let mut wanted: Vec<String> =
+        FEATURE_CHECKS.iter().filter(|id| **id != "server.lifecycle.before-initialize").map(ToString::to_string).collect();
+    wanted.sort();
+    assert_eq!(broken_servers_in("tests/validate/correct-http"), wanted);
+    let broken = broken_servers_in("tests/validate/broken-http");
+    for id in &wanted {
+        assert!(broken.contains(id), "{id} needs a broken server in tests/validate/broken-http");
+    }
+}
+
 #[test]
 fn every_http_check_has_a_broken_server() {
     let covered = broken_servers_in("tests/validate/broken-http");
@@ -436,6 +451,17 @@ fn an_https_url_is_trusted_through_ca_cert_and_refused_without_it() {
 fn server_everything_keeps_every_stdio_rule_but_its_baseline() {
     let report = assert_keeps_its_baseline(&everything(), "server-everything.toml");
     assert_does_not_speak_2026(&report);
+    // It asks a client that declares roots for them (350 ms after `initialized`).
+    assert_requests_exercised(&report);
+}
+
+/// The declared side of server requests was exercised: a request came, valid and in bounds.
+fn assert_requests_exercised(report: &Value) {
+    let statuses = statuses(report);
+    for id in ["server.requests.valid", "server.requests.within-declared"] {
+        let status = statuses.iter().find(|(i, _)| i == id).map(|(_, s)| s.as_str());
+        assert_eq!(status, Some("pass"), "{id}\n{report}");
+    }
 }
 
 #[test]
@@ -870,7 +896,9 @@ fn the_filesystem_reference_server_keeps_every_stdio_rule_but_its_baseline_and_i
     std::fs::create_dir(dir.path().join("sub")).unwrap();
     let before = snapshot_of(dir.path());
     let command = vec!["node".to_string(), reference_server("server-filesystem"), dir.path().display().to_string()];
-    assert_keeps_its_baseline(&command, "server-filesystem.toml");
+    let report = assert_keeps_its_baseline(&command, "server-filesystem.toml");
+    // It asks a client that declares roots for them (the answer, no roots, changes nothing).
+    assert_requests_exercised(&report);
     // Only its read-only tools were called: nothing written, moved or created.
     assert_eq!(snapshot_of(dir.path()), before);
 }

@@ -299,11 +299,8 @@ pub async fn run_stdio(target: &Target, plan: &Plan) -> Result<Vec<Found>, Unrea
     let first_queries = queries.clone();
     let probe_revision = first.clone();
     let timeout = plan.timeout;
-    let declared_ids: Vec<&'static str> = requests::CHECKS.iter().copied().filter(|id| plan.wants(id)).collect();
     tasks.spawn(async move {
         let mut out = queries_on(&mut probe, &probe_revision, &capabilities, &first_queries).await;
-        let declared = probe.declared.clone();
-        out.extend(requests::run(&mut probe, &probe_revision, &declared, &declared_ids).await);
         let started = Instant::now();
         let bound = if wants_exit { stdio::EXIT_BOUND.min(timeout) } else { Duration::ZERO };
         let closed = probe.close(bound).await;
@@ -368,8 +365,6 @@ fn open_probe<'a>(ctx: &'a Ctx, revision: &'a str) -> impl Future<Output = Resul
             None => ctx.starts.acquire().await.map_err(|e| e.to_string())?,
         };
         let mut probe = ctx.open("probe")?;
-        // The probe declares the client capabilities (server.requests.valid judges it).
-        probe.declared = requests::declared_at(revision);
         let init = probe.handshake(revision).await;
         drop(slot);
         if let Err(why) = &init.reply {
@@ -400,6 +395,12 @@ fn launch_fresh(
     }
     let feature_ids = features::selected(plan);
     let settings = features::Settings::of(plan);
+    let declaring: Vec<&'static str> = requests::CHECKS.iter().copied().filter(|id| plan.wants(id)).collect();
+    if !declaring.is_empty() {
+        // The first revision's session that declares client capabilities, a server of its own.
+        let (ctx, revision, patience) = (ctx.clone(), first.to_string(), settings.patience);
+        tasks.spawn(async move { requests::run_stdio(&ctx, &revision, &declaring, patience).await });
+    }
     for (index, revision) in plan.revisions.iter().enumerate() {
         // The first revision's queries run on the probe; its feature checks in a server of
         // their own (a tool call still running would keep the probe from exiting on close).

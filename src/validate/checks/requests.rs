@@ -1,14 +1,18 @@
-//! The declared side of server-initiated requests: the probe session declares the client
+//! The declared side of server-initiated requests: a session declares the client
 //! capabilities `roots`, `sampling` and (from 2025-06-18) `elicitation` (form mode only),
 //! answers the server's requests for them with canned answers, and judges what came: each
-//! request valid against the revision's schema, none beyond what was declared. The withheld
-//! side (a session declaring none) is [`super::lifecycle::DECLARED_REQUESTS`].
+//! request valid against the revision's schema, none beyond what was declared. Over stdio
+//! that session is a server of its own (a request left unanswered when the probe closes
+//! could keep a server from exiting, and the probe judges the exit); over HTTP it is the
+//! probe session. The withheld side (a session declaring none) is
+//! [`super::lifecycle::DECLARED_REQUESTS`].
 
 use super::peer::{since, Peer};
+use super::Ctx;
 use crate::validate::outcome::{excerpt, Failure, Finding};
 use crate::validate::stdio::Exchange;
 use serde_json::{json, Value};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// each sampling, elicitation and roots request to a client that declared them is valid for
 /// the revision, and the session keeps serving after the validator's answers.
@@ -94,15 +98,15 @@ pub fn answer(message: &Value, declared: &Value) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "result": result})
 }
 
+/// Whether `message` is a server request for a client capability.
+fn is_client_request(message: &Value) -> bool {
+    let method = message.get("method").and_then(Value::as_str);
+    message.get("id").is_some() && CLIENT_REQUESTS.iter().any(|(known, _, _)| Some(*known) == method)
+}
+
 /// The server's requests for client capabilities in `log`.
 fn client_requests(log: &[Value]) -> Vec<&Value> {
-    log.iter()
-        .filter(|m| m.get("id").is_some())
-        .filter(|m| {
-            let method = m.get("method").and_then(Value::as_str);
-            CLIENT_REQUESTS.iter().any(|(known, _, _)| Some(*known) == method)
-        })
-        .collect()
+    log.iter().filter(|m| is_client_request(m)).collect()
 }
 
 /// The skip when the server sent none.
@@ -197,6 +201,44 @@ pub async fn run(
         };
         out.push((*id, offered.to_string(), finding, started.elapsed().as_millis()));
     }
+    out
+}
+
+/// Over stdio: a server of its own, its handshake declaring [`declared_at`] `revision`; the
+/// first request for a client capability is waited for up to `patience` (a server may ask
+/// a while after `initialized`: server-everything asks for roots 350 ms after it) and
+/// answered, then [`run`].
+pub async fn run_stdio(
+    ctx: &Ctx,
+    revision: &str,
+    wanted: &[&'static str],
+    patience: Duration,
+) -> Vec<(&'static str, String, Finding, u128)> {
+    let started = Instant::now();
+    let declared = declared_at(revision);
+    let opened = async {
+        let _slot = ctx.starts.acquire().await.map_err(|e| e.to_string())?;
+        let mut session = ctx.open("server.requests (declaring)")?;
+        session.declared = declared.clone();
+        let init = session.handshake(revision).await;
+        if init.result().and_then(|r| r.get("protocolVersion")).is_none() {
+            session.kill().await;
+            return Err(format!("the handshake failed (see server.initialize.result): {}", excerpt(&init.received())));
+        }
+        Ok(session)
+    };
+    let mut session = match opened.await {
+        Ok(session) => session,
+        Err(why) => {
+            let millis = started.elapsed().as_millis();
+            return wanted.iter().map(|id| (*id, revision.to_string(), Finding::skip(why.clone()), millis)).collect();
+        }
+    };
+    if let Ok(request) = session.wait_within(patience, is_client_request).await {
+        let _ = session.send_line(&answer(&request, &declared).to_string()).await;
+    }
+    let out = run(&mut session, revision, &declared, wanted).await;
+    session.kill().await;
     out
 }
 
