@@ -8,6 +8,7 @@
 pub mod capabilities;
 pub mod content;
 pub mod features;
+pub mod features_2026;
 pub mod http;
 pub mod initialize;
 pub mod jsonrpc;

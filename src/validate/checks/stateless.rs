@@ -114,7 +114,7 @@ pub const ACKNOWLEDGED: &str = "notifications/subscriptions/acknowledged";
 
 /// Whether the check is judged at 2026-07-28.
 pub fn applies(id: &str) -> bool {
-    OWN.contains(&id) || SHARED.contains(&id)
+    OWN.contains(&id) || SHARED.contains(&id) || super::features_2026::applies(id)
 }
 
 /// Whether the server speaks 2026-07-28, and if so what the checks found.
@@ -145,8 +145,20 @@ pub fn with_meta(params: Option<Value>, version: &str) -> Value {
     Value::Object(params)
 }
 
-/// A session speaking 2026-07-28: each request gets the per-request `_meta`.
+/// A session speaking 2026-07-28: each request gets the per-request `_meta`, and `ping`,
+/// which this revision does not have, becomes `server/discover` (the request every server of
+/// the revision must answer), so the checks that ask whether the server still serves read
+/// the same at every revision.
 pub struct Modern<'a, S>(pub &'a mut S);
+
+/// The method sent at 2026-07-28 for `method`: `server/discover` for `ping`.
+pub fn modern_method(method: &str) -> &str {
+    if method == "ping" {
+        "server/discover"
+    } else {
+        method
+    }
+}
 
 impl<S: Rpc> Rpc for Modern<'_, S> {
     fn request(
@@ -154,7 +166,7 @@ impl<S: Rpc> Rpc for Modern<'_, S> {
         method: &str,
         params: Option<Value>,
     ) -> impl Future<Output = Exchange> + Send {
-        self.0.request(method, Some(with_meta(params, STATELESS)))
+        self.0.request(modern_method(method), Some(with_meta(params, STATELESS)))
     }
 
     fn stalled(&self) -> Option<String> {
@@ -382,7 +394,7 @@ fn finish(spoken: Spoken, logs: &[SharedLog], plan: &Plan) -> Spoken {
 }
 
 /// `server/discover`, then every selected check in turn.
-async fn run_session<S: Transport, A: Future<Output = ()> + Send>(
+async fn run_session<S: Transport + super::peer::Peer, A: Future<Output = ()> + Send>(
     session: &mut S,
     plan: &Plan,
     http: bool,
@@ -460,6 +472,9 @@ async fn run_session<S: Transport, A: Future<Output = ()> + Send>(
             started.elapsed().as_millis(),
         ));
     }
+    // The feature checks that still apply, last: their tool calls and cancellations come
+    // after this revision's own checks.
+    found.extend(super::features_2026::run(session, plan, &discover).await);
     Spoken::Yes(found)
 }
 
