@@ -715,6 +715,33 @@ fn a_broken_stateless_http_server_fails_its_check(#[files("tests/validate/broken
     assert_fails_only(&id, validate_json(&args, &[]));
 }
 
+/// One test per file of `tests/validate/correct-2026/`: a feature check that applies at
+/// 2026-07-28 passes against a correct stateless server (`server/discover`, no handshake).
+#[rstest]
+fn a_correct_stateless_server_passes_its_feature_check(#[files("tests/validate/correct-2026/*.toml")] path: PathBuf) {
+    let id = check_of(&path);
+    let mock = vec![BIN.to_string(), "mock-stdio".into(), "--script".into(), path.display().to_string()];
+    let args = ["--strict", "--timeout", "3s", "--revision", "2026-07-28", "--only", &id];
+    let (code, report, shown) = validate_json(&args, &mock);
+    assert_eq!((code, statuses(&report)), (0, vec![(id.clone(), "pass".to_string())]), "{id}: {shown}");
+}
+
+/// Every feature check that applies at 2026-07-28 has a broken and a correct stateless server.
+#[test]
+fn every_feature_check_at_2026_has_a_broken_and_a_correct_server() {
+    let mut wanted: Vec<String> = FEATURE_CHECKS
+        .iter()
+        .filter(|id| **id != "server.lifecycle.before-initialize" && !NOT_APPLICABLE_AT_2026.contains(id))
+        .map(ToString::to_string)
+        .collect();
+    wanted.sort();
+    assert_eq!(broken_servers_in("tests/validate/correct-2026"), wanted);
+    let broken = broken_servers_in("tests/validate/broken-2026");
+    for id in &wanted {
+        assert!(broken.contains(id), "{id} needs a broken server in tests/validate/broken-2026");
+    }
+}
+
 #[test]
 fn every_stateless_check_has_a_broken_server() {
     let mut covered = broken_servers_in("tests/validate/broken-2026");
