@@ -397,10 +397,13 @@ fn launch_fresh(
     let feature_ids = features::selected(plan);
     let settings = features::Settings::of(plan);
     let declaring: Vec<&'static str> = requests::CHECKS.iter().copied().filter(|id| plan.wants(id)).collect();
-    if !declaring.is_empty() {
-        // The first revision's session that declares client capabilities, a server of its own.
+    let declares = !declaring.is_empty();
+    if declares {
+        // The first revision's session that declares client capabilities: its parse-error
+        // session when that check runs (one launch fewer), else a server of its own.
         let (ctx, revision, patience) = (ctx.clone(), first.to_string(), settings.patience);
-        tasks.spawn(async move { requests::run_stdio(&ctx, &revision, &declaring, patience).await });
+        let parse_error = plan.wants(jsonrpc::PARSE_ERROR);
+        tasks.spawn(async move { requests::run_stdio(&ctx, &revision, &declaring, patience, parse_error).await });
     }
     for (index, revision) in plan.revisions.iter().enumerate() {
         // The first revision's queries run on the probe; its feature checks in a server of
@@ -413,7 +416,7 @@ fn launch_fresh(
             let (feature_ids, settings) = (feature_ids.clone(), settings.clone());
             tasks.spawn(async move { run_queries(&ctx, &revision, &queries, &feature_ids, &settings, early).await });
         }
-        if plan.wants(jsonrpc::PARSE_ERROR) {
+        if plan.wants(jsonrpc::PARSE_ERROR) && !(index == 0 && declares) {
             let (ctx, revision) = (ctx.clone(), revision.clone());
             tasks.spawn(async move {
                 let started = Instant::now();

@@ -204,21 +204,26 @@ pub async fn run(
     out
 }
 
-/// Over stdio: a server of its own, its handshake declaring [`declared_at`] `revision`; the
-/// first request for a client capability is waited for up to `patience` (a server may ask
-/// a while after `initialized`: server-everything asks for roots 350 ms after it) and
-/// answered, then [`run`].
+/// Over stdio: a server the run kills afterwards, its handshake declaring [`declared_at`]
+/// `revision` — the parse-error check's when `parse_error` (that check runs first on it; a
+/// capability declared changes nothing it judges), so no server is launched for these checks
+/// alone. The first request for a client capability is waited for up to `patience` (a
+/// server may ask a while after `initialized`: server-everything asks for roots 350 ms after
+/// it) and answered, then [`run`].
 pub async fn run_stdio(
     ctx: &Ctx,
     revision: &str,
     wanted: &[&'static str],
     patience: Duration,
+    parse_error: bool,
 ) -> Vec<(&'static str, String, Finding, u128)> {
     let started = Instant::now();
     let declared = declared_at(revision);
+    let wanted: Vec<&'static str> = parse_error.then_some(super::jsonrpc::PARSE_ERROR).into_iter().chain(wanted.iter().copied()).collect();
     let opened = async {
         let _slot = ctx.starts.acquire().await.map_err(|e| e.to_string())?;
-        let mut session = ctx.open("server.requests (declaring)")?;
+        let label = if parse_error { "parse-error" } else { "server.requests (declaring)" };
+        let mut session = ctx.open(label)?;
         session.declared = declared.clone();
         let init = session.handshake(revision).await;
         if init.result().and_then(|r| r.get("protocolVersion")).is_none() {
@@ -234,10 +239,25 @@ pub async fn run_stdio(
             return wanted.iter().map(|id| (*id, revision.to_string(), Finding::skip(why.clone()), millis)).collect();
         }
     };
-    if let Ok(request) = session.wait_within(patience, is_client_request).await {
-        let _ = session.send_line(&answer(&request, &declared).to_string()).await;
+    let mut out = Vec::new();
+    if parse_error {
+        let started = Instant::now();
+        let finding = super::jsonrpc::judge_parse_error(&mut session).await;
+        out.push((super::jsonrpc::PARSE_ERROR, revision.to_string(), finding, started.elapsed().as_millis()));
     }
-    let out = run(&mut session, revision, &declared, wanted).await;
+    let wanted = &wanted[usize::from(parse_error)..];
+    match session.stalled.clone() {
+        // The line that is not JSON stopped it: what it asked is not judged.
+        Some(why) => {
+            out.extend(wanted.iter().map(|id| (*id, revision.to_string(), super::not_asked(&why), 0)));
+        }
+        None => {
+            if let Ok(request) = session.wait_within(patience, is_client_request).await {
+                let _ = session.send_line(&answer(&request, &declared).to_string()).await;
+            }
+            out.extend(run(&mut session, revision, &declared, wanted).await);
+        }
+    }
     session.kill().await;
     out
 }
