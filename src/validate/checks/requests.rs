@@ -252,8 +252,12 @@ pub async fn run_stdio(
             out.extend(wanted.iter().map(|id| (*id, revision.to_string(), super::not_asked(&why), 0)));
         }
         None => {
-            if let Ok(request) = session.wait_within(patience, is_client_request).await {
-                let _ = session.send_line(&answer(&request, &declared).to_string()).await;
+            // Unless one came (and was answered) already, the first request is waited for.
+            let asked = !client_requests(&since(&session, 0)).is_empty();
+            if !asked {
+                if let Ok(request) = session.wait_within(patience, is_client_request).await {
+                    let _ = session.send_line(&answer(&request, &declared).to_string()).await;
+                }
             }
             out.extend(run(&mut session, revision, &declared, wanted).await);
         }
