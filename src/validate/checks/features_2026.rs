@@ -14,7 +14,8 @@ use serde_json::{json, Value};
 use std::future::Future;
 use std::time::Instant;
 
-/// The feature checks that do not apply at 2026-07-28, with the reason.
+/// The feature checks whose rules do not apply at 2026-07-28 (tagged `..2025-11-25` in
+/// `src/rules.toml`), with what replaced what they judge.
 pub const NOT_APPLICABLE: &[(&str, &str)] = &[
     (lifecycle::SECOND_INITIALIZE, "2026-07-28 has no `initialize`"),
     (lifecycle::SERVER_INFO, "2026-07-28 has no `initialize`; the identity every result carries is server.result.server-info"),
@@ -23,8 +24,12 @@ pub const NOT_APPLICABLE: &[(&str, &str)] = &[
     (resources::UPDATED, "2026-07-28 has no `resources/subscribe`: updates come on a `subscriptions/listen` stream (server.subscriptions.acknowledged)"),
     (utilities::SET_LEVEL, "2026-07-28 has no `logging/setLevel`: the level is asked per request (server.logging.unrequested)"),
     (utilities::LEVEL_RESPECTED, "2026-07-28 has no `logging/setLevel`: the level is asked per request (server.logging.unrequested)"),
-    (requests::VALID, "at 2026-07-28 the validator declares no client capability; the declared side is judged at the `initialize` revisions"),
-    (requests::WITHIN_DECLARED, "at 2026-07-28 the validator declares no client capability; the declared side is judged at the `initialize` revisions"),
+];
+
+/// The checks that apply at 2026-07-28 but are not exercised there, with the reason.
+const NOT_EXERCISED: &[(&str, &str)] = &[
+    (requests::VALID, "not exercised at 2026-07-28: the validator declares no client capability there (the declared side is judged at the `initialize` revisions)"),
+    (requests::WITHIN_DECLARED, "not exercised at 2026-07-28: the validator declares no client capability there (the declared side is judged at the `initialize` revisions)"),
 ];
 
 /// The feature checks judged at 2026-07-28 (run, or not applicable with the reason).
@@ -39,9 +44,12 @@ pub async fn run<S: Peer>(session: &mut S, plan: &Plan, discover: &Exchange) -> 
     let mut found = Vec::new();
     let mut wanted = Vec::new();
     for id in features::SESSION_CHECKS.iter().chain(requests::CHECKS).copied().filter(|id| plan.wants(id)) {
-        match NOT_APPLICABLE.iter().find(|(na, _)| *na == id) {
-            Some((_, why)) => found.push(Found::new(id, STATELESS, Finding::skip(format!("not applicable: {why}")), 0)),
-            None => wanted.push(id),
+        if let Some((_, why)) = NOT_APPLICABLE.iter().find(|(na, _)| *na == id) {
+            found.push(Found::new(id, STATELESS, Finding::skip(format!("not applicable: {why}")), 0));
+        } else if let Some((_, why)) = NOT_EXERCISED.iter().find(|(ne, _)| *ne == id) {
+            found.push(Found::new(id, STATELESS, Finding::skip(*why), 0));
+        } else {
+            wanted.push(id);
         }
     }
     let result = discover.result().cloned().unwrap_or_default();
@@ -92,5 +100,20 @@ impl<S: Peer> Peer for Modern<'_, S> {
 
     fn is_stdio(&self) -> bool {
         self.0.is_stdio()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A feature check is not applicable at 2026-07-28 exactly when its rule says so.
+    #[test]
+    fn the_checks_not_applicable_are_those_whose_rules_stop_before_2026_07_28() {
+        for id in features::SESSION_CHECKS.iter().chain(requests::CHECKS) {
+            let rule = crate::rules::find(id).unwrap_or_else(|| panic!("{id} has no rule"));
+            let listed = NOT_APPLICABLE.iter().any(|(na, _)| na == id);
+            assert_eq!(listed, !rule.applies_at(STATELESS), "{id}");
+        }
     }
 }
