@@ -2,18 +2,64 @@
 //! server, beside how long that server takes to start, in one run.
 //!
 //! Needs `bash tests/validate/install-servers.sh` first (server-everything from npm).
-//! Prints the minimum, median and maximum of several runs of each:
-//! - startup: `validate --only server.initialize.result` (one handshake),
-//! - full: every check (`--strict` with the checked-in baseline), by default (2026-07-28,
-//!   which server-everything does not speak: one `server/discover` beside the rest, and
-//!   2025-11-25),
-//! - every check at `--revision 2025-11-25` alone (the default before 2026-07-28 joined it).
+//! The rows run interleaved (one run of each in turn, [`RUNS`] rounds), so a load that
+//! drifts during the bench moves every row alike; each prints min, median and max:
+//! - startup: `validate --only server.initialize.result` (one handshake, beside the
+//!   2026-07-28 probe every default run makes),
+//! - the 22 checks the validator had before the feature checks (handshake, negotiation,
+//!   wire schema, ping, tools/list, JSON-RPC and stdio rules; the HTTP ones skip), by default,
+//! - every check by default (2026-07-28, which server-everything does not speak: one
+//!   `server/discover` beside the rest, and 2025-11-25), `--strict` with the checked-in
+//!   baseline,
+//! - every check at `--revision 2025-11-25` alone.
+//!
+//! Then each row's median beyond startup's against its goal (issue 14: the 22 checks within
+//! start-up plus 0.5 s; issue 13: every check within start-up plus 1 s), the load average
+//! before and after, and the slowest checks of the every-check runs (median of each check's
+//! own wall time, from `--json`).
 
+use serde_json::Value;
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
 const RUNS: usize = 7;
+
+/// The checks the validator had before issue 13's feature checks.
+const ORIGINAL: [&str; 22] = [
+    "server.initialize.result",
+    "server.initialize.negotiates",
+    "server.schema.valid",
+    "server.ping",
+    "server.tools.list",
+    "server.tools.unknown",
+    "server.jsonrpc.unknown-method",
+    "server.jsonrpc.parse-error",
+    "server.jsonrpc.notification-silent",
+    "server.capabilities.honest",
+    "server.stdio.clean-stdout",
+    "server.stdio.exits-on-close",
+    "server.http.notification-202",
+    "server.http.accept-required",
+    "server.http.session-id-ascii",
+    "server.http.unknown-session-404",
+    "server.http.missing-session-400",
+    "server.http.delete",
+    "server.http.protocol-version-header",
+    "server.http.origin",
+    "server.http.get-stream",
+    "server.http.batch",
+];
+
+/// One row: its name, the arguments before `--`, and the most it may take beyond startup.
+struct Row {
+    name: &'static str,
+    args: Vec<String>,
+    goal: Option<Duration>,
+    /// Whether its per-check times are collected.
+    per_check: bool,
+}
 
 fn main() {
     // `cargo bench` passes `--bench`; nothing else is taken.
@@ -23,41 +69,124 @@ fn main() {
         eprintln!("server-everything is not installed: run `bash tests/validate/install-servers.sh` first");
         std::process::exit(1);
     }
-    let baseline = root.join("tests/validate/baseline/server-everything.toml");
-    let server = server.display().to_string();
-    let startup = measure(&["validate", "--only", "server.initialize.result", "--", "node", &server, "stdio"]);
-    let baseline = baseline.display().to_string();
-    let full = measure(&["validate", "--strict", "--baseline", &baseline, "--", "node", &server, "stdio"]);
-    let legacy =
-        measure(&["validate", "--strict", "--revision", "2025-11-25", "--baseline", &baseline, "--", "node", &server, "stdio"]);
-    println!("validate on @modelcontextprotocol/server-everything over stdio, {RUNS} runs each");
-    println!("{:<34} {:>8} {:>8} {:>8}", "", "min", "median", "max");
-    for (name, times) in
-        [("startup (one handshake)", &startup), ("every check", &full), ("every check, 2025-11-25 alone", &legacy)]
-    {
-        println!("{:<34} {:>8} {:>8} {:>8}", name, secs(times[0]), secs(times[RUNS / 2]), secs(times[RUNS - 1]));
-    }
-    println!("every check, beyond startup (median): {}", secs(full[RUNS / 2].saturating_sub(startup[RUNS / 2])));
-}
-
-/// Runs `mcp-conformance ARGS` RUNS times; the sorted wall times. A run that fails stops the
-/// bench: a figure of a failing run means nothing.
-fn measure(args: &[&str]) -> Vec<Duration> {
-    let mut times: Vec<Duration> = (0..RUNS)
-        .map(|_| {
-            let started = Instant::now();
-            let output = Command::new(env!("CARGO_BIN_EXE_mcp-conformance")).args(args).output().expect("mcp-conformance runs");
-            let elapsed = started.elapsed();
-            if !output.status.success() {
-                eprintln!("{}", String::from_utf8_lossy(&output.stdout));
-                eprintln!("{}", String::from_utf8_lossy(&output.stderr));
-                panic!("`mcp-conformance {}` failed: {}", args.join(" "), output.status);
+    let baseline = root.join("tests/validate/baseline/server-everything.toml").display().to_string();
+    let strict = |extra: &[&str]| {
+        let mut args: Vec<String> = ["--strict", "--baseline", &baseline].iter().map(|s| s.to_string()).collect();
+        args.extend(extra.iter().map(|s| s.to_string()));
+        args
+    };
+    let original: Vec<&str> = ORIGINAL.iter().flat_map(|id| ["--only", id]).collect();
+    let rows = [
+        Row { name: "startup (one handshake)", args: strict(&["--only", "server.initialize.result"]), goal: None, per_check: false },
+        Row { name: "the 22 original checks", args: strict(&original), goal: Some(Duration::from_millis(500)), per_check: false },
+        Row { name: "every check", args: strict(&[]), goal: Some(Duration::from_secs(1)), per_check: true },
+        Row {
+            name: "every check, 2025-11-25 alone",
+            args: strict(&["--revision", "2025-11-25"]),
+            goal: Some(Duration::from_secs(1)),
+            per_check: false,
+        },
+    ];
+    let json = std::env::temp_dir().join(format!("mcp-conformance-bench-{}.json", std::process::id()));
+    let load_before = load();
+    let mut times = vec![Vec::new(); rows.len()];
+    let mut checks: BTreeMap<String, Vec<u64>> = BTreeMap::new();
+    for _ in 0..RUNS {
+        for (row, times) in rows.iter().zip(&mut times) {
+            let mut args: Vec<String> = vec!["validate".into()];
+            args.extend(row.args.iter().cloned());
+            if row.per_check {
+                args.extend(["--json".to_string(), json.display().to_string()]);
             }
-            elapsed
+            args.extend(["--".to_string(), "node".to_string(), server.display().to_string(), "stdio".to_string()]);
+            times.push(run(&args));
+            if row.per_check {
+                for (check, millis) in per_check(&json) {
+                    checks.entry(check).or_default().push(millis);
+                }
+            }
+        }
+    }
+    let _ = std::fs::remove_file(&json);
+    let load_after = load();
+    times.iter_mut().for_each(|t| t.sort());
+    let median = |t: &Vec<Duration>| t[RUNS / 2];
+    let startup = median(&times[0]);
+    println!("validate on @modelcontextprotocol/server-everything over stdio, {RUNS} interleaved runs each");
+    println!("load average (1 min) {load_before} before, {load_after} after, on {} cores", cores());
+    println!("{:<32} {:>7} {:>7} {:>7}   {:>14}  goal", "", "min", "median", "max", "beyond startup");
+    for (row, t) in rows.iter().zip(&times) {
+        let beyond = median(t).saturating_sub(startup);
+        let goal = match row.goal {
+            None => String::new(),
+            Some(goal) => {
+                format!("+{} {}", secs(goal), if beyond <= goal { "met" } else { "NOT met" })
+            }
+        };
+        let beyond = if row.goal.is_some() { format!("+{}", secs(beyond)) } else { String::new() };
+        println!(
+            "{:<32} {:>7} {:>7} {:>7}   {:>14}  {goal}",
+            row.name,
+            secs(t[0]),
+            secs(median(t)),
+            secs(t[RUNS - 1]),
+            beyond
+        );
+    }
+    let mut slowest: Vec<(u64, String)> = checks
+        .into_iter()
+        .map(|(check, mut millis)| {
+            millis.sort_unstable();
+            (millis[millis.len() / 2], check)
         })
         .collect();
-    times.sort();
-    times
+    slowest.sort_by(|a, b| b.cmp(a));
+    println!("slowest checks of `every check` (median of each check's own wall time, launch included where it has one):");
+    for (millis, check) in slowest.iter().take(10) {
+        println!("  {millis:>6} ms  {check}");
+    }
+}
+
+/// Runs `mcp-conformance ARGS` once; its wall time. A run that fails stops the bench: a
+/// figure of a failing run means nothing.
+fn run(args: &[String]) -> Duration {
+    let started = Instant::now();
+    let output = Command::new(env!("CARGO_BIN_EXE_mcp-conformance")).args(args).output().expect("mcp-conformance runs");
+    let elapsed = started.elapsed();
+    if !output.status.success() {
+        eprintln!("{}", String::from_utf8_lossy(&output.stdout));
+        eprintln!("{}", String::from_utf8_lossy(&output.stderr));
+        panic!("`mcp-conformance {}` failed: {}", args.join(" "), output.status);
+    }
+    elapsed
+}
+
+/// Each check's `id@revision` and wall time from a `--json` report.
+fn per_check(path: &Path) -> Vec<(String, u64)> {
+    let text = std::fs::read_to_string(path).expect("the JSON report was written");
+    let report: Value = serde_json::from_str(&text).expect("the JSON report parses");
+    report["targets"][0]["checks"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|check| {
+            let id = check["id"].as_str().unwrap_or("?");
+            let revision = check["revision"].as_str().unwrap_or("?");
+            (format!("{id}@{revision}"), check["millis"].as_u64().unwrap_or(0))
+        })
+        .collect()
+}
+
+/// The 1-minute load average.
+fn load() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|text| text.split_whitespace().next().map(str::to_string))
+        .unwrap_or_else(|| "unknown".into())
+}
+
+fn cores() -> usize {
+    std::thread::available_parallelism().map_or(0, usize::from)
 }
 
 fn secs(d: Duration) -> String {

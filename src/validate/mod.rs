@@ -31,6 +31,7 @@ pub mod reaper;
 pub mod redact;
 pub mod report;
 pub mod schema;
+pub mod spare;
 pub mod stdio;
 pub mod target;
 pub mod weight;
@@ -365,20 +366,29 @@ async fn run_target(job: &Job, plan: &Plan, target: &Target) -> Result<Vec<Found
             }
         }
     };
+    // Over stdio, a server that answers `server/discover` as one of the `initialize` era is
+    // handed to the `initialize` plan instead of another start-up (see [`spare`]).
+    let (giver, spare) = match (run_modern && run_legacy, target) {
+        (true, Target::Stdio { .. }) => {
+            let (giver, spare) = spare::channel();
+            (Some(giver), Some(spare))
+        }
+        _ => (None, None),
+    };
     let modern_run = async {
         if !run_modern {
             return None;
         }
         gate.await;
         match target {
-            Target::Stdio { .. } => Some(stateless::run_stdio(target, &modern, abandon).await),
+            Target::Stdio { .. } => Some(stateless::run_stdio(target, &modern, abandon, giver).await),
             Target::Http { .. } => Some(stateless::run_http(target, &modern, abandon).await),
         }
     };
     let legacy_run = async {
         let found = match (run_legacy, target) {
             (false, _) => None,
-            (true, Target::Stdio { .. }) => Some(checks::run_stdio(target, &legacy).await),
+            (true, Target::Stdio { .. }) => Some(checks::run_stdio(target, &legacy, spare).await),
             (true, Target::Http { .. }) => Some(checks::http::run_http(target, &legacy).await),
         };
         finished.notify_one();

@@ -65,8 +65,10 @@ pub async fn negotiates(
     for revision in wanted.iter().copied().filter(|r| *r != probe_revision) {
         let ctx = ctx.clone();
         tasks.spawn(async move {
-            let (mut session, exchange) = ctx.open_handshaken(&format!("negotiates {revision}"), revision).await?;
-            session.kill().await;
+            // Declaring the client capabilities: the session at the probe's revision may serve
+            // the parse-error check and the declared side of server requests (requests.rs).
+            let (session, exchange) = ctx.open_declaring(&session_label(revision), revision).await?;
+            ctx.done_with(session, &exchange).await;
             Ok::<_, String>((revision.to_string(), exchange))
         });
     }
@@ -82,6 +84,11 @@ pub async fn negotiates(
         }
     }
     judge_negotiation(answers)
+}
+
+/// The label of the session [`negotiates`] opens to offer `revision`.
+pub fn session_label(revision: &str) -> String {
+    format!("negotiates {revision}")
 }
 
 /// The revisions [`negotiates`] offers: each published one, then an unknown one.

@@ -50,7 +50,7 @@ pub async fn parse_error(ctx: &Ctx, revision: &str) -> Finding {
     finding
 }
 
-/// On an initialized session: a line that is not JSON, then a ping as a fence.
+/// On an initialized session: a line that is not JSON, then a `ping` as a fence.
 pub(crate) async fn judge_parse_error(session: &mut Session) -> Finding {
     if let Err(why) = session.send_line(NOT_JSON).await {
         return Finding::Fail(Failure::new("the line is read", why).sent(NOT_JSON));

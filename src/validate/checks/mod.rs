@@ -208,6 +208,20 @@ pub struct Ctx {
     /// more at once end no sooner and each handshake's wait would be shared among them.
     /// Shared by every context of the process (the 2026-07-28 run's beside the others').
     starts: &'static tokio::sync::Semaphore,
+    /// A server another plan is done with, and the label of the session that takes it over
+    /// instead of starting one (see [`crate::validate::spare`]).
+    spare: Option<(String, super::spare::Spare)>,
+    /// The probe's start-up time, once it answered: a spare is waited for until as long again
+    /// has passed (a server started with the probe has answered by then, and a server started
+    /// instead would only then be up).
+    probe_took: tokio::sync::watch::Sender<Option<Result<Duration, ()>>>,
+    /// The revision the probe's server answered `initialize` with.
+    probe_answer: std::sync::OnceLock<Option<String>>,
+    /// The parse-error check waiting for a session a check is done with (see
+    /// [`Ctx::done_with`]).
+    reuse: Mutex<Option<tokio::sync::oneshot::Sender<Session>>>,
+    /// The log of the spare session taken over, which is not fresh and is never reused.
+    spare_log: Mutex<Option<SharedLog>>,
 }
 
 impl Ctx {
@@ -224,14 +238,92 @@ impl Ctx {
         let starts = STARTS.get_or_init(|| {
             tokio::sync::Semaphore::new(std::thread::available_parallelism().map_or(2, usize::from).max(2))
         });
-        Ctx { target, timeout, logs: Mutex::new(Vec::new()), starts }
+        Ctx { target, timeout, logs: Mutex::new(Vec::new()), starts,
+            spare: None,
+            probe_took: tokio::sync::watch::channel(None).0,
+            probe_answer: std::sync::OnceLock::new(),
+            reuse: Mutex::new(None),
+            spare_log: Mutex::new(None),
+        }
+    }
+
+    /// Ends a session that only did its handshake (a negotiation session), or hands it to the
+    /// parse-error check: a fresh server answered at the probe's revision is what that check
+    /// starts one for, and it is ended after the check as this one would have been.
+    pub async fn done_with(&self, mut session: Session, handshake: &Exchange) {
+        let negotiated = handshake.result().and_then(|r| r.get("protocolVersion")).and_then(Value::as_str);
+        // A session started beside the probe may be answered first: the probe's answer is
+        // awaited (it is bounded by the probe's own wait).
+        let _ = self.probe_took.subscribe().wait_for(Option::is_some).await;
+        let at_probes = negotiated.is_some() && self.probe_answer.get().and_then(Option::as_deref) == negotiated;
+        let spare = self.spare_log.lock().unwrap_or_else(|e| e.into_inner()).as_ref().is_some_and(|l| Arc::ptr_eq(l, &session.log()));
+        if at_probes && !spare && session.stalled.is_none() {
+            let waiting = self.reuse.lock().unwrap_or_else(|e| e.into_inner()).take();
+            if let Some(waiting) = waiting {
+                match waiting.send(session) {
+                    Ok(()) => return,
+                    Err(returned) => session = returned,
+                }
+            }
+        }
+        session.kill().await;
+    }
+
+    /// A start-up slot for a launch beside the probe, or none once the probe has answered:
+    /// the cap keeps the probe's start-up from being slowed by the others'; after it, the
+    /// launches left all start at once (on two cores, three launches two at a time leave
+    /// a core idle while the third starts alone).
+    async fn start_slot(&self) -> Option<tokio::sync::SemaphorePermit<'static>> {
+        let mut probe = self.probe_took.subscribe();
+        tokio::select! {
+            slot = self.starts.acquire() => slot.ok(),
+            _ = probe.wait_for(|took| matches!(took, Some(Ok(_)))) => None,
+        }
+    }
+
+    /// The spare server, its log labelled `label`, if the session `key` is the one to take
+    /// it over and it is handed over in time; registered like a session this context opened.
+    async fn take_spare(&self, key: &str, label: &str) -> Option<Session> {
+        let (_, spare) = self.spare.as_ref().filter(|(taker, _)| taker == key)?;
+        let mut took = self.probe_took.subscribe();
+        let bound = async move {
+            let Ok(took) = took.wait_for(Option::is_some).await.map(|t| *t) else { return };
+            if let Some(Ok(took)) = took {
+                tokio::time::sleep(took).await;
+            }
+        };
+        let session = spare.take(label, bound).await?;
+        self.logs.lock().unwrap_or_else(|e| e.into_inner()).push(session.log());
+        *self.spare_log.lock().unwrap_or_else(|e| e.into_inner()) = Some(session.log());
+        Some(session)
     }
 
     /// Starts a fresh server and runs the handshake offering `revision`, once a start-up
     /// slot is free; the exchange whatever it holds.
+    /// A spare server (see [`Ctx::take_spare`]) needs no start-up slot.
     pub async fn open_handshaken(&self, label: &str, revision: &str) -> Result<(Session, Exchange), String> {
-        let _slot = self.starts.acquire().await.map_err(|e| e.to_string())?;
-        let mut session = self.open(label)?;
+        self.open_with(label, revision, serde_json::json!({})).await
+    }
+
+    /// [`Ctx::open_handshaken`], the handshake declaring the client capabilities of
+    /// [`requests::declared_at`] `revision` (their requests get canned answers).
+    pub async fn open_declaring(&self, label: &str, revision: &str) -> Result<(Session, Exchange), String> {
+        self.open_with(label, revision, requests::declared_at(revision)).await
+    }
+
+    /// [`Ctx::open_handshaken`], the handshake declaring `declared`.
+    async fn open_with(&self, label: &str, revision: &str, declared: Value) -> Result<(Session, Exchange), String> {
+        let mut session = match self.take_spare(label, label).await {
+            Some(session) => session,
+            None => {
+                let _slot = self.start_slot().await;
+                let mut session = self.open(label)?;
+                session.declared = declared;
+                let exchange = session.handshake(revision).await;
+                return Ok((session, exchange));
+            }
+        };
+        session.declared = declared;
         let exchange = session.handshake(revision).await;
         Ok((session, exchange))
     }
@@ -258,17 +350,24 @@ impl Ctx {
 }
 
 /// Runs the selected checks against a stdio target. The launches that need a fresh server
-/// (the negotiation's, the parse-error check's, other revisions' queries) start together
-/// with the probe, so the server's start-up is paid once in wall time; the first
-/// revision's queries reuse the probe session, which is then closed for exits-on-close. If
-/// the probe gets no answer while the others start beside it, they are stopped and the
-/// probe is tried once more alone (a slow server starved by its own copies is not
-/// unreachable); only then is the target unreachable.
-pub async fn run_stdio(target: &Target, plan: &Plan) -> Result<Vec<Found>, Unreachable> {
-    let ctx = Arc::new(Ctx::new(target.clone(), plan.timeout));
+/// (the negotiation's, the parse-error check's, other revisions' queries, the feature
+/// session) start together with the probe, so the server's start-up is paid once in wall
+/// time; the first revision's queries reuse the probe session, which is then closed for
+/// exits-on-close. Fewer servers start than checks need fresh ones: `spare`, a server the
+/// 2026-07-28 plan is done with, is taken over by the feature session (it got a request
+/// before `initialize`: what that session starts with), else by one negotiation session;
+/// and the parse-error check takes over a negotiation session that answered at the probe's
+/// revision (the offer of an unknown revision usually does), else starts its own. If the
+/// probe gets no answer while the others start beside it, they are stopped and the probe is
+/// tried once more alone (a slow server starved by its own copies is not unreachable); only
+/// then is the target unreachable.
+pub async fn run_stdio(target: &Target, plan: &Plan, spare: Option<super::spare::Spare>) -> Result<Vec<Found>, Unreachable> {
+    let mut ctx = Ctx::new(target.clone(), plan.timeout);
     let mut found = Vec::new();
     let first = plan.revisions.first().cloned().unwrap_or_else(|| super::LATEST.to_string());
     let queries: Vec<&'static str> = QUERIES.iter().copied().filter(|id| plan.wants(id)).collect();
+    ctx.spare = spare_taker(plan, &first).zip(spare);
+    let ctx = Arc::new(ctx);
 
     let mut tasks = tokio::task::JoinSet::new();
     let started = Instant::now();
@@ -283,9 +382,14 @@ pub async fn run_stdio(target: &Target, plan: &Plan) -> Result<Vec<Found>, Unrea
             probe_tx = launch_fresh(&mut tasks, &ctx, plan, &first, &queries);
             opened
         }
-        Err(why) => return Err(Unreachable(why)),
+        Err(why) => {
+            ctx.probe_took.send_replace(Some(Err(())));
+            return Err(Unreachable(why));
+        }
     };
     let probe_millis = started.elapsed().as_millis();
+    let _ = ctx.probe_answer.set(init.result().and_then(|r| r.get("protocolVersion")).and_then(Value::as_str).map(str::to_string));
+    ctx.probe_took.send_replace(Some(Ok(started.elapsed())));
     if let Some(probed) = &plan.probed {
         probed.notify_one();
     }
@@ -386,24 +490,32 @@ fn launch_fresh(
     queries: &[&'static str],
 ) -> tokio::sync::oneshot::Sender<Exchange> {
     let (probe_tx, probe_rx) = tokio::sync::oneshot::channel::<Exchange>();
+    // The first revision's parse-error check takes over a negotiation session that ended up
+    // at the probe's revision, if one does (see [`Ctx::done_with`]).
+    let mut reuse = None;
     if plan.wants(initialize::NEGOTIATES) {
+        if plan.wants(jsonrpc::PARSE_ERROR) {
+            let (tx, rx) = tokio::sync::oneshot::channel();
+            *ctx.reuse.lock().unwrap_or_else(|e| e.into_inner()) = Some(tx);
+            reuse = Some(rx);
+        }
         let (ctx, first) = (ctx.clone(), first.to_string());
         tasks.spawn(async move {
             let started = Instant::now();
             let finding = initialize::negotiates(&ctx, &first, async { probe_rx.await.ok() }).await;
+            // No session left to hand over: the parse-error check starts its own.
+            ctx.reuse.lock().unwrap_or_else(|e| e.into_inner()).take();
             vec![(initialize::NEGOTIATES, "all".to_string(), finding, started.elapsed().as_millis())]
         });
     }
     let feature_ids = features::selected(plan);
     let settings = features::Settings::of(plan);
+    // The declared side of server requests runs after the first revision's parse-error check,
+    // on its session (whose handshake declared the client capabilities), else alone.
     let declaring: Vec<&'static str> = requests::CHECKS.iter().copied().filter(|id| plan.wants(id)).collect();
-    let declares = !declaring.is_empty();
-    if declares {
-        // The first revision's session that declares client capabilities: its parse-error
-        // session when that check runs (one launch fewer), else a server of its own.
-        let (ctx, revision, patience) = (ctx.clone(), first.to_string(), settings.patience);
-        let parse_error = plan.wants(jsonrpc::PARSE_ERROR);
-        tasks.spawn(async move { requests::run_stdio(&ctx, &revision, &declaring, patience, parse_error).await });
+    if !declaring.is_empty() && !plan.wants(jsonrpc::PARSE_ERROR) {
+        let (ctx, revision, declaring, patience) = (ctx.clone(), first.to_string(), declaring.clone(), settings.patience);
+        tasks.spawn(async move { requests::run_stdio(&ctx, None, &revision, &declaring, patience, false).await });
     }
     for (index, revision) in plan.revisions.iter().enumerate() {
         // The first revision's queries run on the probe; its feature checks in a server of
@@ -416,16 +528,51 @@ fn launch_fresh(
             let (feature_ids, settings) = (feature_ids.clone(), settings.clone());
             tasks.spawn(async move { run_queries(&ctx, &revision, &queries, &feature_ids, &settings, early).await });
         }
-        if plan.wants(jsonrpc::PARSE_ERROR) && !(index == 0 && declares) {
+        if plan.wants(jsonrpc::PARSE_ERROR) {
             let (ctx, revision) = (ctx.clone(), revision.clone());
+            let reuse = if index == 0 { reuse.take() } else { None };
+            let declaring = if index == 0 { declaring.clone() } else { Vec::new() };
+            let patience = settings.patience;
             tasks.spawn(async move {
                 let started = Instant::now();
-                let finding = jsonrpc::parse_error(&ctx, &revision).await;
+                let reused = match reuse {
+                    Some(reused) => reused.await.ok(),
+                    None => None,
+                };
+                if !declaring.is_empty() {
+                    return requests::run_stdio(&ctx, reused, &revision, &declaring, patience, true).await;
+                }
+                let finding = match reused {
+                    Some(mut session) => {
+                        let finding = jsonrpc::judge_parse_error(&mut session).await;
+                        session.kill().await;
+                        finding
+                    }
+                    None => jsonrpc::parse_error(&ctx, &revision).await,
+                };
                 vec![(jsonrpc::PARSE_ERROR, revision, finding, started.elapsed().as_millis())]
             });
         }
     }
     probe_tx
+}
+
+/// Which session takes over a spare server (see [`Ctx::take_spare`]): the first revision's
+/// feature session, which starts with a request before `initialize` anyway; else the first
+/// negotiation session besides the probe's; else none.
+fn spare_taker(plan: &Plan, first: &str) -> Option<String> {
+    if plan.wants(lifecycle::BEFORE_INITIALIZE) {
+        Some(early_key(first))
+    } else if plan.wants(initialize::NEGOTIATES) {
+        initialize::offered().into_iter().find(|r| *r != first).map(initialize::session_label)
+    } else {
+        None
+    }
+}
+
+/// The key of the session that sends a request before `initialize` at `revision`.
+fn early_key(revision: &str) -> String {
+    format!("{} {revision}", lifecycle::BEFORE_INITIALIZE)
 }
 
 /// Puts findings in report order: by check, then revision.
@@ -459,11 +606,17 @@ async fn run_queries(
     let opened = if early {
         // A request before `initialize` first (server.lifecycle.before-initialize).
         let started = Instant::now();
-        // The start-up slot is held for the launch only: a server that never answers the
-        // early request must not keep the others from starting.
-        let slot = ctx.starts.acquire().await;
-        let launched = ctx.open(lifecycle::BEFORE_INITIALIZE);
-        drop(slot);
+        let launched = match ctx.take_spare(&early_key(revision), lifecycle::BEFORE_INITIALIZE).await {
+            Some(spare) => Ok(spare),
+            None => {
+                // The start-up slot is held for the launch only: a server that never answers
+                // the early request must not keep the others from starting.
+                let slot = ctx.start_slot().await;
+                let launched = ctx.open(lifecycle::BEFORE_INITIALIZE);
+                drop(slot);
+                launched
+            }
+        };
         match launched {
             Ok(mut session) => {
                 let (finding, init) = lifecycle::early_request(&mut session, revision).await;

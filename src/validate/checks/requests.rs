@@ -10,7 +10,7 @@
 use super::peer::{since, Peer};
 use super::Ctx;
 use crate::validate::outcome::{excerpt, Failure, Finding};
-use crate::validate::stdio::Exchange;
+use crate::validate::stdio::{Exchange, Session};
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
 
@@ -33,12 +33,17 @@ pub const CLIENT_REQUESTS: [(&str, &str, &str); 3] = [
 /// The revision that brought `elicitation`.
 const ELICITATION_SINCE: &str = "2025-06-18";
 
-/// The client capabilities the declaring session declares when offering `revision`: roots,
+/// The client capabilities a declaring session declares when offering `revision`: roots,
 /// sampling (without `context` or `tools`) and, where the revision has it, elicitation with
-/// no mode named (form mode only, as 2025-11-25 reads an empty object).
+/// no mode named (form mode only, as 2025-11-25 reads an empty object). The negotiation
+/// sessions declare them too: the one at the probe's revision serves the parse-error check
+/// and then these checks.
 pub fn declared_at(revision: &str) -> Value {
     let mut declared = json!({"roots": {}, "sampling": {}});
-    if revision >= ELICITATION_SINCE {
+    // A revision no schema has (the negotiation's unknown offer) is answered with the
+    // latest: it declares what the latest has.
+    let known = crate::validate::schema::has_revision(revision);
+    if revision >= ELICITATION_SINCE || !known {
         declared["elicitation"] = json!({});
     }
     declared
@@ -204,48 +209,44 @@ pub async fn run(
     out
 }
 
-/// Over stdio: a server the run kills afterwards, its handshake declaring [`declared_at`]
-/// `revision` — the parse-error check's when `parse_error` (that check runs first on it; a
-/// capability declared changes nothing it judges), so no server is launched for these checks
-/// alone. The first request for a client capability is waited for up to `patience` (a
-/// server may ask a while after `initialized`: server-everything asks for roots 350 ms after
-/// it) and answered, then [`run`].
+/// Over stdio, the first revision's parse-error check and the declared side together: on
+/// `reused` (a negotiation session at the probe's revision, which declared
+/// [`declared_at`] what it offered) or else a server of its own declaring [`declared_at`]
+/// `revision` — a server the run kills afterwards, so a request left pending cannot keep it
+/// from exiting where the exit is judged. The parse-error check (when `parse_error`) runs
+/// first (a capability declared changes nothing it judges); then the first request for a
+/// client capability is waited for up to `patience` unless one came already (a server may
+/// ask a while after `initialized`: server-everything asks for roots 350 ms after it) and
+/// answered, then [`run`].
 pub async fn run_stdio(
     ctx: &Ctx,
+    reused: Option<Session>,
     revision: &str,
     wanted: &[&'static str],
     patience: Duration,
     parse_error: bool,
 ) -> Vec<(&'static str, String, Finding, u128)> {
     let started = Instant::now();
-    let declared = declared_at(revision);
-    let wanted: Vec<&'static str> = parse_error.then_some(super::jsonrpc::PARSE_ERROR).into_iter().chain(wanted.iter().copied()).collect();
-    let opened = async {
-        let _slot = ctx.starts.acquire().await.map_err(|e| e.to_string())?;
-        let label = if parse_error { "parse-error" } else { "server.requests (declaring)" };
-        let mut session = ctx.open(label)?;
-        session.declared = declared.clone();
-        let init = session.handshake(revision).await;
-        if init.result().and_then(|r| r.get("protocolVersion")).is_none() {
-            session.kill().await;
-            return Err(format!("the handshake failed (see server.initialize.result): {}", excerpt(&init.received())));
-        }
-        Ok(session)
+    let all: Vec<&'static str> =
+        parse_error.then_some(super::jsonrpc::PARSE_ERROR).into_iter().chain(wanted.iter().copied()).collect();
+    let opened = match reused {
+        Some(session) => Ok(session),
+        None => open_declaring(ctx, revision, parse_error).await,
     };
-    let mut session = match opened.await {
+    let mut session = match opened {
         Ok(session) => session,
         Err(why) => {
             let millis = started.elapsed().as_millis();
-            return wanted.iter().map(|id| (*id, revision.to_string(), Finding::skip(why.clone()), millis)).collect();
+            return all.iter().map(|id| (*id, revision.to_string(), Finding::skip(why.clone()), millis)).collect();
         }
     };
+    let declared = session.declared.clone();
     let mut out = Vec::new();
     if parse_error {
         let started = Instant::now();
         let finding = super::jsonrpc::judge_parse_error(&mut session).await;
         out.push((super::jsonrpc::PARSE_ERROR, revision.to_string(), finding, started.elapsed().as_millis()));
     }
-    let wanted = &wanted[usize::from(parse_error)..];
     match session.stalled.clone() {
         // The line that is not JSON stopped it: what it asked is not judged.
         Some(why) => {
@@ -253,8 +254,7 @@ pub async fn run_stdio(
         }
         None => {
             // Unless one came (and was answered) already, the first request is waited for.
-            let asked = !client_requests(&since(&session, 0)).is_empty();
-            if !asked {
+            if client_requests(&since(&session, 0)).is_empty() {
                 if let Ok(request) = session.wait_within(patience, is_client_request).await {
                     let _ = session.send_line(&answer(&request, &declared).to_string()).await;
                 }
@@ -264,6 +264,17 @@ pub async fn run_stdio(
     }
     session.kill().await;
     out
+}
+
+/// A fresh server whose handshake declares [`declared_at`] `revision`.
+async fn open_declaring(ctx: &Ctx, revision: &str, parse_error: bool) -> Result<Session, String> {
+    let label = if parse_error { "parse-error" } else { "server.requests (declaring)" };
+    let (mut session, init) = ctx.open_declaring(label, revision).await?;
+    if init.result().and_then(|r| r.get("protocolVersion")).is_none() {
+        session.kill().await;
+        return Err(format!("the handshake failed (see server.initialize.result): {}", excerpt(&init.received())));
+    }
+    Ok(session)
 }
 
 #[cfg(test)]

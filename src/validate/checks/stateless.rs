@@ -18,6 +18,7 @@ use crate::validate::http::{with, without, HttpSession, Posted, Until, Wire};
 use crate::validate::log::SharedLog;
 use crate::validate::outcome::{excerpt, Failure, Finding};
 use crate::validate::schema::STATELESS;
+use crate::validate::spare::Giver;
 use crate::validate::stdio::{is_response, Exchange, Session};
 use crate::validate::target::Target;
 use hyper::Method;
@@ -312,10 +313,14 @@ fn belongs_to(message: &Value, id: &Value) -> bool {
 /// `abandon`, called when `server/discover` is sent, gives the future that ends the wait for
 /// its answer early (the default run gives up on it once the `initialize` checks are done
 /// and it has waited long enough: a server of that era may stay silent).
+///
+/// `giver`, when given, hands the server to the `initialize` plan once it answered
+/// `server/discover` as a server of that era (see [`crate::validate::spare`]).
 pub async fn run_stdio<A: Future<Output = ()> + Send>(
     target: &Target,
     plan: &Plan,
     abandon: impl FnOnce() -> A + Send,
+    mut giver: Option<Giver>,
 ) -> Result<Spoken, Unreachable> {
     let ctx = Ctx::new(target.clone(), plan.timeout);
     // A start-up slot shared with the other revisions' launches, held until `server/discover`
@@ -331,8 +336,14 @@ pub async fn run_stdio<A: Future<Output = ()> + Send>(
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .revision = Some(STATELESS.into());
-    let spoken = run_session(&mut session, plan, false, Some(slot), abandon).await;
-    session.kill().await;
+    let spoken = run_session(&mut session, plan, false, Some(slot), abandon, &mut giver).await;
+    match giver {
+        Some(giver) if giver.ready() && session.stalled.is_none() => giver.give(session).await,
+        giver => {
+            giver.map(Giver::none);
+            session.kill().await;
+        }
+    }
     Ok(finish(spoken, &ctx.logs(), plan))
 }
 
@@ -357,7 +368,7 @@ pub async fn run_http<A: Future<Output = ()> + Send>(
         .unwrap_or_else(|e| e.into_inner())
         .revision = Some(STATELESS.into());
     let logs = vec![session.log()];
-    let spoken = run_session(&mut session, plan, true, None, abandon).await;
+    let spoken = run_session(&mut session, plan, true, None, abandon, &mut None).await;
     if let Spoken::No(why) = &spoken {
         // A server that cannot be connected to is unreachable, not of another era.
         if why.contains("cannot connect to") {
@@ -400,6 +411,7 @@ async fn run_session<S: Transport + super::peer::Peer, A: Future<Output = ()> + 
     http: bool,
     start_slot: Option<tokio::sync::SemaphorePermit<'static>>,
     abandon: impl FnOnce() -> A + Send,
+    giver: &mut Option<Giver>,
 ) -> Spoken {
     let started = Instant::now();
     // The start-up slot goes back when the answer comes, or after START_SLOT_HOLD at most (a
@@ -423,8 +435,16 @@ async fn run_session<S: Transport + super::peer::Peer, A: Future<Output = ()> + 
     };
     drop(answered);
     if let Some(why) = not_modern(&discover) {
+        // Answered as a server of the `initialize` era: the server may be handed over.
+        if discover.reply.is_ok() {
+            let id = serde_json::from_str::<Value>(&discover.sent).ok().and_then(|m| m.get("id").cloned());
+            if let (Some(giver), Some(id)) = (giver.as_mut(), id) {
+                giver.answered(id);
+            }
+        }
         return Spoken::No(why);
     }
+    giver.take().map(Giver::none);
     let mut found = Vec::new();
     if plan.wants(DISCOVER) {
         found.push(Found::new(

@@ -1,0 +1,86 @@
+//! How many server processes `mcp-conformance validate` starts over stdio: on two cores a
+//! Node server's start-up is what a run's wall time is made of, so the launches are an
+//! invariant of their own (`cargo bench --bench validate` has the times). Each launch of
+//! server-everything goes through a shell that first appends a line to a file.
+
+use serde_json::Value;
+use std::path::Path;
+
+#[path = "validate/servers.rs"]
+mod servers;
+
+const BIN: &str = env!("CARGO_BIN_EXE_mcp-conformance");
+
+/// Validates server-everything with `args`; the launches counted and the report's
+/// `(id, revision, status)` of every check.
+fn launches(args: &[&str]) -> (usize, Vec<(String, String, String)>) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let entry = servers::installed(root).join("node/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    let dir = tempfile::tempdir().unwrap();
+    let count = dir.path().join("launches");
+    let json = dir.path().join("report.json");
+    let script = format!("echo launched >> '{}'; exec node '{}' stdio", count.display(), entry.display());
+    let baseline = root.join("tests/validate/baseline/server-everything.toml");
+    let output = std::process::Command::new(BIN)
+        .args(["validate", "--strict", "--timeout", "30s", "--baseline"])
+        .arg(&baseline)
+        .arg("--json")
+        .arg(&json)
+        .args(args)
+        .args(["--", "sh", "-c", &script])
+        .output()
+        .unwrap();
+    let shown = format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+    assert_eq!(output.status.code(), Some(0), "{shown}");
+    let report: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let checks = report["targets"][0]["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            let field = |name: &str| c[name].as_str().unwrap_or_default().to_string();
+            (field("id"), field("revision"), field("status"))
+        })
+        .collect();
+    (std::fs::read_to_string(&count).unwrap().lines().count(), checks)
+}
+
+fn status<'a>(checks: &'a [(String, String, String)], id: &str) -> &'a str {
+    checks.iter().find(|(i, _, _)| i == id).map_or("absent", |(_, _, s)| s.as_str())
+}
+
+/// By default: the probe, the 2026-07-28 session's server (refused `server/discover`, then
+/// taken over by the feature session), four negotiation sessions (one of which, answered at
+/// the probe's revision, the parse-error check takes over) — six, not eight.
+#[test]
+fn every_check_by_default_starts_six_servers() {
+    let (count, checks) = launches(&[]);
+    assert_eq!(count, 6, "{checks:?}");
+    for id in ["server.lifecycle.before-initialize", "server.initialize.negotiates", "server.stdio.exits-on-close"] {
+        assert_eq!(status(&checks, id), "pass", "{id}: {checks:?}");
+    }
+    // The TypeScript SDK sends no -32700 (a baseline entry): the check ran, on a taken-over session.
+    assert_eq!(status(&checks, "server.jsonrpc.parse-error"), "expected_failure", "{checks:?}");
+}
+
+/// The negotiation and parse-error checks at one revision: the probe and four negotiation
+/// sessions; the parse-error check needs none of its own.
+#[test]
+fn the_parse_error_check_takes_over_a_negotiation_session() {
+    let args = ["--revision", "2025-11-25", "--only", "server.initialize.negotiates", "--only", "server.jsonrpc.parse-error"];
+    let (count, checks) = launches(&args);
+    assert_eq!(count, 5, "{checks:?}");
+    assert_eq!(status(&checks, "server.initialize.negotiates"), "pass", "{checks:?}");
+    assert_eq!(status(&checks, "server.jsonrpc.parse-error"), "expected_failure", "{checks:?}");
+}
+
+/// Without the feature checks, the 2026-07-28 session's server is taken over by a
+/// negotiation session: the probe and four negotiation sessions by default too.
+#[test]
+fn without_the_feature_checks_a_negotiation_session_takes_over_the_discover_server() {
+    let args = ["--only", "server.initialize", "--only", "server.jsonrpc.parse-error", "--only", "server.discover"];
+    let (count, checks) = launches(&args);
+    assert_eq!(count, 5, "{checks:?}");
+    assert_eq!(status(&checks, "server.initialize.negotiates"), "pass", "{checks:?}");
+    assert_eq!(status(&checks, "server.discover"), "skip", "{checks:?}");
+}
