@@ -93,6 +93,8 @@ const FEATURE_CHECKS: &[&str] = &[
     "server.concurrent",
     "server.requests.declared",
     "server.notifications.list-changed",
+    "server.requests.valid",
+    "server.requests.within-declared",
 ];
 
 #[path = "validate/servers.rs"]
@@ -408,6 +410,21 @@ fn a_correct_http_server_passes_its_check(#[files("tests/validate/correct-http/*
     assert_eq!((code, statuses(&report)), (0, vec![(id.clone(), "pass".to_string())]), "{id}: {shown}");
 }
 
+/// Every feature check that applies over Streamable HTTP (all but the stdio-only
+/// before-initialize) has a broken server in `tests/validate/broken-http/` and a correct one
+/// in `tests/validate/correct-http/`, as over stdio.
+#[test]
+fn every_feature_check_has_a_broken_and_a_correct_http_server() {
+    let mut wanted: Vec<String> =
+        FEATURE_CHECKS.iter().filter(|id| **id != "server.lifecycle.before-initialize").map(ToString::to_string).collect();
+    wanted.sort();
+    assert_eq!(broken_servers_in("tests/validate/correct-http"), wanted);
+    let broken = broken_servers_in("tests/validate/broken-http");
+    for id in &wanted {
+        assert!(broken.contains(id), "{id} needs a broken server in tests/validate/broken-http");
+    }
+}
+
 #[test]
 fn every_http_check_has_a_broken_server() {
     let covered = broken_servers_in("tests/validate/broken-http");
@@ -434,6 +451,17 @@ fn an_https_url_is_trusted_through_ca_cert_and_refused_without_it() {
 fn server_everything_keeps_every_stdio_rule_but_its_baseline() {
     let report = assert_keeps_its_baseline(&everything(), "server-everything.toml");
     assert_does_not_speak_2026(&report);
+    // It asks a client that declares roots for them (350 ms after `initialized`).
+    assert_requests_exercised(&report);
+}
+
+/// The declared side of server requests was exercised: a request came, valid and in bounds.
+fn assert_requests_exercised(report: &Value) {
+    let statuses = statuses(report);
+    for id in ["server.requests.valid", "server.requests.within-declared"] {
+        let status = statuses.iter().find(|(i, _)| i == id).map(|(_, s)| s.as_str());
+        assert_eq!(status, Some("pass"), "{id}\n{report}");
+    }
 }
 
 #[test]
@@ -687,6 +715,33 @@ fn a_broken_stateless_http_server_fails_its_check(#[files("tests/validate/broken
     assert_fails_only(&id, validate_json(&args, &[]));
 }
 
+/// One test per file of `tests/validate/correct-2026/`: a feature check that applies at
+/// 2026-07-28 passes against a correct stateless server (`server/discover`, no handshake).
+#[rstest]
+fn a_correct_stateless_server_passes_its_feature_check(#[files("tests/validate/correct-2026/*.toml")] path: PathBuf) {
+    let id = check_of(&path);
+    let mock = vec![BIN.to_string(), "mock-stdio".into(), "--script".into(), path.display().to_string()];
+    let args = ["--strict", "--timeout", "3s", "--revision", "2026-07-28", "--only", &id];
+    let (code, report, shown) = validate_json(&args, &mock);
+    assert_eq!((code, statuses(&report)), (0, vec![(id.clone(), "pass".to_string())]), "{id}: {shown}");
+}
+
+/// Every feature check that applies at 2026-07-28 has a broken and a correct stateless server.
+#[test]
+fn every_feature_check_at_2026_has_a_broken_and_a_correct_server() {
+    let mut wanted: Vec<String> = FEATURE_CHECKS
+        .iter()
+        .filter(|id| **id != "server.lifecycle.before-initialize" && !NOT_APPLICABLE_AT_2026.contains(id))
+        .map(ToString::to_string)
+        .collect();
+    wanted.sort();
+    assert_eq!(broken_servers_in("tests/validate/correct-2026"), wanted);
+    let broken = broken_servers_in("tests/validate/broken-2026");
+    for id in &wanted {
+        assert!(broken.contains(id), "{id} needs a broken server in tests/validate/broken-2026");
+    }
+}
+
 #[test]
 fn every_stateless_check_has_a_broken_server() {
     let mut covered = broken_servers_in("tests/validate/broken-2026");
@@ -727,8 +782,31 @@ fn assert_speaks_2026(report: &Value, http: bool) {
             if *id == "server.http.header-mismatch" && !http { &["skip"] } else { &["pass", "expected_failure"] };
         assert!(status.is_some_and(|s| wanted.contains(&s)), "{id} at 2026-07-28: {status:?}\n{report}");
     }
-    assert_eq!(at_2026.len(), STATELESS_CHECKS.len() + SHARED_AT_2026.len(), "{at_2026:?}");
+    // The feature checks ran there too (or skip, saying why: not applicable, nothing to do).
+    let features: Vec<&&str> = FEATURE_CHECKS.iter().filter(|id| **id != "server.lifecycle.before-initialize").collect();
+    for id in &features {
+        let status = at_2026.iter().find(|(i, _)| i == *id).map(|(_, s)| s.as_str());
+        let wanted: &[&str] =
+            if NOT_APPLICABLE_AT_2026.contains(id) { &["skip"] } else { &["pass", "expected_failure", "skip"] };
+        assert!(status.is_some_and(|s| wanted.contains(&s)), "{id} at 2026-07-28: {status:?}\n{report}");
+    }
+    assert_eq!(at_2026.len(), STATELESS_CHECKS.len() + SHARED_AT_2026.len() + features.len(), "{at_2026:?}");
 }
+
+/// The feature checks that do not apply at 2026-07-28 (no `initialize`, no
+/// `resources/subscribe`, no `logging/setLevel`, no client capability declared): skipped
+/// there with the reason.
+const NOT_APPLICABLE_AT_2026: &[&str] = &[
+    "server.lifecycle.second-initialize",
+    "server.lifecycle.server-info",
+    "server.resources.unknown",
+    "server.resources.subscribe",
+    "server.resources.updated",
+    "server.logging.set-level",
+    "server.logging.level-respected",
+    "server.requests.valid",
+    "server.requests.within-declared",
+];
 
 /// The default run found the server does not speak 2026-07-28 and said so once.
 fn assert_does_not_speak_2026(report: &Value) {
@@ -785,7 +863,10 @@ fn a_server_of_2026_07_28_only_is_judged_at_that_revision_alone_by_default() {
     let mut cmd = Command::new(&command[0]);
     cmd.args(&command[1..]).env("MCP_TS_LEGACY", "reject");
     let server = serve(cmd, port, "the TypeScript SDK server, 2026-07-28 only (streamable-http)");
-    let (code, report, shown) = validate_json(&["--strict", "--url", &server.url], &[]);
+    // Its 2026-07-28 deviations are those of the dual-era server (the same SDK handlers).
+    let baseline = root().join("tests/validate/baseline/ts-sdk-http.toml");
+    let (code, report, shown) =
+        validate_json(&["--strict", "--baseline", baseline.to_str().unwrap(), "--url", &server.url], &[]);
     assert_eq!(code, 0, "{shown}");
     assert_speaks_2026(&report, true);
     assert_eq!(
@@ -868,7 +949,9 @@ fn the_filesystem_reference_server_keeps_every_stdio_rule_but_its_baseline_and_i
     std::fs::create_dir(dir.path().join("sub")).unwrap();
     let before = snapshot_of(dir.path());
     let command = vec!["node".to_string(), reference_server("server-filesystem"), dir.path().display().to_string()];
-    assert_keeps_its_baseline(&command, "server-filesystem.toml");
+    let report = assert_keeps_its_baseline(&command, "server-filesystem.toml");
+    // It asks a client that declares roots for them (the answer, no roots, changes nothing).
+    assert_requests_exercised(&report);
     // Only its read-only tools were called: nothing written, moved or created.
     assert_eq!(snapshot_of(dir.path()), before);
 }

@@ -593,6 +593,9 @@ pub struct HttpSession {
     pub revision: Option<String>,
     /// Why the session stopped answering, once a request got no answer within the bound.
     pub stalled: Option<String>,
+    /// The client capabilities the handshake declares (none unless set before it); the
+    /// server's requests for them get canned answers ([`crate::validate::checks::requests`]).
+    pub declared: Value,
     next_id: i64,
     ended: bool,
 }
@@ -606,6 +609,7 @@ impl HttpSession {
             session_id: None,
             revision: None,
             stalled: None,
+            declared: json!({}),
             next_id: 0,
             ended: false,
         }
@@ -631,6 +635,7 @@ impl HttpSession {
             session_id: self.session_id.clone(),
             revision: self.revision.clone(),
             stalled: None,
+            declared: self.declared.clone(),
             next_id: 0,
             ended: true,
         }
@@ -757,7 +762,7 @@ impl HttpSession {
             "method": "initialize",
             "params": {
                 "protocolVersion": revision,
-                "capabilities": {},
+                "capabilities": self.declared,
                 "clientInfo": {"name": "mcp-conformance-validate", "version": env!("CARGO_PKG_VERSION")},
             },
         });
@@ -796,16 +801,13 @@ impl HttpSession {
         self.ended = true;
     }
 
-    /// Answers a server request that came on a response: `ping` with `{}`, others -32601.
+    /// Answers a server request that came on a response: `ping` with `{}`, those for declared
+    /// client capabilities with canned answers, others -32601.
     async fn answer_server_request(&mut self, message: &Value) {
-        let (Some(id), Some(method)) = (message.get("id"), message.get("method").and_then(Value::as_str)) else {
+        if message.get("id").is_none() || message.get("method").and_then(Value::as_str).is_none() {
             return;
-        };
-        let reply = if method == "ping" {
-            json!({"jsonrpc": "2.0", "id": id, "result": {}})
-        } else {
-            json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": "Method not found"}})
-        };
+        }
+        let reply = crate::validate::checks::requests::answer(message, &self.declared);
         let headers = self.headers();
         let _ = self.wire.send(Method::POST, &headers, Some(reply.to_string().into_bytes()), &Until::End, |_| {}).await;
     }

@@ -147,6 +147,13 @@ fn check(revision: &str, definition: &str, instance: &Value) -> Result<Option<St
     Ok(if problems.is_empty() { None } else { Some(format!("not a valid {definition}: {}", problems.join("; "))) })
 }
 
+/// Validates `instance` against the `revision`'s `definition`: `Ok(None)` when valid or when
+/// the revision has no such definition, `Ok(Some(problem))` when invalid, `Err` when the
+/// harness failed.
+pub fn validate_as(revision: &str, definition: &str, instance: &Value) -> Result<Option<String>, String> {
+    check(revision, definition, instance)
+}
+
 /// Validates one message the server sent, given the method of the request it answers (for
 /// a response). `Ok(None)`: valid. `Ok(Some(problem))`: invalid. `Err`: harness fault.
 pub fn validate_message(revision: &str, message: &Value, answered: Option<&str>) -> Result<Option<String>, String> {

@@ -79,6 +79,9 @@ pub struct Session {
     next_id: i64,
     timeout: Duration,
     command: String,
+    /// The client capabilities the handshake declares (none unless set before it); the
+    /// server's requests for them get canned answers ([`crate::validate::checks::requests`]).
+    pub declared: Value,
 }
 
 impl Session {
@@ -126,6 +129,7 @@ impl Session {
             next_id: 0,
             timeout,
             command: target.describe(),
+            declared: json!({}),
         })
     }
 
@@ -164,7 +168,8 @@ impl Session {
     }
 
     /// Sends a request and waits (bounded) for the response with its id. Server requests
-    /// meanwhile are answered (`ping` with `{}`, others with -32601); notifications are logged.
+    /// meanwhile are answered (`ping` with `{}`, those for declared client capabilities with
+    /// canned answers, others with -32601); notifications are logged.
     pub async fn request(&mut self, method: &str, params: Option<Value>) -> Exchange {
         self.next_id += 1;
         let id = json!(self.next_id);
@@ -203,7 +208,7 @@ impl Session {
     pub async fn handshake(&mut self, revision: &str) -> Exchange {
         let params = json!({
             "protocolVersion": revision,
-            "capabilities": {},
+            "capabilities": self.declared,
             "clientInfo": {"name": "mcp-conformance-validate", "version": env!("CARGO_PKG_VERSION")},
         });
         let exchange = self.request("initialize", Some(params)).await;
@@ -340,18 +345,14 @@ impl Session {
     /// Answers a server request (up to [`MAX_ANSWERS`] a session), the write bounded by
     /// what is left of the caller's wait.
     async fn answer_server_request(&mut self, message: &Value, deadline: Instant) {
-        let (Some(id), Some(method)) = (message.get("id"), message.get("method").and_then(Value::as_str)) else {
+        if message.get("id").is_none() || message.get("method").and_then(Value::as_str).is_none() {
             return;
-        };
+        }
         if self.answered >= MAX_ANSWERS {
             return;
         }
         self.answered += 1;
-        let reply = if method == "ping" {
-            json!({"jsonrpc": "2.0", "id": id, "result": {}})
-        } else {
-            json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": "Method not found"}})
-        };
+        let reply = crate::validate::checks::requests::answer(message, &self.declared);
         let left = deadline.saturating_duration_since(Instant::now());
         if !left.is_zero() {
             let _ = self.send_line_within(&reply.to_string(), left).await;

@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 
 /// The feature checks run on a shared session, in report order.
 pub const SESSION_CHECKS: &[&str] = &[
-    lifecycle::SERVER_INFO,
     lifecycle::SECOND_INITIALIZE,
+    lifecycle::SERVER_INFO,
     tool_calls::CALL,
     tool_calls::ERROR_IN_RESULT,
     tool_calls::INVALID_ARGUMENTS,
@@ -163,11 +163,7 @@ pub async fn run(peer: &mut impl Peer, offered: &str, init: &Value, wanted: &[&'
     let prompt_checks = [prompts::LIST, prompts::GET, prompts::MISSING_ARGUMENT, prompts::UNKNOWN];
     let mut prompt_items = Vec::new();
     if prompt_checks.iter().any(|id| wants(id)) || wants(utilities::COMPLETE) {
-        if !declares("prompts") {
-            for id in prompt_checks {
-                push(id, Finding::skip("the server does not declare `prompts`"), started);
-            }
-        } else if let Some(skip) = stalled(peer) {
+        if let Some(skip) = gate(declares("prompts"), "prompts", peer) {
             for id in prompt_checks {
                 push(id, skip.clone(), started);
             }
@@ -197,11 +193,7 @@ pub async fn run(peer: &mut impl Peer, offered: &str, init: &Value, wanted: &[&'
     let mut templates = Vec::new();
     let mut subscribed: Vec<String> = Vec::new();
     if resource_checks.iter().any(|id| wants(id)) || wants(utilities::COMPLETE) {
-        if !declares("resources") {
-            for id in resource_checks {
-                push(id, Finding::skip("the server does not declare `resources`"), started);
-            }
-        } else if let Some(skip) = stalled(peer) {
+        if let Some(skip) = gate(declares("resources"), "resources", peer) {
             for id in resource_checks {
                 push(id, skip.clone(), started);
             }
@@ -317,6 +309,15 @@ pub async fn run(peer: &mut impl Peer, offered: &str, init: &Value, wanted: &[&'
     push(lifecycle::DECLARED_REQUESTS, lifecycle::judge_requests(&log), started);
     push(lifecycle::LIST_CHANGED, lifecycle::judge_list_changed(&log, &capabilities), started);
     out
+}
+
+/// Why a capability group's checks are skipped, if they are: the server does not declare
+/// `capability`, or the session stopped answering.
+fn gate(declared: bool, capability: &str, peer: &dyn StalledPeer) -> Option<Finding> {
+    if !declared {
+        return Some(Finding::skip(format!("the server does not declare `{capability}`")));
+    }
+    peer.why().map(|why| not_asked(&why))
 }
 
 /// Why a session stopped answering, through a trait object.

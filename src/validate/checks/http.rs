@@ -116,6 +116,8 @@ pub async fn run_http(target: &Target, plan: &Plan) -> Result<Vec<Found>, Unreac
 
     let started = Instant::now();
     let mut probe = ctx.open("probe");
+    // The probe declares the client capabilities (server.requests.valid judges it).
+    probe.declared = super::requests::declared_at(&first);
     let init = ctx.handshake(&mut probe, "probe", &first).await;
     if let Err(e) = &init.init_posted.reply {
         if e.is_unreachable() {
@@ -187,6 +189,11 @@ pub async fn run_http(target: &Target, plan: &Plan) -> Result<Vec<Found>, Unreac
                 0,
             )),
         }
+    }
+    let declared_ids: Vec<&'static str> = super::requests::CHECKS.iter().copied().filter(|id| plan.wants(id)).collect();
+    let declared = probe.declared.clone();
+    for (id, revision, finding, millis) in super::requests::run(&mut probe, &first, &declared, &declared_ids).await {
+        found.push(Found::new(id, revision, finding, millis));
     }
     probe.close().await;
     found.retain(|f| f.id == "harness" || plan.wants(f.id));

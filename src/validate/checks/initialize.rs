@@ -65,7 +65,9 @@ pub async fn negotiates(
     for revision in wanted.iter().copied().filter(|r| *r != probe_revision) {
         let ctx = ctx.clone();
         tasks.spawn(async move {
-            let (session, exchange) = ctx.open_handshaken(&session_label(revision), revision).await?;
+            // Declaring the client capabilities: the session at the probe's revision may serve
+            // the parse-error check and the declared side of server requests (requests.rs).
+            let (session, exchange) = ctx.open_declaring(&session_label(revision), revision).await?;
             ctx.done_with(session, &exchange).await;
             Ok::<_, String>((revision.to_string(), exchange))
         });

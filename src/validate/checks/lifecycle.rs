@@ -27,7 +27,7 @@ const CLIENT_REQUESTS: [(&str, &str); 3] =
 pub fn judge_server_info(result: &Value) -> Finding {
     let info = result.get("serverInfo").cloned().unwrap_or(Value::Null);
     let mut wrong = Vec::new();
-    if !info.get("name").and_then(Value::as_str).is_some_and(|n| !n.trim().is_empty()) {
+    if info.get("name").and_then(Value::as_str).is_none_or(|n| n.trim().is_empty()) {
         wrong.push(format!("serverInfo.name is {}", info.get("name").unwrap_or(&Value::Null)));
     }
     if !info.get("version").is_some_and(Value::is_string) {

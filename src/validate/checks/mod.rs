@@ -8,6 +8,7 @@
 pub mod capabilities;
 pub mod content;
 pub mod features;
+pub mod features_2026;
 pub mod http;
 pub mod initialize;
 pub mod jsonrpc;
@@ -15,6 +16,7 @@ pub mod lifecycle;
 pub mod peer;
 pub mod ping;
 pub mod prompts;
+pub mod requests;
 pub mod resources;
 pub mod schema;
 pub mod stateless;
@@ -69,8 +71,8 @@ pub(crate) fn not_asked(why: &str) -> Finding {
     Finding::skip(format!("not asked: the session stopped answering an earlier check ({})", super::outcome::excerpt(why)))
 }
 
-/// Every check the validator knows, in report order.
-pub const ALL: &[&str] = &[
+/// The checks before the feature checks, in report order.
+const BEFORE_FEATURES: &[&str] = &[
     initialize::RESULT,
     initialize::NEGOTIATES,
     schema::VALID,
@@ -104,34 +106,31 @@ pub const ALL: &[&str] = &[
     stateless::RESOURCE_NOT_FOUND,
     stateless::HEADER_MISMATCH,
     lifecycle::BEFORE_INITIALIZE,
-    lifecycle::SECOND_INITIALIZE,
-    lifecycle::SERVER_INFO,
-    tool_calls::CALL,
-    tool_calls::ERROR_IN_RESULT,
-    tool_calls::INVALID_ARGUMENTS,
-    tool_calls::OUTPUT_SCHEMA,
-    tool_calls::NAMES,
-    tool_calls::ANNOTATIONS,
-    prompts::LIST,
-    prompts::GET,
-    prompts::MISSING_ARGUMENT,
-    prompts::UNKNOWN,
-    resources::LIST,
-    resources::TEMPLATES,
-    resources::READ,
-    resources::UNKNOWN,
-    resources::SUBSCRIBE,
-    resources::UPDATED,
-    utilities::COMPLETE,
-    utilities::SET_LEVEL,
-    utilities::LEVEL_RESPECTED,
-    utilities::BOGUS_CURSOR,
-    utilities::PROGRESS,
-    utilities::CANCELLATION,
-    utilities::CONCURRENT,
-    lifecycle::DECLARED_REQUESTS,
-    lifecycle::LIST_CHANGED,
 ];
+
+/// Every check the validator knows, in report order: those above, the feature checks of a
+/// shared session ([`features::SESSION_CHECKS`]), then those of the session that declares
+/// client capabilities ([`requests::CHECKS`]).
+pub const ALL: &[&str] = &concat::<{ BEFORE_FEATURES.len() + features::SESSION_CHECKS.len() + requests::CHECKS.len() }>(
+    &[BEFORE_FEATURES, features::SESSION_CHECKS, requests::CHECKS],
+);
+
+/// The lists one after the other, in a constant.
+const fn concat<const N: usize>(lists: &[&[&'static str]]) -> [&'static str; N] {
+    let mut out = [""; N];
+    let (mut list, mut at, mut i) = (0, 0, 0);
+    while list < lists.len() {
+        if at < lists[list].len() {
+            out[i] = lists[list][at];
+            i += 1;
+            at += 1;
+        } else {
+            list += 1;
+            at = 0;
+        }
+    }
+    out
+}
 
 /// The checks run in one shared session, one after the other: they only ask questions, so
 /// none disturbs the next.
@@ -303,15 +302,28 @@ impl Ctx {
     /// slot is free (a spare server, see [`Ctx::take_spare`], needs none); the exchange
     /// whatever it holds.
     pub async fn open_handshaken(&self, label: &str, revision: &str) -> Result<(Session, Exchange), String> {
+        self.open_with(label, revision, serde_json::json!({})).await
+    }
+
+    /// [`Ctx::open_handshaken`], the handshake declaring the client capabilities of
+    /// [`requests::declared_at`] `revision` (their requests get canned answers).
+    pub async fn open_declaring(&self, label: &str, revision: &str) -> Result<(Session, Exchange), String> {
+        self.open_with(label, revision, requests::declared_at(revision)).await
+    }
+
+    /// [`Ctx::open_handshaken`], the handshake declaring `declared`.
+    async fn open_with(&self, label: &str, revision: &str, declared: Value) -> Result<(Session, Exchange), String> {
         let mut session = match self.take_spare(label, label).await {
             Some(session) => session,
             None => {
                 let _slot = self.start_slot().await;
                 let mut session = self.open(label)?;
+                session.declared = declared;
                 let exchange = session.handshake(revision).await;
                 return Ok((session, exchange));
             }
         };
+        session.declared = declared;
         let exchange = session.handshake(revision).await;
         Ok((session, exchange))
     }
@@ -498,6 +510,13 @@ fn launch_fresh(
     }
     let feature_ids = features::selected(plan);
     let settings = features::Settings::of(plan);
+    // The declared side of server requests runs after the first revision's parse-error check,
+    // on its session (whose handshake declared the client capabilities), else alone.
+    let declaring: Vec<&'static str> = requests::CHECKS.iter().copied().filter(|id| plan.wants(id)).collect();
+    if !declaring.is_empty() && !plan.wants(jsonrpc::PARSE_ERROR) {
+        let (ctx, revision, declaring, patience) = (ctx.clone(), first.to_string(), declaring.clone(), settings.patience);
+        tasks.spawn(async move { requests::run_stdio(&ctx, None, &revision, &declaring, patience, false).await });
+    }
     for (index, revision) in plan.revisions.iter().enumerate() {
         // The first revision's queries run on the probe; its feature checks in a server of
         // their own (a tool call still running would keep the probe from exiting on close).
@@ -512,12 +531,17 @@ fn launch_fresh(
         if plan.wants(jsonrpc::PARSE_ERROR) {
             let (ctx, revision) = (ctx.clone(), revision.clone());
             let reuse = if index == 0 { reuse.take() } else { None };
+            let declaring = if index == 0 { declaring.clone() } else { Vec::new() };
+            let patience = settings.patience;
             tasks.spawn(async move {
                 let started = Instant::now();
                 let reused = match reuse {
                     Some(reused) => reused.await.ok(),
                     None => None,
                 };
+                if !declaring.is_empty() {
+                    return requests::run_stdio(&ctx, reused, &revision, &declaring, patience, true).await;
+                }
                 let finding = match reused {
                     Some(mut session) => {
                         let finding = jsonrpc::judge_parse_error(&mut session).await;

@@ -11,14 +11,47 @@ use std::collections::HashMap;
 use std::future::Future;
 use std::time::{Duration, Instant};
 
-/// A session the feature checks run on (stdio or HTTP).
-pub trait Peer: Rpc {
+/// What every session has, stdio or HTTP, whatever the checks run on it: its log, fresh
+/// request ids, notifications.
+pub trait Basics {
     /// The session's log.
     fn shared_log(&self) -> SharedLog;
     /// A request id not used before in this session.
     fn fresh_id(&mut self) -> i64;
-    /// Sends a notification.
+    /// Sends a notification (a failure to send shows as the next request's).
     fn tell(&mut self, method: &str, params: Option<Value>) -> impl Future<Output = ()> + Send;
+}
+
+impl Basics for Session {
+    fn shared_log(&self) -> SharedLog {
+        self.log()
+    }
+
+    fn fresh_id(&mut self) -> i64 {
+        self.next_id()
+    }
+
+    async fn tell(&mut self, method: &str, params: Option<Value>) {
+        let _ = self.notify(method, params).await;
+    }
+}
+
+impl Basics for HttpSession {
+    fn shared_log(&self) -> SharedLog {
+        self.log()
+    }
+
+    fn fresh_id(&mut self) -> i64 {
+        self.next_id()
+    }
+
+    async fn tell(&mut self, method: &str, params: Option<Value>) {
+        let _ = self.notify(method, params).await;
+    }
+}
+
+/// A session the feature checks run on (stdio or HTTP).
+pub trait Peer: Rpc + Basics {
     /// Requests sent and not yet collected.
     type InFlight: Send;
     /// Sends every request (full messages, ids set) at once, without waiting; other
@@ -77,85 +110,67 @@ pub fn since(peer: &impl Peer, mark: usize) -> Vec<Value> {
 }
 
 impl Peer for Session {
-    fn shared_log(&self) -> SharedLog {
-        self.log()
-    }
-
-    fn fresh_id(&mut self) -> i64 {
-        self.next_id()
-    }
-
-    fn tell(&mut self, method: &str, params: Option<Value>) -> impl Future<Output = ()> + Send {
-        async move {
-            let _ = self.notify(method, params).await;
-        }
-    }
-
     type InFlight = StdioInFlight;
 
-    fn start(&mut self, requests: Vec<Value>) -> impl Future<Output = StdioInFlight> + Send {
-        async move {
-            let mark = mark(self);
-            let mut sent = Vec::new();
-            for message in requests {
-                let line = message.to_string();
-                let id = message.get("id").cloned().unwrap_or(Value::Null);
-                if let Some(method) = message.get("method").and_then(Value::as_str) {
-                    self.log().lock().unwrap_or_else(|e| e.into_inner()).methods.insert(id.to_string(), method.to_string());
-                }
-                let written = self.send_line(&line).await;
-                sent.push((line, id, written));
+    async fn start(&mut self, requests: Vec<Value>) -> StdioInFlight {
+        let mark = mark(self);
+        let mut sent = Vec::new();
+        for message in requests {
+            let line = message.to_string();
+            let id = message.get("id").cloned().unwrap_or(Value::Null);
+            if let Some(method) = message.get("method").and_then(Value::as_str) {
+                self.log().lock().unwrap_or_else(|e| e.into_inner()).methods.insert(id.to_string(), method.to_string());
             }
-            StdioInFlight { mark, sent }
+            let written = self.send_line(&line).await;
+            sent.push((line, id, written));
         }
+        StdioInFlight { mark, sent }
     }
 
-    fn finish(&mut self, in_flight: StdioInFlight, deadline: Instant) -> impl Future<Output = Vec<Exchange>> + Send {
-        async move {
-            // Answers that came while other requests were awaited are in the log already.
-            let seen = since(self, in_flight.mark);
-            let mut out = Vec::new();
-            let mut pending: HashMap<String, usize> = HashMap::new();
-            for (index, (sent, id, written)) in in_flight.sent.into_iter().enumerate() {
-                let answered = seen.iter().find(|m| is_response(m) && m.get("id") == Some(&id)).cloned();
-                let reply = match (written, answered) {
-                    (Err(why), _) => Err(why),
-                    (Ok(()), Some(answer)) => Ok(answer),
-                    (Ok(()), None) => {
-                        pending.insert(id.to_string(), index);
-                        Err("not answered".to_string())
-                    }
-                };
-                out.push(Exchange { sent, reply });
-            }
-            let in_flight = pending.len();
-            while !pending.is_empty() {
-                let left = deadline.saturating_duration_since(Instant::now());
-                if left.is_zero() {
-                    break;
+    async fn finish(&mut self, in_flight: StdioInFlight, deadline: Instant) -> Vec<Exchange> {
+        // Answers that came while other requests were awaited are in the log already.
+        let seen = since(self, in_flight.mark);
+        let mut out = Vec::new();
+        let mut pending: HashMap<String, usize> = HashMap::new();
+        for (index, (sent, id, written)) in in_flight.sent.into_iter().enumerate() {
+            let answered = seen.iter().find(|m| is_response(m) && m.get("id") == Some(&id)).cloned();
+            let reply = match (written, answered) {
+                (Err(why), _) => Err(why),
+                (Ok(()), Some(answer)) => Ok(answer),
+                (Ok(()), None) => {
+                    pending.insert(id.to_string(), index);
+                    Err("not answered".to_string())
                 }
-                let ids: Vec<String> = pending.keys().cloned().collect();
-                let wanted = move |m: &Value| is_response(m) && m.get("id").is_some_and(|id| ids.contains(&id.to_string()));
-                match self.wait_within(left, wanted).await {
-                    Ok(message) => {
-                        let key = message.get("id").map(Value::to_string).unwrap_or_default();
-                        if let Some(index) = pending.remove(&key) {
-                            out[index].reply = Ok(message);
-                        }
-                    }
-                    Err(why) => {
-                        for index in pending.values() {
-                            out[*index].reply = Err(why.clone());
-                        }
-                        return out;
-                    }
-                }
-            }
-            for index in pending.values() {
-                out[*index].reply = Err(format!("no answer in time ({in_flight} request(s) were still in flight)"));
-            }
-            out
+            };
+            out.push(Exchange { sent, reply });
         }
+        let in_flight = pending.len();
+        while !pending.is_empty() {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                break;
+            }
+            let ids: Vec<String> = pending.keys().cloned().collect();
+            let wanted = move |m: &Value| is_response(m) && m.get("id").is_some_and(|id| ids.contains(&id.to_string()));
+            match self.wait_within(left, wanted).await {
+                Ok(message) => {
+                    let key = message.get("id").map(Value::to_string).unwrap_or_default();
+                    if let Some(index) = pending.remove(&key) {
+                        out[index].reply = Ok(message);
+                    }
+                }
+                Err(why) => {
+                    for index in pending.values() {
+                        out[*index].reply = Err(why.clone());
+                    }
+                    return out;
+                }
+            }
+        }
+        for index in pending.values() {
+            out[*index].reply = Err(format!("no answer in time ({in_flight} request(s) were still in flight)"));
+        }
+        out
     }
 
     fn is_stdio(&self) -> bool {
@@ -164,20 +179,6 @@ impl Peer for Session {
 }
 
 impl Peer for HttpSession {
-    fn shared_log(&self) -> SharedLog {
-        self.log()
-    }
-
-    fn fresh_id(&mut self) -> i64 {
-        self.next_id()
-    }
-
-    fn tell(&mut self, method: &str, params: Option<Value>) -> impl Future<Output = ()> + Send {
-        async move {
-            let _ = self.notify(method, params).await;
-        }
-    }
-
     type InFlight = HttpInFlight;
 
     fn start(&mut self, requests: Vec<Value>) -> impl Future<Output = HttpInFlight> + Send {
@@ -193,23 +194,21 @@ impl Peer for HttpSession {
         }
     }
 
-    fn finish(&mut self, in_flight: HttpInFlight, deadline: Instant) -> impl Future<Output = Vec<Exchange>> + Send {
-        async move {
-            let HttpInFlight { mut tasks, sent } = in_flight;
-            let mut out: Vec<Exchange> =
-                sent.into_iter().map(|sent| Exchange { sent, reply: Err("no answer in time".to_string()) }).collect();
-            loop {
-                let left = deadline.saturating_duration_since(Instant::now());
-                match tokio::time::timeout(left, tasks.join_next()).await {
-                    Ok(Some(Ok((index, exchange)))) => out[index] = exchange,
-                    Ok(Some(Err(_))) => {}
-                    Ok(None) | Err(_) => break,
-                }
+    async fn finish(&mut self, in_flight: HttpInFlight, deadline: Instant) -> Vec<Exchange> {
+        let HttpInFlight { mut tasks, sent } = in_flight;
+        let mut out: Vec<Exchange> =
+            sent.into_iter().map(|sent| Exchange { sent, reply: Err("no answer in time".to_string()) }).collect();
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match tokio::time::timeout(left, tasks.join_next()).await {
+                Ok(Some(Ok((index, exchange)))) => out[index] = exchange,
+                Ok(Some(Err(_))) => {}
+                Ok(None) | Err(_) => break,
             }
-            // Requests still running are dropped: their connections close.
-            tasks.abort_all();
-            out
         }
+        // Requests still running are dropped: their connections close.
+        tasks.abort_all();
+        out
     }
 
     fn is_stdio(&self) -> bool {

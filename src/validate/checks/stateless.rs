@@ -10,6 +10,7 @@
 //! `subscriptions/listen` stream. The checks over every message (schema, `resultType`, cache
 //! hints, log notifications, `serverInfo`) read the session's log afterwards.
 
+use super::peer::Basics;
 use super::{
     capabilities, jsonrpc, not_asked, query, schema, tools, Ctx, Found, Plan, Rpc, Unreachable,
 };
@@ -114,7 +115,7 @@ pub const ACKNOWLEDGED: &str = "notifications/subscriptions/acknowledged";
 
 /// Whether the check is judged at 2026-07-28.
 pub fn applies(id: &str) -> bool {
-    OWN.contains(&id) || SHARED.contains(&id)
+    OWN.contains(&id) || SHARED.contains(&id) || super::features_2026::applies(id)
 }
 
 /// Whether the server speaks 2026-07-28, and if so what the checks found.
@@ -145,8 +146,20 @@ pub fn with_meta(params: Option<Value>, version: &str) -> Value {
     Value::Object(params)
 }
 
-/// A session speaking 2026-07-28: each request gets the per-request `_meta`.
+/// A session speaking 2026-07-28: each request gets the per-request `_meta`, and `ping`,
+/// which this revision does not have, becomes `server/discover` (the request every server of
+/// the revision must answer), so the checks that ask whether the server still serves read
+/// the same at every revision.
 pub struct Modern<'a, S>(pub &'a mut S);
+
+/// The method sent at 2026-07-28 for `method`: `server/discover` for `ping`.
+pub fn modern_method(method: &str) -> &str {
+    if method == "ping" {
+        "server/discover"
+    } else {
+        method
+    }
+}
 
 impl<S: Rpc> Rpc for Modern<'_, S> {
     fn request(
@@ -154,7 +167,7 @@ impl<S: Rpc> Rpc for Modern<'_, S> {
         method: &str,
         params: Option<Value>,
     ) -> impl Future<Output = Exchange> + Send {
-        self.0.request(method, Some(with_meta(params, STATELESS)))
+        self.0.request(modern_method(method), Some(with_meta(params, STATELESS)))
     }
 
     fn stalled(&self) -> Option<String> {
@@ -169,7 +182,7 @@ type HeaderEdit = dyn Fn(Vec<(String, String)>) -> Vec<(String, String)> + Send 
 type Aggregate = (&'static str, fn(&[SharedLog]) -> Finding);
 
 /// What a transport does beyond [`Rpc`] for this revision's own checks.
-trait Transport: Rpc {
+trait Transport: Rpc + Basics {
     /// Sends `message` as given (no `_meta` added) and waits for its answer; over HTTP with
     /// the request headers as a client sends them, changed by `headers`, and the HTTP status.
     fn raw(
@@ -184,9 +197,6 @@ trait Transport: Rpc {
         &mut self,
         message: Value,
     ) -> impl Future<Output = (String, Result<Value, String>)> + Send;
-
-    /// The next request id.
-    fn next(&mut self) -> i64;
 }
 
 impl Transport for Session {
@@ -210,10 +220,6 @@ impl Transport for Session {
         let cancel = json!({"requestId": id, "reason": "mcp-conformance: the acknowledgement was all it wanted"});
         let _ = self.notify("notifications/cancelled", Some(cancel)).await;
         (sent, first)
-    }
-
-    fn next(&mut self) -> i64 {
-        self.next_id()
     }
 }
 
@@ -277,10 +283,6 @@ impl Transport for HttpSession {
             Err(e) => Err(format!("no response: {e}")),
         };
         (posted.sent, first)
-    }
-
-    fn next(&mut self) -> i64 {
-        self.next_id()
     }
 }
 
@@ -403,7 +405,7 @@ fn finish(spoken: Spoken, logs: &[SharedLog], plan: &Plan) -> Spoken {
 }
 
 /// `server/discover`, then every selected check in turn.
-async fn run_session<S: Transport, A: Future<Output = ()> + Send>(
+async fn run_session<S: Transport + super::peer::Peer, A: Future<Output = ()> + Send>(
     session: &mut S,
     plan: &Plan,
     http: bool,
@@ -490,6 +492,9 @@ async fn run_session<S: Transport, A: Future<Output = ()> + Send>(
             started.elapsed().as_millis(),
         ));
     }
+    // The feature checks that still apply, last: their tool calls and cancellations come
+    // after this revision's own checks.
+    found.extend(super::features_2026::run(session, plan, &discover).await);
     Spoken::Yes(found)
 }
 
@@ -622,7 +627,7 @@ fn judge_error(
 /// A request whose `params` carry no `_meta` at all.
 async fn meta_required<S: Transport>(session: &mut S, capabilities: &Value, http: bool) -> Finding {
     let method = probe_method(capabilities);
-    let message = json!({"jsonrpc": "2.0", "id": session.next(), "method": method, "params": {}});
+    let message = json!({"jsonrpc": "2.0", "id": session.fresh_id(), "method": method, "params": {}});
     let (exchange, status) = session.raw(message, &|h| h).await;
     let expected = if http {
         "400 Bad Request and error -32602 (Invalid params) for a request without the required _meta fields"
@@ -642,7 +647,7 @@ async fn unsupported_version<S: Transport>(
     let method = probe_method(capabilities);
     let params = with_meta(None, NO_SUCH_VERSION);
     let message =
-        json!({"jsonrpc": "2.0", "id": session.next(), "method": method, "params": params});
+        json!({"jsonrpc": "2.0", "id": session.fresh_id(), "method": method, "params": params});
     let (exchange, status) = session
         .raw(message, &|h| {
             with(h, "MCP-Protocol-Version", NO_SUCH_VERSION)
@@ -706,12 +711,12 @@ async fn header_mismatch<S: Transport>(session: &mut S, capabilities: &Value) ->
     let mut cases: Vec<(String, Value, Box<HeaderEdit>)> = vec![
         (
             "`Mcp-Method: tools/list` on a `server/discover` body".into(),
-            discover(session.next()),
+            discover(session.fresh_id()),
             Box::new(|h| with(h, "Mcp-Method", "tools/list")),
         ),
         (
             "no `Mcp-Method` header".into(),
-            discover(session.next()),
+            discover(session.fresh_id()),
             Box::new(|h| without(h, "Mcp-Method")),
         ),
     ];
@@ -720,7 +725,7 @@ async fn header_mismatch<S: Transport>(session: &mut S, capabilities: &Value) ->
             Some(json!({"name": tools::NO_SUCH_TOOL, "arguments": {}})),
             STATELESS,
         );
-        let call = json!({"jsonrpc": "2.0", "id": session.next(), "method": "tools/call", "params": params});
+        let call = json!({"jsonrpc": "2.0", "id": session.fresh_id(), "method": "tools/call", "params": params});
         cases.push((
             "`Mcp-Name: mcp-conformance-other-tool` on a `tools/call` of another name".into(),
             call,
@@ -757,7 +762,7 @@ async fn listen_ack<S: Transport>(session: &mut S, capabilities: &Value) -> Find
     if filter.is_empty() && !subscribes {
         return Finding::skip("the server declares no list changes and no resource subscriptions: nothing to listen for");
     }
-    let id = json!(session.next());
+    let id = json!(session.fresh_id());
     let params = with_meta(Some(json!({"notifications": filter})), STATELESS);
     let message =
         json!({"jsonrpc": "2.0", "id": id, "method": "subscriptions/listen", "params": params});
@@ -979,7 +984,8 @@ mod tests {
 
     #[test]
     fn every_check_judged_at_2026_07_28_has_a_rule_that_applies_there() {
-        for id in super::super::ALL.iter().filter(|id| applies(id)) {
+        let not_applicable = |id: &str| super::super::features_2026::NOT_APPLICABLE.iter().any(|(na, _)| *na == id);
+        for id in super::super::ALL.iter().filter(|id| applies(id) && !not_applicable(id)) {
             let rule = rules::find(id).unwrap_or_else(|| panic!("{id} has no rule"));
             assert!(
                 rule.applies_at(STATELESS),
