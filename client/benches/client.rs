@@ -14,13 +14,16 @@
 //!   calls and prints one result line (calls/s, p50 and p99 in µs, peak RSS in KiB from
 //!   `VmHWM`, and the client's CPU time per call in µs: user + system time of the measuring
 //!   process over the timed calls, from `getrusage`; the server is another process, so its
-//!   CPU is not counted). Each client in a process of its own, so its peak RSS is its own;
+//!   CPU is not counted; and the server's, from its `/proc/PID/stat`). Each client in a
+//!   process of its own, so its peak RSS is its own;
 //! - loads: `seq` (one `echo` call after another), `par8` (8 `wait` calls in flight: the
 //!   server's wait bounds both clients) and `par8echo` (8 `echo` calls in flight), against
 //!   `serve`; `fastseq` and `fastpar8echo`, the same against `serve-fast`;
 //! - the pipe floor (`pipe`, sequential loads only): the same server spoken to by a plain
 //!   thread, blocking write of the request line and blocking read of the answer line, no
-//!   runtime: the cheapest round trip through the pipes and the server.
+//!   runtime: the cheapest round trip through the pipes and the server; and `pipe-async`, the
+//!   same exchange from a task on the clients' tokio runtime (no JSON work): what the runtime
+//!   itself adds to a round trip.
 //!
 //! `cargo bench --bench client -- LOAD…` runs only the loads named.
 //!
@@ -47,7 +50,7 @@ const WARM_UP: usize = 200;
 /// How long the `wait` tool waits.
 const TOOL_WAIT: Duration = Duration::from_millis(5);
 
-const CLIENTS: [&str; 3] = ["pipe", "reference", "rmcp"];
+const CLIENTS: [&str; 4] = ["pipe", "pipe-async", "reference", "rmcp"];
 const LOADS: [&str; 5] = ["seq", "par8", "par8echo", "fastseq", "fastpar8echo"];
 
 /// How a load calls: the server role, the tool, how many calls, how many in flight.
@@ -79,12 +82,12 @@ fn main() {
         ["serve-fast"] => serve_fast(),
         ["run", "pipe", name] => {
             let figures = pipe_floor(&load(name));
-            println!("{} {} {} {} {}", figures.calls_per_s, figures.p50_us, figures.p99_us, peak_rss_kib(), figures.cpu_us);
+            print_figures(&figures);
         }
         ["run", client, name] => {
             let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("runtime");
             let figures = runtime.block_on(run(client, &load(name)));
-            println!("{} {} {} {} {}", figures.calls_per_s, figures.p50_us, figures.p99_us, peak_rss_kib(), figures.cpu_us);
+            print_figures(&figures);
         }
         [] => conduct(&LOADS),
         names if names.iter().all(|n| LOADS.contains(n)) => {
@@ -109,12 +112,15 @@ struct Figures {
     rss_kib: f64,
     /// The client's user + system CPU time per timed call, in µs.
     cpu_us: f64,
+    /// The server's user + system CPU time per timed call, in µs (clock ticks of
+    /// `/proc/PID/stat`, so ±10 ms over the run).
+    server_cpu_us: f64,
 }
 
 /// Runs every pair `ROUNDS` times, interleaved, and prints the medians and the ratios.
 fn conduct(loads: &[&'static str]) {
     let mut results: Vec<((&str, &str), Vec<Figures>)> = Vec::new();
-    let pairs = || loads.iter().flat_map(|l| CLIENTS.iter().map(move |c| (*c, *l))).filter(|(c, l)| *c != "pipe" || l.ends_with("seq"));
+    let pairs = || loads.iter().flat_map(|l| CLIENTS.iter().map(move |c| (*c, *l))).filter(|(c, l)| !c.starts_with("pipe") || l.ends_with("seq"));
     for round in 0..ROUNDS {
         for (client, load) in pairs() {
             let figures = measure(client, load);
@@ -143,19 +149,23 @@ fn conduct(loads: &[&'static str]) {
             p99_us: pick(|f| f.p99_us),
             rss_kib: all.iter().map(|f| f.rss_kib).fold(0.0, f64::max),
             cpu_us: pick(|f| f.cpu_us),
+            server_cpu_us: pick(|f| f.server_cpu_us),
         })
     };
     println!(
         "stdio round trips, {ROUNDS} interleaved rounds (medians; peak RSS the highest); seq: {SEQ_CALLS} `echo` calls one after another; par8: {PAR_CALLS} calls of a tool waiting {} ms, {IN_FLIGHT} in flight; par8echo: {SEQ_CALLS} `echo` calls, {IN_FLIGHT} in flight; fast…: the same against serve-fast; CPU: the client's user+sys per call",
         TOOL_WAIT.as_millis()
     );
-    println!("{:<26} {:>10} {:>10} {:>10} {:>14} {:>12}", "", "calls/s", "p50 µs", "p99 µs", "peak RSS KiB", "CPU µs/call");
+    println!(
+        "{:<26} {:>10} {:>10} {:>10} {:>14} {:>12} {:>12}",
+        "", "calls/s", "p50 µs", "p99 µs", "peak RSS KiB", "CPU µs/call", "server µs/call"
+    );
     for (client, load) in pairs() {
         if let Some(f) = median(client, load) {
             let name = format!("{client} {load}");
             println!(
-                "{name:<26} {:>10.0} {:>10.0} {:>10.0} {:>14.0} {:>12.1}",
-                f.calls_per_s, f.p50_us, f.p99_us, f.rss_kib, f.cpu_us
+                "{name:<26} {:>10.0} {:>10.1} {:>10.0} {:>14.0} {:>12.1} {:>12.1}",
+                f.calls_per_s, f.p50_us, f.p99_us, f.rss_kib, f.cpu_us, f.server_cpu_us
             );
         }
     }
@@ -174,9 +184,13 @@ fn conduct(loads: &[&'static str]) {
             ratio(reference, rmcp, |f| f.p50_us),
             ratio(reference, rmcp, rss),
             ratio(reference, rmcp, cpu),
-            match median("pipe", load) {
-                Some(pipe) => format!("; reference / pipe floor calls/s {}", ratio(reference, Some(pipe), calls)),
-                None => String::new(),
+            match (median("pipe", load), median("pipe-async", load)) {
+                (Some(pipe), Some(pipe_async)) => format!(
+                    "; reference / pipe floor calls/s {} (pipe-async / pipe floor {})",
+                    ratio(reference, Some(pipe), calls),
+                    ratio(Some(pipe_async), Some(pipe), calls)
+                ),
+                _ => String::new(),
             }
         );
     }
@@ -185,6 +199,11 @@ fn conduct(loads: &[&'static str]) {
         println!("par8 ceiling (no client can pass it): {IN_FLIGHT} / {} ms = {ceiling:.0} calls/s", TOOL_WAIT.as_millis());
     }
     let _ = std::io::stdout().flush();
+}
+
+/// The result line of a run.
+fn print_figures(f: &Figures) {
+    println!("{} {} {} {} {} {}", f.calls_per_s, f.p50_us, f.p99_us, peak_rss_kib(), f.cpu_us, f.server_cpu_us);
 }
 
 /// One run in a child process of its own.
@@ -201,10 +220,10 @@ fn measure(client: &str, load: &str) -> Figures {
         panic!("`run {client} {load}` failed ({}): {text}", output.status);
     }
     let numbers: Vec<f64> = text.split_whitespace().filter_map(|n| n.parse().ok()).collect();
-    let [calls_per_s, p50_us, p99_us, rss_kib, cpu_us] = numbers[..] else {
+    let [calls_per_s, p50_us, p99_us, rss_kib, cpu_us, server_cpu_us] = numbers[..] else {
         panic!("`run {client} {load}` printed {text:?}");
     };
-    Figures { calls_per_s, p50_us, p99_us, rss_kib, cpu_us }
+    Figures { calls_per_s, p50_us, p99_us, rss_kib, cpu_us, server_cpu_us }
 }
 
 /// This process's peak resident set (`VmHWM`), in KiB.
@@ -229,6 +248,21 @@ fn cpu_time() -> Duration {
     time(usage.ru_utime) + time(usage.ru_stime)
 }
 
+/// A process's user + system CPU time so far, from `/proc/PID/stat` (zero if unreadable).
+fn process_cpu_time(pid: Option<u32>) -> Duration {
+    let Some(stat) = pid.and_then(|pid| std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()) else {
+        return Duration::ZERO;
+    };
+    // The fields after the command (which may hold spaces) in parentheses; utime and stime
+    // are the 14th and 15th of the whole line.
+    let rest = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let ticks: u64 = [11, 12].iter().filter_map(|i| fields.get(*i)?.parse::<u64>().ok()).sum();
+    // SAFETY: sysconf reads a constant.
+    let per_second = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as u64;
+    Duration::from_micros(ticks * 1_000_000 / per_second)
+}
+
 /// The server command: this binary in the load's server role.
 fn server_command(load: &Load) -> (String, Vec<String>) {
     let exe = std::env::current_exe().expect("the bench's own path");
@@ -236,11 +270,12 @@ fn server_command(load: &Load) -> (String, Vec<String>) {
 }
 
 /// Times `calls` calls made by `call`, `in_flight` at a time; the figures (RSS left out).
-async fn timed<F, Fut>(calls: usize, in_flight: usize, call: F) -> Figures
+async fn timed<F, Fut>(calls: usize, in_flight: usize, server: Option<u32>, call: F) -> Figures
 where
     F: Fn() -> Fut + Clone + Send + 'static,
     Fut: std::future::Future<Output = ()> + Send,
 {
+    let server_before = process_cpu_time(server);
     let cpu_before = cpu_time();
     let started = Instant::now();
     let per_worker = calls / in_flight;
@@ -264,11 +299,11 @@ where
     }
     let elapsed = started.elapsed();
     let cpu = cpu_time().saturating_sub(cpu_before);
-    summarize(latencies, elapsed, cpu)
+    summarize(latencies, elapsed, cpu, process_cpu_time(server).saturating_sub(server_before))
 }
 
-/// The figures of `latencies` over `elapsed`, with `cpu` spent.
-fn summarize(mut latencies: Vec<Duration>, elapsed: Duration, cpu: Duration) -> Figures {
+/// The figures of `latencies` over `elapsed`, with `cpu` spent by the client and `server_cpu` by the server.
+fn summarize(mut latencies: Vec<Duration>, elapsed: Duration, cpu: Duration, server_cpu: Duration) -> Figures {
     latencies.sort();
     let at = |q: f64| latencies[((latencies.len() as f64 * q) as usize).min(latencies.len() - 1)].as_secs_f64() * 1e6;
     let calls = latencies.len() as f64;
@@ -278,6 +313,7 @@ fn summarize(mut latencies: Vec<Duration>, elapsed: Duration, cpu: Duration) -> 
         p99_us: at(0.99),
         rss_kib: 0.0,
         cpu_us: cpu.as_secs_f64() * 1e6 / calls,
+        server_cpu_us: server_cpu.as_secs_f64() * 1e6 / calls,
     }
 }
 
@@ -285,6 +321,7 @@ async fn run(client: &str, load: &Load) -> Figures {
     match client {
         "reference" => reference(load).await,
         "rmcp" => rmcp_client(load).await,
+        "pipe-async" => pipe_async(load).await,
         other => panic!("no client {other:?}"),
     }
 }
@@ -306,8 +343,9 @@ async fn reference(load: &Load) -> Figures {
             }
         }
     };
-    timed(WARM_UP, load.in_flight, call.clone()).await;
-    let figures = timed(load.calls, load.in_flight, call).await;
+    let pid = client.server_pid();
+    timed(WARM_UP, load.in_flight, pid, call.clone()).await;
+    let figures = timed(load.calls, load.in_flight, pid, call).await;
     client.close().await.expect("close");
     figures
 }
@@ -321,6 +359,7 @@ async fn rmcp_client(load: &Load) -> Figures {
     let mut cmd = tokio::process::Command::new(command);
     cmd.args(args);
     let transport = TokioChildProcess::new(cmd).expect("spawn");
+    let pid = transport.id();
     let service = ().serve(transport).await.expect("connect");
     let peer = service.peer().clone();
     let tool = load.tool;
@@ -331,8 +370,8 @@ async fn rmcp_client(load: &Load) -> Figures {
             assert!(!result.is_error.unwrap_or(false));
         }
     };
-    timed(WARM_UP, load.in_flight, call.clone()).await;
-    let figures = timed(load.calls, load.in_flight, call).await;
+    timed(WARM_UP, load.in_flight, pid, call.clone()).await;
+    let figures = timed(load.calls, load.in_flight, pid, call).await;
     service.cancel().await.expect("close");
     figures
 }
@@ -371,6 +410,7 @@ fn pipe_floor(load: &Load) -> Figures {
     for _ in 0..WARM_UP {
         call(&mut line);
     }
+    let server_before = process_cpu_time(Some(child.id()));
     let cpu_before = cpu_time();
     let started = Instant::now();
     let mut latencies = Vec::with_capacity(load.calls);
@@ -381,9 +421,58 @@ fn pipe_floor(load: &Load) -> Figures {
     }
     let elapsed = started.elapsed();
     let cpu = cpu_time().saturating_sub(cpu_before);
+    let server_cpu = process_cpu_time(Some(child.id())).saturating_sub(server_before);
     drop(stdin);
     let _ = child.wait();
-    summarize(latencies, elapsed, cpu)
+    summarize(latencies, elapsed, cpu, server_cpu)
+}
+
+/// The same exchange as the floor from a task on the tokio runtime the clients run on.
+async fn pipe_async(load: &Load) -> Figures {
+    let (command, args) = server_command(load);
+    let mut child = tokio::process::Command::new(command)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("spawn");
+    let pid = child.id();
+    let stdin = child.stdin.take().expect("stdin");
+    let stdout = BufReader::new(child.stdout.take().expect("stdout"));
+    let pipe = Arc::new(tokio::sync::Mutex::new((stdin, stdout, String::new(), 0u64)));
+    let init = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"pipe","version":"0"}}}"#;
+    {
+        let mut guard = pipe.lock().await;
+        let (stdin, stdout, line, _) = &mut *guard;
+        stdin.write_all(format!("{init}\n").as_bytes()).await.expect("write");
+        stdout.read_line(line).await.expect("read");
+        stdin.write_all(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n").await.expect("write");
+    }
+    let tool = load.tool;
+    let call = {
+        let pipe = pipe.clone();
+        move || {
+            let pipe = pipe.clone();
+            async move {
+                let mut guard = pipe.lock().await;
+                let (stdin, stdout, line, id) = &mut *guard;
+                *id += 1;
+                let request = format!(
+                    "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"tools/call\",\"params\":{{\"name\":\"{tool}\",\"arguments\":{{}}}}}}\n"
+                );
+                stdin.write_all(request.as_bytes()).await.expect("write");
+                line.clear();
+                stdout.read_line(line).await.expect("read");
+                assert!(line.contains("\"result\""), "{line}");
+            }
+        }
+    };
+    timed(WARM_UP, 1, pid, call.clone()).await;
+    let figures = timed(load.calls, 1, pid, call).await;
+    drop(pipe);
+    let _ = child.wait().await;
+    figures
 }
 
 /// The fast server: blocking reads and writes, the request's `id` and `method` read without
