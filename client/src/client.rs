@@ -396,9 +396,9 @@ impl McpClient {
     /// reported as such instead of being sent twice. That call leaves the connection as it
     /// is (a crashed server stays visible to `exited()`): the next request that finds it
     /// dead reconnects, before anything was sent.
-    async fn retrying<T, F, Fut>(&self, is_call: bool, op: F) -> Result<T, McpError>
+    async fn retrying<T, F, Fut>(&self, is_call: bool, mut op: F) -> Result<T, McpError>
     where
-        F: Fn(Arc<Connection>) -> Fut,
+        F: FnMut(Arc<Connection>) -> Fut,
         Fut: Future<Output = Result<T, Failed>>,
     {
         let connection = self.connection();
@@ -483,13 +483,16 @@ impl McpClient {
         arguments: Value,
         timeout: Option<Duration>,
     ) -> Result<CallToolResult, McpError> {
-        let params = json!({ "name": name, "arguments": arguments });
+        // Only a profile that reconnects runs the call a second time: the others send the
+        // parameters themselves instead of a copy.
+        let mut params = Some(json!({ "name": name, "arguments": arguments }));
+        let again = self.config.profile.reconnects();
         let result = self
             .retrying(true, |connection| {
-                let params = params.clone();
+                let params = if again { params.clone() } else { params.take() };
                 async move {
                     let bound = connection.transport.call_bound(&self.config, timeout);
-                    exchange(&connection, &self.config, "tools/call", Some(params), bound).await
+                    exchange(&connection, &self.config, "tools/call", params, bound).await
                 }
             })
             .await?;

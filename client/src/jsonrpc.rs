@@ -143,9 +143,40 @@ pub enum Incoming {
     Invalid(String),
 }
 
+/// The members of a message that say what it is, each `Some` when present (a `null`
+/// member is `Some(Value::Null)`); the others are skipped.
+#[derive(Default, Deserialize)]
+struct Envelope {
+    #[serde(default, deserialize_with = "present")]
+    jsonrpc: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    id: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    method: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    params: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    result: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    error: Option<Value>,
+}
+
+/// A member that is there, `null` included.
+fn present<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Option<Value>, D::Error> {
+    Value::deserialize(deserializer).map(Some)
+}
+
 /// Sorts one line (without its newline) into a response, a server request, a notification,
 /// not JSON, or invalid.
 pub fn classify(line: &[u8]) -> Incoming {
+    // The common case, an object without repeated members, is read straight into its
+    // envelope (no map for the outer object); anything else (a repeated member, where the
+    // last one counts, or not an object) goes the general way, with the same verdicts.
+    if line.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{') {
+        if let Ok(envelope) = serde_json::from_slice::<Envelope>(line) {
+            return sort(envelope);
+        }
+    }
     let value: Value = match serde_json::from_slice(line) {
         Ok(value) => value,
         Err(e) => return Incoming::NotJson(e.to_string()),
@@ -154,14 +185,25 @@ pub fn classify(line: &[u8]) -> Incoming {
         let what = if value.is_array() { "a batch (JSON array)" } else { "not a JSON object" };
         return Incoming::Invalid(what.into());
     };
-    match object.get("jsonrpc") {
+    sort(Envelope {
+        jsonrpc: object.remove("jsonrpc"),
+        id: object.remove("id"),
+        method: object.remove("method"),
+        params: object.remove("params"),
+        result: object.remove("result"),
+        error: object.remove("error"),
+    })
+}
+
+/// What a message is, by the members it has.
+fn sort(envelope: Envelope) -> Incoming {
+    let Envelope { jsonrpc, id, method, params, result, error } = envelope;
+    match jsonrpc {
         Some(Value::String(v)) if v == JSONRPC_VERSION => {}
         Some(other) => return Incoming::Invalid(format!("jsonrpc is {other}, not \"2.0\"")),
         None => return Incoming::Invalid("no jsonrpc member".into()),
     }
-    let id = object.remove("id");
-    let params = object.remove("params");
-    if let Some(method) = object.remove("method") {
+    if let Some(method) = method {
         let Value::String(method) = method else {
             return Incoming::Invalid("method is not a string".into());
         };
@@ -174,7 +216,7 @@ pub fn classify(line: &[u8]) -> Incoming {
     let Some(id) = id else {
         return Incoming::Invalid("neither a method nor an id".into());
     };
-    match (object.remove("result"), object.remove("error")) {
+    match (result, error) {
         (Some(_), Some(_)) => Incoming::Invalid("a response with both result and error".into()),
         (Some(result), None) => Incoming::Response { id, outcome: Ok(result) },
         (None, Some(error)) => match serde_json::from_value::<ErrorObject>(error) {
@@ -182,6 +224,23 @@ pub fn classify(line: &[u8]) -> Incoming {
             Err(e) => Incoming::Invalid(format!("malformed error object: {e}")),
         },
         (None, None) => Incoming::Invalid("a response with neither result nor error".into()),
+    }
+}
+
+/// A request as written: [`Request`] borrowing its parts (nothing copied to send it).
+#[derive(Serialize)]
+pub(crate) struct RequestRef<'a> {
+    pub(crate) jsonrpc: &'static str,
+    pub(crate) id: &'a Value,
+    pub(crate) method: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) params: Option<&'a Value>,
+}
+
+impl<'a> RequestRef<'a> {
+    /// A request for `method` with `id`.
+    pub(crate) fn new(id: &'a Value, method: &'a str, params: Option<&'a Value>) -> Self {
+        RequestRef { jsonrpc: JSONRPC_VERSION, id, method, params }
     }
 }
 
@@ -301,6 +360,26 @@ mod tests {
         assert_eq!(text, r#"{"jsonrpc":"2.0","id":4,"error":{"code":-32601,"message":"Method not found"}}"#);
         let multi = Request::new(json!(2), "tools/call", Some(json!({"text": "a\nb"})));
         assert!(!serde_json::to_string(&multi).unwrap().contains('\n'));
+    }
+
+    #[test]
+    fn a_repeated_member_counts_last_as_in_a_map() {
+        let got = classify(br#"{"jsonrpc":"2.0","id":1,"id":2,"result":{}}"#);
+        assert_eq!(got, Incoming::Response { id: json!(2), outcome: Ok(json!({})) });
+        let got = classify(br#" {"jsonrpc":"1.0","jsonrpc":"2.0","method":"m","params":null}"#);
+        assert_eq!(got, Incoming::Notification { method: "m".into(), params: Some(Value::Null) });
+        assert_eq!(classify(br#"{"jsonrpc":"2.0","id":null,"method":"m"}"#), Incoming::Invalid("request 'm' with a null id".into()));
+        assert!(matches!(classify(br#"{"jsonrpc":"2.0","id":1,"result":{}} x"#), Incoming::NotJson(_)));
+    }
+
+    #[test]
+    fn a_borrowed_request_is_written_as_the_owned_one() {
+        let params = json!({"name": "echo", "arguments": {}});
+        let owned = Request::new(json!(5), "tools/call", Some(params.clone()));
+        let borrowed = RequestRef::new(&owned.id, "tools/call", Some(&params));
+        assert_eq!(serde_json::to_string(&borrowed).unwrap(), serde_json::to_string(&owned).unwrap());
+        let bare = RequestRef::new(&owned.id, "tools/list", None);
+        assert_eq!(serde_json::to_string(&bare).unwrap(), r#"{"jsonrpc":"2.0","id":5,"method":"tools/list"}"#);
     }
 
     #[test]

@@ -24,7 +24,7 @@ use tokio::process::{Child, ChildStdin};
 use tokio::sync::{oneshot, watch};
 use tokio::task::JoinHandle;
 
-use crate::jsonrpc::{ids_match, ErrorObject, Notification, Request};
+use crate::jsonrpc::{ids_match, ErrorObject, Notification, RequestRef};
 use crate::error::{Failed, Fate};
 use crate::{Breakage, ClientConfig, McpError, Profile, StdioServer, TestHooks, Timeouts};
 use exit::{ExitReason, ExitState, Facts};
@@ -259,12 +259,15 @@ impl Shared {
     async fn wait_for(
         &self,
         mut rx: oneshot::Receiver<Delivery>,
+        sent: Instant,
         deadline: Option<Instant>,
     ) -> Option<Result<Delivery, oneshot::error::RecvError>> {
-        let mut next_look = Instant::now() + EXIT_POLL;
+        let mut next_look = sent + EXIT_POLL;
         loop {
             let wake = deadline.map_or(next_look, |d| d.min(next_look));
             tokio::select! {
+                // The delivery first: no random pick of the branch order on every wake.
+                biased;
                 delivery = &mut rx => return Some(delivery),
                 _ = tokio::time::sleep_until(wake.into()) => {
                     if deadline.is_some_and(|d| Instant::now() >= d) {
@@ -295,9 +298,13 @@ impl Shared {
 
     /// Writes one message as one line and flushes it.
     async fn write_message<T: Serialize>(&self, message: &T) -> Result<(), std::io::Error> {
-        let mut line = serde_json::to_vec(message).map_err(std::io::Error::other)?;
+        let mut line = Vec::with_capacity(256);
+        serde_json::to_writer(&mut line, message).map_err(std::io::Error::other)?;
         line.push(b'\n');
-        let mut stdin = self.stdin.lock().await;
+        let mut stdin = match self.stdin.try_lock() {
+            Ok(stdin) => stdin,
+            Err(_) => self.stdin.lock().await,
+        };
         let Some(stdin) = stdin.as_mut() else {
             return Err(std::io::Error::new(std::io::ErrorKind::BrokenPipe, "stdin is closed"));
         };
@@ -359,10 +366,15 @@ impl Shared {
 struct PendingGuard<'a> {
     shared: &'a Shared,
     id: Value,
+    /// The call got its delivery: whoever sent it already took the entry out.
+    delivered: bool,
 }
 
 impl Drop for PendingGuard<'_> {
     fn drop(&mut self) {
+        if self.delivered {
+            return;
+        }
         let mut conn = lock(&self.shared.conn);
         conn.pending.retain(|p| p.id != self.id);
         if conn.pending.is_empty() {
@@ -458,9 +470,10 @@ impl StdioTransport {
         params: Option<Value>,
         bound: Option<Duration>,
     ) -> Result<Result<Value, ErrorObject>, Failed> {
-        let queued_at = Instant::now();
         let shared = &*self.shared;
         let queue_counts = shared.broken(Breakage::TimeoutIncludesQueue);
+        // Read the clock only where a bound counts from it.
+        let queued_at = queue_counts.then(Instant::now);
         let _turn = match bound {
             _ if shared.profile.multiplexes() => None,
             // The breakage: the bound runs while the call waits behind another.
@@ -482,15 +495,18 @@ impl StdioTransport {
             }
             conn.pending.push(Pending { id: id.clone(), tx });
         }
-        let guard = PendingGuard { shared, id: id.clone() };
-        if let Err(e) = shared.write_message(&Request::new(id.clone(), method, params)).await {
+        let mut guard = PendingGuard { shared, id: id.clone(), delivered: false };
+        if let Err(e) = shared.write_message(&RequestRef::new(&id, method, params.as_ref())).await {
             drop(guard);
             // The line did not go out whole (its newline is its last byte): never delivered.
             return Err(Failed::new(shared.write_failed(e).await, Fate::DeadUnsent));
         }
-        let started = if queue_counts { queued_at } else { Instant::now() };
+        let sent = Instant::now();
+        let started = queued_at.unwrap_or(sent);
         shared.set_awaiting(true);
-        let delivery = shared.wait_for(rx, bound.map(|bound| started + bound)).await;
+        let delivery = shared.wait_for(rx, sent, bound.map(|bound| started + bound)).await;
+        // Every sender of a delivery (the reader, `mark_dead`, `not_json`) removed the entry.
+        guard.delivered = matches!(delivery, Some(Ok(_)));
         drop(guard);
         match delivery {
             Some(Ok(Delivery::Response(outcome))) => Ok(outcome),

@@ -13,6 +13,10 @@ use crate::Breakage;
 /// The longest line kept: past it the line is discarded as a protocol violation.
 pub(crate) const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
 
+/// The read buffer: a read takes what the pipe holds up to this (a pipe holds 64 KiB by
+/// default); a longer line is read in several. Its pages are zeroed, so resident: kept small.
+const READ_BUFFER_BYTES: usize = 16 * 1024;
+
 /// How much of a non-JSON line is remembered for the close error.
 const REMEMBERED_CHARS: usize = 200;
 
@@ -37,7 +41,7 @@ pub(crate) struct LineReader<R> {
 impl<R: AsyncRead + Unpin> LineReader<R> {
     /// A reader of `input` keeping lines up to `max` bytes.
     pub(crate) fn new(input: R, max: usize) -> Self {
-        LineReader { inner: BufReader::with_capacity(64 * 1024, input), max, ended: false }
+        LineReader { inner: BufReader::with_capacity(READ_BUFFER_BYTES, input), max, ended: false }
     }
 
     /// The next line; a message split across several writes comes back whole.
