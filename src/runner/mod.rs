@@ -2,6 +2,7 @@
 //! (the reference client or any other, through one seam) and gathers the outcome.
 
 pub mod check;
+pub mod estimate;
 pub(crate) mod host;
 mod http_target;
 pub mod logs;
