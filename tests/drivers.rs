@@ -137,6 +137,18 @@ fn a_driver_that_ignores_the_per_call_timeout_fails_exactly_the_per_call_bound_s
 }
 
 #[test]
+fn a_driver_that_starts_every_server_in_a_group_of_its_own_fails_the_sigint_scenario() {
+    let _one = one_at_a_time();
+    // Through the driver, the driver is the host: a Ctrl+C must reach a server in its group.
+    assert_fails_exactly(
+        "shields_server.py",
+        &["process"],
+        &["process.group.no-sigint"],
+        &["process/sigint-reaches-server-without-group"],
+    );
+}
+
+#[test]
 fn a_driver_that_can_only_forget_a_connection_is_not_judged_on_what_a_drop_ends() {
     let _one = one_at_a_time();
     let scenarios: Vec<LoadedScenario> =
