@@ -145,6 +145,7 @@ pub fn run_client<A: ClientUnderTest + 'static>(scenario: &LoadedScenario, adapt
         settings: Settings { timeouts: part.timeouts.clone(), faults: part.faults.clone(), revision: part.revision.clone() },
         log_path: log_path.clone(),
         step_guard: options.step_guard,
+        stop_at_hang: options.judged == Judged::Portable,
     };
 
     let buffer = logs::LogBuffer::default();
