@@ -132,7 +132,8 @@ pub fn run_all(scenarios: &[LoadedScenario], profiles: &[Profile], launcher: &Mo
         .flat_map(|s| s.profiles().into_iter().filter(|p| profiles.contains(p)).map(move |p| (s, p)))
         .collect();
     let workers = RunOptions::default().workers;
-    in_parallel(&jobs, workers, |(scenario, profile)| run_one(scenario, *profile, launcher, &TestHooks::default()).0)
+    let least_ms = |(scenario, _): &(&LoadedScenario, Profile)| runner::estimate::least_ms(&scenario.scenario);
+    in_parallel_longest_first(&jobs, workers, least_ms, |(scenario, profile)| run_one(scenario, *profile, launcher, &TestHooks::default()).0)
 }
 
 /// Runs every scenario of the client's profile with clients from `factory` (one per
@@ -144,21 +145,41 @@ where
 {
     let profile = Profile::from_name(&factory().describe().profile).unwrap_or_default();
     let jobs: Vec<&LoadedScenario> = scenarios.iter().filter(|s| s.profiles().contains(&profile)).collect();
-    in_parallel(&jobs, options.workers, |scenario| run_client_one(scenario, factory(), launcher, options).0)
+    let least_ms = |scenario: &&LoadedScenario| runner::estimate::least_ms(&scenario.scenario);
+    in_parallel_longest_first(&jobs, options.workers, least_ms, |scenario| run_client_one(scenario, factory(), launcher, options).0)
 }
 
 /// Runs `job` over `jobs` on `workers` threads; results in the jobs' order.
 pub(crate) fn in_parallel<J: Sync, R: Send>(jobs: &[J], workers: usize, job: impl Fn(&J) -> R + Sync) -> Vec<R> {
+    in_parallel_longest_first(jobs, workers, |_| 0, job)
+}
+
+/// [`in_parallel`], the jobs started longest first (by `least_ms`, see
+/// [`runner::estimate`]): a long scenario started last would set the run's wall time. A job
+/// that mostly waits (at least [`runner::estimate::MOSTLY_WAITING_MS`]) gets a thread of its
+/// own beside the `workers`, which share the rest.
+pub(crate) fn in_parallel_longest_first<J: Sync, R: Send>(
+    jobs: &[J],
+    workers: usize,
+    least_ms: impl Fn(&J) -> u64,
+    job: impl Fn(&J) -> R + Sync,
+) -> Vec<R> {
+    let order = runner::estimate::longest_first(jobs, &least_ms);
+    let waiting = order.iter().take_while(|&&i| least_ms(&jobs[i]) >= runner::estimate::MOSTLY_WAITING_MS).count();
+    let (waiting, shared) = order.split_at(waiting);
     let next = std::sync::atomic::AtomicUsize::new(0);
     let results = std::sync::Mutex::new(Vec::new());
-    let workers = workers.clamp(1, jobs.len().max(1));
+    let keep = |i: usize, result: R| results.lock().unwrap_or_else(|e| e.into_inner()).push((i, result));
+    let workers = workers.clamp(1, shared.len().max(1));
     std::thread::scope(|scope| {
+        for &i in waiting {
+            let (job, keep) = (&job, &keep);
+            scope.spawn(move || keep(i, job(&jobs[i])));
+        }
         for _ in 0..workers {
             scope.spawn(|| loop {
-                let i = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-                let Some(item) = jobs.get(i) else { break };
-                let result = job(item);
-                results.lock().unwrap_or_else(|e| e.into_inner()).push((i, result));
+                let Some(&i) = shared.get(next.fetch_add(1, std::sync::atomic::Ordering::SeqCst)) else { break };
+                keep(i, job(&jobs[i]));
             });
         }
     });

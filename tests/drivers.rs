@@ -73,14 +73,7 @@ fn the_reference_client_through_the_driver_gets_the_in_process_verdict_on_every_
         assert_eq!(in_process.len(), driven.len());
         for (local, remote) in in_process.iter().zip(&driven) {
             assert_eq!(local.scenario, remote.scenario);
-            let needs_host = scenarios
-                .iter()
-                .any(|s| s.name == local.scenario && mcp_conformance::cut::needs::of(&s.scenario).capabilities.contains(&mcp_conformance::cut::Capability::InterruptHost));
-            if needs_host {
-                // The protocol carries no host interruption: the one thing a driver cannot be asked.
-                assert!(matches!(remote.verdict, Verdict::NotApplicable { .. }), "{}: {:?}", remote.scenario, remote.verdict);
-                continue;
-            }
+            // Every scenario, the `interrupt_host` ones too: the driver is its client's host.
             assert_eq!(gist(&local.verdict), gist(&remote.verdict), "{} under {}", local.scenario, profile.name());
             assert_eq!(local.verdict, Verdict::Pass, "{} under {} in process", local.scenario, profile.name());
         }
@@ -141,6 +134,41 @@ fn a_driver_that_ignores_the_per_call_timeout_fails_exactly_the_per_call_bound_s
         &["timeouts.call.override", "timeouts.call.bounded", "timeouts.call.cancelled"],
         &["timeouts/per-call-override", "timeouts/per-call-override-shorter"],
     );
+}
+
+#[test]
+fn a_driver_that_starts_every_server_in_a_group_of_its_own_fails_the_sigint_scenario() {
+    let _one = one_at_a_time();
+    // Through the driver, the driver is the host: a Ctrl+C must reach a server in its group.
+    assert_fails_exactly(
+        "shields_server.py",
+        &["process"],
+        &["process.group.no-sigint"],
+        &["process/sigint-reaches-server-without-group"],
+    );
+}
+
+#[test]
+fn a_driver_that_can_only_forget_a_connection_is_not_judged_on_what_a_drop_ends() {
+    let _one = one_at_a_time();
+    let scenarios: Vec<LoadedScenario> =
+        all_scenarios().into_iter().filter(|s| s.area() == "process" && s.profiles().contains(&Profile::Strict)).collect();
+    let mut argv = vec!["python3".to_string(), drivers_dir().join("forgets_on_drop.py").display().to_string(), "--".into()];
+    argv.extend(reference_driver(Profile::Strict));
+    let results = run_driver(argv, &scenarios, Duration::from_secs(10));
+    let mut not_applicable = Vec::new();
+    for result in &results {
+        match &result.verdict {
+            Verdict::Pass => {}
+            Verdict::NotApplicable { reason } => {
+                assert!(reason.contains("`drop`") && reason.contains("not declared by"), "{}: {reason}", result.scenario);
+                not_applicable.push(result.scenario.as_str());
+            }
+            other => panic!("{}: {other:?}", result.scenario),
+        }
+    }
+    not_applicable.sort();
+    assert_eq!(not_applicable, ["process/descendant-survives-without-group", "process/drop-kills-command", "process/group-drop-kills-descendants"]);
 }
 
 /// Pids of live processes whose command line mentions `needle`.

@@ -26,8 +26,9 @@ scenario's settings (it has one `read_timeout_seconds` for every request, not a 
 list and call bound each), `exited`, `reconnect`, a token provider, a redirect policy (the
 SDK's is fixed: same origin, method kept), a body cap, a process group, a tool layer.
 
-`drop` cancels the task that holds the client's `async with` block: what becomes of a client
-whose owner is cancelled; Python has no other way to forget one.
+`drop` (declared) cancels the task that holds the client's `async with` block: what becomes
+of a client whose owner is cancelled; Python has no other way to forget one, and leaving the
+block ends the transport and the server as a Rust client's drop does.
 """
 
 import asyncio
@@ -49,7 +50,7 @@ HELLO = {
         "name": "python-sdk",
         "version": importlib.metadata.version("mcp"),
         "transports": ["stdio", "http", "legacy-sse"],
-        "capabilities": ["call_timeout", "custom_headers", "trusted_roots", "cancel", "list_changed_count", "stateless"],
+        "capabilities": ["call_timeout", "custom_headers", "trusted_roots", "cancel", "list_changed_count", "stateless", "drop"],
         "profile": "strict",
     }
 }

@@ -37,7 +37,8 @@
 // SDK documents for ending a session.
 //
 // `drop` forgets the client: JavaScript has no destructor, so whatever the SDK started goes
-// on until the driver exits.
+// on until the driver exits. The capability `drop` is therefore not declared: the scenarios
+// that look at what a drop ended (a stdio server gone after it) are not applicable.
 
 import { Console } from 'node:console';
 import { readFileSync } from 'node:fs';

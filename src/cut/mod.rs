@@ -149,13 +149,21 @@ pub enum Capability {
     ProcessGroup,
     /// A tool layer for an agent loop (a tool source: runs, turns, calls by prefixed name).
     ToolLayer,
-    /// Running inside a host process that a scenario interrupts with SIGINT.
+    /// Running inside a host process that a scenario interrupts with SIGINT. A driver
+    /// declaring it is that host: after a `connect`, the runner sends SIGINT to the driver's
+    /// process group (a Ctrl+C in its terminal) and the driver ends as its program would.
     InterruptHost,
     /// Faults injected through the client's test hooks (the reference client's).
     FaultHooks,
     /// Speaking revision 2026-07-28 (stateless MCP: `server/discover`, `_meta`, no session)
     /// when a scenario asks for it (`Settings::revision`).
     Stateless,
+    /// Dropping the connection without closing it ends it (`drop_connection`): a stdio
+    /// server's input closes and the server goes, as when a Rust client is dropped. A
+    /// client that can only forget a connection, leaving what it started running until its
+    /// program exits (JavaScript has no destructor), does not declare it: the scenarios that
+    /// look at what a drop ended are then not applicable to it.
+    Drop,
 }
 
 impl Capability {
@@ -332,7 +340,7 @@ pub trait ClientUnderTest {
 
     /// Drops the connection without closing it (what an application does by forgetting the
     /// client); the value says whether there was one. The runner also calls it after the
-    /// last step.
+    /// last step. Scenarios that look at what a drop ended need capability `drop`.
     async fn drop_connection(&self) -> StepResult;
 
     /// `exited()`: why the stdio server went away, if it did (capability `exited`).

@@ -67,7 +67,21 @@ pub fn of(scenario: &Scenario) -> Needs {
     for step in &client.steps {
         step_needs(step, &mut needs);
     }
+    if drop_observed(scenario) {
+        needs.add(Capability::Drop);
+    }
     needs
+}
+
+/// Whether the scenario looks at what a `drop` step ended: a step after it, or the
+/// processes expected gone at the end. A drop that only ends a scenario needs no more than
+/// forgetting the connection.
+fn drop_observed(scenario: &Scenario) -> bool {
+    let steps = &scenario.client.steps;
+    let Some(last_drop) = steps.iter().rposition(|step| matches!(step, ClientStep::Drop(_))) else { return false };
+    let expect = &scenario.expect;
+    let gone_expected = expect.processes_gone == Some(true) || expect.reference.as_ref().is_some_and(|r| r.processes_gone == Some(true));
+    last_drop + 1 < steps.len() || gone_expected
 }
 
 fn step_needs(step: &ClientStep, needs: &mut Needs) {
@@ -115,5 +129,15 @@ mod tests {
             needs.capabilities,
             vec![Capability::TrustedRoots, Capability::CustomHeaders, Capability::CallTimeout, Capability::Exited]
         );
+    }
+
+    #[rstest::rstest]
+    #[case::ending_the_scenario("[{ connect = {} }, { drop = {} }]", "", false)]
+    #[case::followed_by_a_step("[{ connect = {} }, { drop = {} }, { processes = { gone = true } }]", "", true)]
+    #[case::processes_expected_gone("[{ connect = {} }, { drop = {} }]", "processes_gone = true", true)]
+    #[case::closed_not_dropped("[{ connect = {} }, { close = {} }, { processes = { gone = true } }]", "", false)]
+    fn a_drop_is_needed_where_the_scenario_looks_at_what_it_ended(#[case] steps: &str, #[case] expect: &str, #[case] needed: bool) {
+        let s = scenario(&format!("rules = [\"x\"]\nrequirement = \"r\"\n[server]\nsteps = []\n[client]\nsteps = {steps}\n[expect]\n{expect}\n"));
+        assert_eq!(of(&s).capabilities.contains(&Capability::Drop), needed);
     }
 }

@@ -79,6 +79,7 @@ const ALL_CAPABILITIES: &[Capability] = &[
     Capability::InterruptHost,
     Capability::FaultHooks,
     Capability::Stateless,
+    Capability::Drop,
 ];
 
 impl ClientUnderTest for ReferenceClient {

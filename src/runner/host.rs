@@ -10,7 +10,7 @@ use std::time::Duration;
 use tokio::io::AsyncBufReadExt;
 
 /// How long the host may take to connect, and then to end after the signal.
-const HOST_BOUND: Duration = Duration::from_secs(5);
+pub(crate) const HOST_BOUND: Duration = Duration::from_secs(5);
 
 /// What the step needs to know.
 pub(crate) struct HostPlan<'a> {
@@ -65,21 +65,45 @@ pub(crate) async fn interrupt_host(plan: HostPlan<'_>) -> Result<Value, ErrorRec
             return Err(ErrorRecord { kind: "transport".into(), text: format!("the host did not connect: {line:?}") })
         }
     };
+    let waited = async {
+        match tokio::time::timeout(HOST_BOUND, host.wait()).await {
+            Err(_) => Err("the host outlived SIGINT".to_string()),
+            Ok(status) => status.map_err(|e| format!("cannot wait for the host: {e}")),
+        }
+    };
+    interrupt_group(host_pid, &[server_pid], plan.log_path, waited).await
+}
+
+/// After a host connected: lets the server read `initialized`, sends SIGINT to the host's
+/// process group `group` (a Ctrl+C in its terminal), awaits the host's end (`host_ended`,
+/// bounded by the caller) and reports what became of it and of the servers `servers`
+/// (read from the wire log when empty). The reference client's host subprocess and a
+/// driver process (which is its client's host) share it.
+pub(crate) async fn interrupt_group(
+    group: u32,
+    servers: &[u32],
+    log_path: &Path,
+    host_ended: impl std::future::Future<Output = Result<std::process::ExitStatus, String>>,
+) -> Result<Value, ErrorRecord> {
     // As after any connect, let the server read `initialized` first, so the transcript
     // does not depend on how fast the signal lands.
     let deadline = tokio::time::Instant::now() + HOST_BOUND;
-    while tokio::time::Instant::now() < deadline && !handshake_played(plan.log_path) {
+    while tokio::time::Instant::now() < deadline && !handshake_played(log_path) {
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
-    // The host leads its own session and group: this is what a Ctrl+C in its terminal sends.
-    // SAFETY: killpg with a group we created; no memory is touched.
+    let servers = match servers {
+        [] => {
+            let wire = wire_log::read_wire_log(log_path).unwrap_or_default();
+            super::procs::reported(&wire).into_iter().filter(|(_, role)| *role == "server").map(|(pid, _)| pid).collect()
+        }
+        given => given.to_vec(),
+    };
+    // The host leads its own group: this is what a Ctrl+C in its terminal sends.
+    // SAFETY: killpg with a group the runner created; no memory is touched.
     unsafe {
-        libc::killpg(host_pid as libc::pid_t, libc::SIGINT);
+        libc::killpg(group as libc::pid_t, libc::SIGINT);
     }
-    let status = tokio::time::timeout(HOST_BOUND, host.wait())
-        .await
-        .map_err(|_| harness("the host outlived SIGINT".into()))?
-        .map_err(|e| harness(format!("cannot wait for the host: {e}")))?;
+    let status = host_ended.await.map_err(harness)?;
     let host_end = match status.signal() {
         Some(libc::SIGINT) => "ended by SIGINT".to_string(),
         Some(signal) => format!("ended by signal {signal}"),
@@ -87,8 +111,8 @@ pub(crate) async fn interrupt_host(plan: HostPlan<'_>) -> Result<Value, ErrorRec
     };
     // With the host gone the server's input is closed: a server that did not get the
     // signal now ends its script and exits on its own.
-    super::procs::wait_all_gone(&[server_pid], HOST_BOUND);
-    let wire = wire_log::read_wire_log(plan.log_path).unwrap_or_default();
+    super::procs::wait_all_gone(&servers, HOST_BOUND);
+    let wire = wire_log::read_wire_log(log_path).unwrap_or_default();
     let exited_on_its_own = wire.iter().any(|r| matches!(r, Record::Exiting { .. }));
     let server_end = if exited_on_its_own { "exited on its own when its input closed" } else { "ended by a signal" };
     Ok(json!({ "host": host_end, "server": server_end }))

@@ -2,6 +2,7 @@
 //! (the reference client or any other, through one seam) and gathers the outcome.
 
 pub mod check;
+pub mod estimate;
 pub(crate) mod host;
 mod http_target;
 pub mod logs;
@@ -174,6 +175,7 @@ pub fn run_client<A: ClientUnderTest + 'static>(scenario: &LoadedScenario, adapt
         settings: Settings { timeouts: part.timeouts.clone(), faults: part.faults.clone(), revision: part.revision.clone() },
         log_path: log_path.clone(),
         step_guard: options.step_guard,
+        stop_at_hang: options.judged == Judged::Portable,
     };
 
     let buffer = logs::LogBuffer::default();

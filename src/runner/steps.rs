@@ -22,6 +22,10 @@ pub(super) struct Plan<'a> {
     pub log_path: PathBuf,
     /// The runner's own bound on one step.
     pub step_guard: Duration,
+    /// A client other than the reference one that outlives the step guard has failed the
+    /// scenario (a hung driver): nothing more is asked of it, not even the closing drop,
+    /// which would wait out the guard again.
+    pub stop_at_hang: bool,
 }
 
 /// What playing the steps produced.
@@ -133,13 +137,18 @@ async fn play_steps<A: ClientUnderTest + 'static>(plan: Plan<'_>, client: Rc<A>)
             Err(hung(guard))
         });
         records.push(StepRecord { number: index + 1, label: label(step), result, elapsed: started.elapsed() });
+        if plan.stop_at_hang && guard_expired.is_some() {
+            break;
+        }
     }
     // Calls never joined end here, and the client lets go of its connection.
     for (_, task) in spawned {
         task.abort();
         let _ = task.await;
     }
-    let _ = tokio::time::timeout(plan.step_guard, client.drop_connection()).await;
+    if !(plan.stop_at_hang && guard_expired.is_some()) {
+        let _ = tokio::time::timeout(plan.step_guard, client.drop_connection()).await;
+    }
     Played { steps: records, client_gone, guard_expired }
 }
 

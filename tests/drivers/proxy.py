@@ -11,10 +11,10 @@ import sys
 import threading
 
 
-def run(change_request=None, change_reply=None):
+def run(change_request=None, change_reply=None, change_hello=None):
     """`change_request(request)` returns None (forward it), a reply (answer it here) or a
     list of requests (forward these instead); `change_reply(request, reply)` returns the
-    reply to pass on, or None to drop it."""
+    reply to pass on, or None to drop it; `change_hello(hello)` returns the hello to say."""
     inner = sys.argv[sys.argv.index("--") + 1:]
     child = subprocess.Popen(inner, stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
     out_lock = threading.Lock()
@@ -31,6 +31,8 @@ def run(change_request=None, change_reply=None):
             message = json.loads(line)
             if hello:
                 hello = False
+                if change_hello is not None:
+                    message = change_hello(message)
             elif change_reply is not None:
                 message = change_reply(requests.get(message.get("id")), message)
             if message is not None:

@@ -37,7 +37,7 @@ impl ClientUnderTest for Adapter {
             name: "kova-sdk".into(),
             version: "0.10.1".into(),
             transports: vec![TransportKind::Stdio, TransportKind::Http, TransportKind::LegacySse],
-            capabilities: vec![Capability::CallTimeout, Capability::Reconnect, Capability::CustomHeaders],
+            capabilities: vec![Capability::CallTimeout, Capability::Reconnect, Capability::CustomHeaders, Capability::Drop],
             profile: "kova".into(),
         }
     }

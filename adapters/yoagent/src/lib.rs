@@ -49,6 +49,7 @@ impl ClientUnderTest for Adapter {
                 Capability::CustomHeaders,
                 Capability::RedirectPolicy,
                 Capability::ProcessGroup,
+                Capability::Drop,
             ],
             profile: "yoagent".into(),
         }

@@ -9,7 +9,7 @@ mod lines;
 pub mod protocol;
 pub mod serve;
 
-use super::{Capability, ClientUnderTest, Described, ServerProbe, Settings, StepError, StepResult, Target, ToolLayerStep};
+use super::{ClientUnderTest, Described, ServerProbe, Settings, StepError, StepResult, Target, ToolLayerStep};
 use protocol::{DriverStep, Hello, Reply, Request};
 use serde_json::{json, Value};
 use std::cell::{Cell, RefCell};
@@ -70,6 +70,9 @@ fn spawn(argv: &[String], dir: Option<&Path>) -> Result<Child, DriverError> {
         command.pre_exec(|| {
             // A safety net: should the runner die, its driver goes too.
             libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+            // The driver is its client's host (`interrupt_host`): it takes a Ctrl+C as a
+            // program in a terminal does, even where a shell started us with SIGINT ignored.
+            libc::signal(libc::SIGINT, libc::SIG_DFL);
             Ok(())
         });
     }
@@ -350,10 +353,7 @@ async fn log_stderr(stderr: tokio::process::ChildStderr) {
 
 impl ClientUnderTest for DriverClient {
     fn describe(&self) -> Described {
-        let mut described = self.described.clone();
-        // The protocol carries no host interruption: a driver cannot be asked for it.
-        described.capabilities.retain(|c| *c != Capability::InterruptHost);
-        described
+        self.described.clone()
     }
 
     async fn ready(&self) {
@@ -415,8 +415,35 @@ impl ClientUnderTest for DriverClient {
         self.request(DriverStep::ToolLayer { layer: step }).await
     }
 
-    async fn interrupt_host(&self, _target: &Target, _settings: &Settings, _server: &ServerProbe) -> StepResult {
-        Err(StepError::unsupported(Capability::InterruptHost))
+    /// The driver process is its client's host: it connects (a `connect` step), then the
+    /// runner sends SIGINT to the driver's process group, as a Ctrl+C in its terminal would,
+    /// and reports what became of the driver and the server. The driver is gone after it.
+    async fn interrupt_host(&self, target: &Target, settings: &Settings, server: &ServerProbe) -> StepResult {
+        if !matches!(target, Target::Stdio(_)) {
+            return Err(StepError::new("interrupt_host needs a stdio server"));
+        }
+        self.connect(target, settings).await?;
+        let running = self.running()?;
+        let group = running.child.borrow().id();
+        let ended = async {
+            let deadline = tokio::time::Instant::now() + crate::runner::host::HOST_BOUND;
+            loop {
+                match running.child.borrow_mut().try_wait() {
+                    Ok(Some(status)) => return Ok(status),
+                    Ok(None) if tokio::time::Instant::now() < deadline => {}
+                    Ok(None) => return Err("the driver outlived SIGINT".to_string()),
+                    Err(e) => return Err(format!("cannot wait for the driver: {e}")),
+                }
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        };
+        let reported = crate::runner::host::interrupt_group(group, &[], &server.log_path, ended).await;
+        // Its end was the step's: no later step, nor the runner's closing drop, talks to it.
+        if let Some(running) = self.running.borrow_mut().take() {
+            kill_group(&mut running.child.borrow_mut());
+        }
+        // A driver that outlives the signal is its client's failure, not the harness's.
+        reported.map_err(|e| StepError::new(e.text))
     }
 
     fn client_fault(&self) -> Option<String> {

@@ -51,7 +51,9 @@ pub enum DriverStep {
     },
     /// Close the connection; the server and all it started must be gone.
     Close,
-    /// Drop the connection without closing it; reply whether there was one.
+    /// Drop the connection without closing it; reply whether there was one. Sent after the
+    /// last step of every scenario; the scenarios that look at what a drop ended (a stdio
+    /// server gone after it) need capability `drop`.
     Drop,
     /// `exited()`: reply with the text, or `null` while the server lives (capability `exited`).
     Exited,
