@@ -76,7 +76,7 @@ impl ClientUnderTest for Adapter {
             name: "rmcp".into(),
             version: "3.11.0".into(),
             transports: vec![TransportKind::Stdio, TransportKind::Http],
-            capabilities: vec![Capability::CallTimeout, Capability::Cancel, Capability::CustomHeaders, Capability::ListChangedCount, Capability::Stateless],
+            capabilities: vec![Capability::CallTimeout, Capability::Cancel, Capability::CustomHeaders, Capability::ListChangedCount, Capability::Stateless, Capability::Drop],
             profile: "strict".into(),
         }
     }
