@@ -9,6 +9,7 @@ pub mod logs;
 pub mod outcome;
 pub mod procs;
 mod steps;
+mod spawn_lock;
 pub(crate) mod tool_layer;
 pub mod transcript;
 
@@ -83,32 +84,22 @@ impl RunOptions {
     }
 }
 
-/// Scenarios whose server stops reading its input rely on a write to that pipe failing, and
-/// those whose HTTP server refuses connections on a listener being closed. A process forked
-/// meanwhile by another thread of this one holds a copy of every descriptor until its exec
-/// (close-on-exec or not), so the write could land in the pipe, or the listener take one more
-/// connection and reset it. Such a scenario runs while no scenario that starts processes runs
-/// (a stdio server, a driver); the reference client over HTTP starts none and runs beside it.
-static SPAWNS: std::sync::RwLock<()> = std::sync::RwLock::new(());
-
-enum SpawnGuard {
-    None,
-    Shared(#[allow(dead_code)] std::sync::RwLockReadGuard<'static, ()>),
-    Exclusive(#[allow(dead_code)] std::sync::RwLockWriteGuard<'static, ()>),
-}
-
-fn spawn_guard(script: &mcp_mock_servers::script::Script, judged: Judged) -> SpawnGuard {
+/// How a scenario runs beside the others (see `spawn_lock`): exclusively when its server
+/// stops reading its input or starts refusing connections (the scenario relies on that
+/// descriptor being gone), as one that starts processes when it has a stdio server or a
+/// client other than the reference one (a driver, an SDK: its starts cannot be seen), and
+/// unhindered otherwise (the reference client over HTTP starts nothing).
+fn spawn_guard(script: &mcp_mock_servers::script::Script, judged: Judged) -> Option<spawn_lock::SpawnGuard> {
     use mcp_mock_servers::script::Step;
     let closes_a_descriptor = std::iter::once(&script.steps)
         .chain(&script.relaunch)
         .flatten()
         .any(|step| matches!(step, Step::StopReading(_) | Step::Refuse(_)));
-    // Any client but the reference one may be a driver process.
-    let starts_processes = !script.transport.is_http() || judged != Judged::Everything;
+    let starts_processes = !script.transport.is_http() || judged == Judged::Portable;
     match (closes_a_descriptor, starts_processes) {
-        (true, _) => SpawnGuard::Exclusive(SPAWNS.write().unwrap_or_else(|e| e.into_inner())),
-        (false, true) => SpawnGuard::Shared(SPAWNS.read().unwrap_or_else(|e| e.into_inner())),
-        (false, false) => SpawnGuard::None,
+        (true, _) => Some(spawn_lock::exclusive()),
+        (false, true) => Some(spawn_lock::spawning()),
+        (false, false) => None,
     }
 }
 
