@@ -124,15 +124,21 @@ pub fn text(matrix: &Matrix) -> String {
     out.push('\n');
     out.push_str(&aligned(&SUMMARY_HEAD.map(String::from), &matrix.columns.iter().map(summary_cells).collect::<Vec<_>>()));
     out.push('\n');
-    let mut head = vec!["group".to_string()];
-    head.extend(matrix.columns.iter().map(|c| c.row.clone()));
-    let lines: Vec<Vec<String>> = groups(matrix)
-        .iter()
-        .map(|g| std::iter::once(g.clone()).chain(matrix.columns.iter().map(|c| group_cell(matrix, c, g))).collect())
-        .collect();
+    let (head, lines) = group_table(matrix);
     out.push_str(&aligned(&head, &lines));
     let _ = writeln!(out, "\n{} scenario(s) × {} row(s) in {:.1} s", matrix.scenarios.len(), matrix.columns.len(), matrix.millis as f64 / 1000.0);
     out
+}
+
+/// The rule-group × row table: its head and one line per group.
+fn group_table(matrix: &Matrix) -> (Vec<String>, Vec<Vec<String>>) {
+    let mut head = vec!["group".to_string()];
+    head.extend(matrix.columns.iter().map(|c| c.row.clone()));
+    let lines = groups(matrix)
+        .iter()
+        .map(|g| std::iter::once(g.clone()).chain(matrix.columns.iter().map(|c| group_cell(matrix, c, g))).collect())
+        .collect();
+    (head, lines)
 }
 
 /// Every cell that fails the matrix, with what did not hold.
@@ -191,12 +197,7 @@ pub fn markdown(matrix: &Matrix) -> String {
     let summary: Vec<Vec<String>> = matrix.columns.iter().map(|c| summary_cells(c).to_vec()).collect();
     table(&mut out, &SUMMARY_HEAD.map(String::from), &summary);
     out.push('\n');
-    let mut head = vec!["group".to_string()];
-    head.extend(matrix.columns.iter().map(|c| c.row.clone()));
-    let lines: Vec<Vec<String>> = groups(matrix)
-        .iter()
-        .map(|g| std::iter::once(g.clone()).chain(matrix.columns.iter().map(|c| group_cell(matrix, c, g))).collect())
-        .collect();
+    let (head, lines) = group_table(matrix);
     table(&mut out, &head, &lines);
     out.push('\n');
     let mut head = vec!["scenario".to_string()];
