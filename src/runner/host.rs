@@ -87,10 +87,8 @@ pub(crate) async fn interrupt_group(
 ) -> Result<Value, ErrorRecord> {
     // As after any connect, let the server read `initialized` first, so the transcript
     // does not depend on how fast the signal lands.
-    let deadline = tokio::time::Instant::now() + HOST_BOUND;
-    while tokio::time::Instant::now() < deadline && !handshake_played(log_path) {
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
+    let initialized = |wire: &[Record]| super::check::moved_past(wire, "notifications/initialized", 1);
+    super::steps::until_wire_log(log_path, HOST_BOUND, initialized).await;
     let servers = match servers {
         [] => {
             let wire = wire_log::read_wire_log(log_path).unwrap_or_default();
@@ -116,12 +114,6 @@ pub(crate) async fn interrupt_group(
     let exited_on_its_own = wire.iter().any(|r| matches!(r, Record::Exiting { .. }));
     let server_end = if exited_on_its_own { "exited on its own when its input closed" } else { "ended by a signal" };
     Ok(json!({ "host": host_end, "server": server_end }))
-}
-
-/// Whether the server read `initialized` and moved on from its handshake step.
-fn handshake_played(log_path: &Path) -> bool {
-    let wire = wire_log::read_wire_log(log_path).unwrap_or_default();
-    super::check::moved_past(&wire, "notifications/initialized", 1)
 }
 
 fn harness(text: String) -> ErrorRecord {

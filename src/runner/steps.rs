@@ -266,29 +266,36 @@ fn received_count(plan: &Plan<'_>, message: &str) -> usize {
 /// Waits, bounded, until the server's wire log shows `count` of `message` (a method or
 /// `response:<id>`).
 async fn await_received(plan: &Plan<'_>, method: &str, count: usize, within_ms: u64) -> StepResult {
-    let deadline = Instant::now() + Duration::from_millis(within_ms);
-    loop {
-        let seen = received_count(plan, method);
-        if seen >= count {
-            return Ok(json!(seen));
-        }
-        if Instant::now() >= deadline {
-            return Err(ErrorRecord {
-                kind: "timeout".into(),
-                text: format!("the server received {seen} `{method}` within {within_ms} ms, {count} awaited"),
-            });
-        }
-        tokio::time::sleep(Duration::from_millis(5)).await;
+    let mut seen = 0;
+    let counted = |wire: &[wire_log::Record]| {
+        seen = super::check::received_summary(wire).iter().filter(|m| *m == method).count();
+        seen >= count
+    };
+    match until_wire_log(&plan.log_path, Duration::from_millis(within_ms), counted).await {
+        true => Ok(json!(seen)),
+        false => Err(ErrorRecord {
+            kind: "timeout".into(),
+            text: format!("the server received {seen} `{method}` within {within_ms} ms, {count} awaited"),
+        }),
     }
 }
 
 /// Waits, bounded, until the server's script moved on after receiving `count` of `method`
 /// (see `check::moved_past`): a close or a kill then cannot cut the step in half.
 async fn await_moved_past(plan: &Plan<'_>, method: &str, count: usize, within_ms: u64) -> bool {
-    let deadline = Instant::now() + Duration::from_millis(within_ms);
+    until_wire_log(&plan.log_path, Duration::from_millis(within_ms), |wire| super::check::moved_past(wire, method, count)).await
+}
+
+/// Reads the server's wire log every 5 ms until `done` holds for it, bounded by `within`;
+/// whether it did.
+pub(crate) async fn until_wire_log(
+    log_path: &std::path::Path,
+    within: Duration,
+    mut done: impl FnMut(&[wire_log::Record]) -> bool,
+) -> bool {
+    let deadline = Instant::now() + within;
     loop {
-        let wire = wire_log::read_wire_log(&plan.log_path).unwrap_or_default();
-        if super::check::moved_past(&wire, method, count) {
+        if done(&wire_log::read_wire_log(log_path).unwrap_or_default()) {
             return true;
         }
         if Instant::now() >= deadline {
@@ -314,19 +321,12 @@ fn step_begun(wire: &[wire_log::Record], launch: u32, step: usize) -> bool {
 
 /// Waits, bounded, until launch `launch` of the server has begun step `step`.
 async fn await_step(plan: &Plan<'_>, launch: u32, step: usize, within_ms: u64) -> StepResult {
-    let deadline = Instant::now() + Duration::from_millis(within_ms);
-    loop {
-        let wire = wire_log::read_wire_log(&plan.log_path).unwrap_or_default();
-        if step_begun(&wire, launch, step) {
-            return Ok(json!({ "launch": launch, "step": step }));
-        }
-        if Instant::now() >= deadline {
-            return Err(ErrorRecord {
-                kind: "timeout".into(),
-                text: format!("launch {launch} of the server did not begin step {step} within {within_ms} ms"),
-            });
-        }
-        tokio::time::sleep(Duration::from_millis(5)).await;
+    match until_wire_log(&plan.log_path, Duration::from_millis(within_ms), |wire| step_begun(wire, launch, step)).await {
+        true => Ok(json!({ "launch": launch, "step": step })),
+        false => Err(ErrorRecord {
+            kind: "timeout".into(),
+            text: format!("launch {launch} of the server did not begin step {step} within {within_ms} ms"),
+        }),
     }
 }
 
