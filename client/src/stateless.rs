@@ -153,7 +153,7 @@ pub fn header_value(value: &str) -> String {
     let plain = value.bytes().all(|b| (0x20..=0x7e).contains(&b))
         && !value.starts_with(' ')
         && !value.ends_with(' ')
-        && !(value.starts_with("=?base64?") && value.ends_with("?="));
+        && (!value.starts_with("=?base64?") || !value.ends_with("?="));
     match plain && !value.is_empty() {
         true => value.to_string(),
         false => format!("=?base64?{}?=", base64(value.as_bytes())),

@@ -340,7 +340,9 @@ pub async fn run_stdio<A: Future<Output = ()> + Send>(
     match giver {
         Some(giver) if giver.ready() && session.stalled.is_none() => giver.give(session).await,
         giver => {
-            giver.map(Giver::none);
+            if let Some(giver) = giver {
+                giver.none();
+            }
             session.kill().await;
         }
     }
@@ -444,7 +446,9 @@ async fn run_session<S: Transport + super::peer::Peer, A: Future<Output = ()> + 
         }
         return Spoken::No(why);
     }
-    giver.take().map(Giver::none);
+    if let Some(giver) = giver.take() {
+        giver.none();
+    }
     let mut found = Vec::new();
     if plan.wants(DISCOVER) {
         found.push(Found::new(
