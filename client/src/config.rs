@@ -215,6 +215,12 @@ pub enum Breakage {
     ReissueSameId,
     /// 2026-07-28 over HTTP: a `tools/call` whose response stream broke is re-issued too.
     ReissueCalls,
+    /// stdio: a call's bound counts from when its request is written whole, so a write
+    /// blocked by a server that does not read is unbounded.
+    WriteUnbounded,
+    /// stdio: the rest of a line whose write was cut short is forgotten (half a line stays
+    /// on the server's input, joined to the next message).
+    CutLineForgotten,
 }
 
 /// How the client is configured.

@@ -107,7 +107,7 @@ async fn play_steps<A: ClientUnderTest + 'static>(plan: Plan<'_>, client: Rc<A>)
             ClientStep::BeginRun(_) => client.tool_layer(ToolLayerStep::BeginRun).await.map_err(record),
             ClientStep::NextTurn(_) => client.tool_layer(ToolLayerStep::NextTurn).await.map_err(record),
             ClientStep::CallAdapter(call) => client
-                .tool_layer(ToolLayerStep::Call { name: call.name.clone(), arguments: call.arguments.clone() })
+                .tool_layer(ToolLayerStep::Call { name: call.name.clone(), arguments: call.sent_arguments() })
                 .await
                 .map_err(record),
             ClientStep::Cancel(cancel) => match spawned.remove(&cancel.name) {
@@ -157,7 +157,7 @@ async fn run_on_client<A: ClientUnderTest>(client: Rc<A>, step: ClientStep) -> S
     match step {
         ClientStep::ListTools(_) => client.list_tools().await.map_err(record),
         ClientStep::CallTool(call) => {
-            client.call_tool(&call.name, call.arguments.clone(), call.timeout_ms.map(Duration::from_millis)).await.map_err(record)
+            client.call_tool(&call.name, call.sent_arguments(), call.timeout_ms.map(Duration::from_millis)).await.map_err(record)
         }
         ClientStep::Close(_) => client.close().await.map_err(record),
         ClientStep::Reconnect(_) => client.reconnect().await.map_err(record),

@@ -282,6 +282,21 @@ pub struct CallTool {
     /// A bound for this call only, overriding the client's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout_ms: Option<u64>,
+    /// Adds an argument `pad` of this many `x` characters: a request larger than a pipe's
+    /// buffer (64 KiB), whose write blocks while the server does not read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pad_bytes: Option<usize>,
+}
+
+impl CallTool {
+    /// The arguments sent: [`CallTool::arguments`], with `pad` when [`CallTool::pad_bytes`] is set.
+    pub fn sent_arguments(&self) -> Value {
+        let mut arguments = self.arguments.clone();
+        if let (Some(bytes), Value::Object(map)) = (self.pad_bytes, &mut arguments) {
+            map.insert("pad".into(), Value::String("x".repeat(bytes)));
+        }
+        arguments
+    }
 }
 
 fn empty_object() -> Value {

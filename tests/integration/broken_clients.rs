@@ -50,6 +50,8 @@ use rstest::rstest;
 #[case::fallback_on_a_modern_error("stateless/modern-error-no-fallback", Breakage::FallbackOnModernError, "received")]
 #[case::listen_stream_not_counted("stateless/listen-list-changed", Breakage::NoListChangedCount, "step 2")]
 #[case::call_reissued_after_a_broken_stream("stateless/broken-stream-call-not-reissued", Breakage::ReissueCalls, "count of `tools/call`")]
+#[case::write_unbounded("timeouts/call-bounded-while-server-not-reading", Breakage::WriteUnbounded, "step 2")]
+#[case::cut_line_forgotten("timeouts/call-bounded-while-server-not-reading", Breakage::CutLineForgotten, "step 3")]
 fn a_broken_client_fails_its_scenario(#[case] scenario_name: &str, #[case] breakage: Breakage, #[case] what: &str) {
     let loaded = scenario(scenario_name);
     let hooks = TestHooks { broken: vec![breakage], ..Default::default() };

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 use serde_json::Value;
-use tokio::io::AsyncWriteExt;
+use tokio::io::{AsyncWrite, AsyncWriteExt};
 use tokio::process::{Child, ChildStdin};
 use tokio::sync::{oneshot, watch};
 use tokio::task::JoinHandle;
@@ -92,6 +92,18 @@ struct Conn {
     poison: Option<String>,
 }
 
+/// The most bytes of earlier messages left unwritten (a server that stopped reading) before
+/// a write fails instead of adding to them: memory stays bounded however many calls time out.
+const MAX_UNWRITTEN: usize = 8 * 1024 * 1024;
+
+/// The server's input.
+struct Input {
+    /// `None` once closed.
+    pipe: Option<ChildStdin>,
+    /// The rest of a line whose write was cut short, then the lines after it: written first.
+    unwritten: Vec<u8>,
+}
+
 /// What the transport and its background tasks share.
 pub(crate) struct Shared {
     /// The command, as given.
@@ -101,7 +113,7 @@ pub(crate) struct Shared {
     timeouts: Timeouts,
     own_group: bool,
     pid: Option<u32>,
-    stdin: tokio::sync::Mutex<Option<ChildStdin>>,
+    stdin: tokio::sync::Mutex<Input>,
     /// The child, used only for `try_wait` and `kill` (never held across an await).
     child: Mutex<Option<Child>>,
     conn: Mutex<Conn>,
@@ -296,20 +308,73 @@ impl Shared {
         McpError::Transport(self.mark_dead(format!("Connection closed: {text}")))
     }
 
-    /// Writes one message as one line and flushes it.
+    /// Writes one message as one line and flushes it. Cancel-safe: a write cut short (its
+    /// call's bound ended, or its caller dropped it, while a server that does not read kept
+    /// the pipe full) leaves the rest of its line to be written before anything else, so the
+    /// server's input only ever gets whole lines.
     async fn write_message<T: Serialize>(&self, message: &T) -> Result<(), std::io::Error> {
-        let mut line = Vec::with_capacity(256);
-        serde_json::to_writer(&mut line, message).map_err(std::io::Error::other)?;
-        line.push(b'\n');
-        let mut stdin = match self.stdin.try_lock() {
-            Ok(stdin) => stdin,
+        let mut input = match self.stdin.try_lock() {
+            Ok(input) => input,
             Err(_) => self.stdin.lock().await,
         };
-        let Some(stdin) = stdin.as_mut() else {
+        let Input { pipe, unwritten } = &mut *input;
+        let Some(pipe) = pipe.as_mut() else {
             return Err(std::io::Error::new(std::io::ErrorKind::BrokenPipe, "stdin is closed"));
         };
-        stdin.write_all(&line).await?;
-        stdin.flush().await
+        if self.broken(Breakage::CutLineForgotten) {
+            unwritten.clear();
+        }
+        if unwritten.len() > MAX_UNWRITTEN {
+            let text = format!("the server has not read {} bytes of earlier messages", unwritten.len());
+            return Err(std::io::Error::new(std::io::ErrorKind::WouldBlock, text));
+        }
+        let start = unwritten.len();
+        if let Err(e) = serde_json::to_writer(&mut *unwritten, message) {
+            unwritten.truncate(start);
+            return Err(std::io::Error::other(e));
+        }
+        unwritten.push(b'\n');
+        while !unwritten.is_empty() {
+            // `write` is cancel-safe: what it wrote is drained only once it says how much.
+            match pipe.write(unwritten).await? {
+                0 => return Err(std::io::ErrorKind::WriteZero.into()),
+                n => drop(unwritten.drain(..n)),
+            }
+        }
+        pipe.flush().await
+    }
+
+    /// Writes `message` as far as the pipe takes it now and leaves the rest to the next write,
+    /// never waiting: a caller past its bound is not held by a server that does not read.
+    /// If another write holds the pipe, a task of its own writes it after that one.
+    fn write_or_queue(shared: &Arc<Shared>, message: Notification) {
+        let Ok(mut input) = shared.stdin.try_lock() else {
+            let shared = Arc::clone(shared);
+            tokio::spawn(async move {
+                if let Err(e) = shared.write_message(&message).await {
+                    tracing::debug!(target: "mcp_refclient", "sending {} failed: {e}", message.method);
+                }
+            });
+            return;
+        };
+        let Input { pipe, unwritten } = &mut *input;
+        let Some(pipe) = pipe.as_mut() else { return };
+        if unwritten.len() > MAX_UNWRITTEN || serde_json::to_writer(&mut *unwritten, &message).is_err() {
+            return;
+        }
+        unwritten.push(b'\n');
+        // One poll, no waker to be woken: what the pipe does not take now stays unwritten.
+        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+        while !unwritten.is_empty() {
+            match std::pin::Pin::new(&mut *pipe).poll_write(&mut cx, unwritten) {
+                std::task::Poll::Ready(Ok(n)) if n > 0 => drop(unwritten.drain(..n)),
+                std::task::Poll::Ready(Err(e)) => {
+                    tracing::debug!(target: "mcp_refclient", "sending {} failed: {e}", message.method);
+                    return;
+                }
+                _ => return,
+            }
+        }
     }
 
     /// The reader answers a server request; a failed write is left to the reader's EOF.
@@ -407,7 +472,7 @@ impl StdioTransport {
             timeouts: config.timeouts(),
             own_group: server.own_process_group && cfg!(unix),
             pid: child.id(),
-            stdin: tokio::sync::Mutex::new(Some(stdin)),
+            stdin: tokio::sync::Mutex::new(Input { pipe: Some(stdin), unwritten: Vec::new() }),
             child: Mutex::new(Some(child)),
             conn: Mutex::new(Conn::default()),
             awaiting: watch::channel(false).0,
@@ -496,15 +561,37 @@ impl StdioTransport {
             conn.pending.push(Pending { id: id.clone(), tx });
         }
         let mut guard = PendingGuard { shared, id: id.clone(), delivered: false };
-        if let Err(e) = shared.write_message(&RequestRef::new(&id, method, params.as_ref())).await {
-            drop(guard);
-            // The line did not go out whole (its newline is its last byte): never delivered.
-            return Err(Failed::new(shared.write_failed(e).await, Fate::DeadUnsent));
+        // The bound counts the write too: a server that stops reading its input is hung as
+        // surely as one that never answers.
+        let started = queued_at.unwrap_or_else(Instant::now);
+        let deadline = bound.map(|bound| started + bound);
+        let request = RequestRef::new(&id, method, params.as_ref());
+        let write = shared.write_message(&request);
+        let written = match deadline {
+            Some(deadline) if !shared.broken(Breakage::WriteUnbounded) => {
+                tokio::time::timeout_at(deadline.into(), write).await.ok()
+            }
+            _ => Some(write.await),
+        };
+        match written {
+            Some(Ok(())) => {}
+            Some(Err(e)) => {
+                drop(guard);
+                // The line did not go out whole (its newline is its last byte): never delivered.
+                return Err(Failed::new(shared.write_failed(e).await, Fate::DeadUnsent));
+            }
+            None => {
+                drop(guard);
+                return Err(self.timed_out(&id, method, bound.unwrap_or_default()));
+            }
         }
         let sent = Instant::now();
-        let started = queued_at.unwrap_or(sent);
+        let deadline = match bound {
+            Some(bound) if shared.broken(Breakage::WriteUnbounded) => Some(sent + bound),
+            _ => deadline,
+        };
         shared.set_awaiting(true);
-        let delivery = shared.wait_for(rx, sent, bound.map(|bound| started + bound)).await;
+        let delivery = shared.wait_for(rx, sent, deadline).await;
         // Every sender of a delivery (the reader, `mark_dead`, `not_json`) removed the entry.
         guard.delivered = matches!(delivery, Some(Ok(_)));
         drop(guard);
@@ -520,20 +607,21 @@ impl StdioTransport {
                 );
                 Err(Failed::new(error, Fate::DeadMaybeSent))
             }
-            None => {
-                let bound = bound.unwrap_or_default();
-                if shared.profile.sends_cancelled() {
-                    let reason = format!("timed out after {}", fmt_duration(bound));
-                    let request_id = if shared.broken(Breakage::CancelledWithoutRequestId) { Value::Null } else { id.clone() };
-                    let params = serde_json::json!({ "requestId": request_id, "reason": reason });
-                    let note = Notification::new("notifications/cancelled", Some(params));
-                    if let Err(e) = shared.write_message(&note).await {
-                        tracing::debug!(target: "mcp_refclient", "sending notifications/cancelled failed: {e}");
-                    }
-                }
-                Err(Failed::alive(timed_out(method, bound)))
-            }
+            None => Err(self.timed_out(&id, method, bound.unwrap_or_default())),
         }
+    }
+
+    /// A call's bound ended: under `strict` the server is told (`notifications/cancelled`)
+    /// without waiting on a server that does not read (see [`Shared::write_or_queue`]).
+    fn timed_out(&self, id: &Value, method: &str, bound: Duration) -> Failed {
+        let shared = &self.shared;
+        if shared.profile.sends_cancelled() {
+            let reason = format!("timed out after {}", fmt_duration(bound));
+            let request_id = if shared.broken(Breakage::CancelledWithoutRequestId) { Value::Null } else { id.clone() };
+            let params = serde_json::json!({ "requestId": request_id, "reason": reason });
+            Shared::write_or_queue(shared, Notification::new("notifications/cancelled", Some(params)));
+        }
+        Failed::alive(timed_out(method, bound))
     }
 
     /// Sends a notification (no id, not awaited). A failed write is a transport error.
@@ -560,7 +648,7 @@ impl StdioTransport {
         shared.mark_dead(format!("Connection closed: MCP server '{}' was closed", shared.command));
         shared.kill(Breakage::NoGroupKillOnClose);
         if let Ok(mut stdin) = shared.stdin.try_lock() {
-            stdin.take();
+            stdin.pipe.take();
         }
         let child = lock(&shared.child).take();
         if let Some(mut child) = child {
