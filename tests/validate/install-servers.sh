@@ -25,52 +25,32 @@ TS_CLIENT_VERSION="2.4.0"
 DEST="target/validate-servers"
 mkdir -p "$DEST/node" "$DEST/ts"
 
-everything="$DEST/node/node_modules/@modelcontextprotocol/server-everything/package.json"
-if ! grep -q "\"version\": \"$EVERYTHING_VERSION\"" "$everything" 2>/dev/null; then
-    echo "installing @modelcontextprotocol/server-everything@$EVERYTHING_VERSION into $DEST/node"
-    [ -f "$DEST/node/package.json" ] || echo '{"private": true}' > "$DEST/node/package.json"
-    npm install --prefix "$DEST/node" --no-audit --no-fund --loglevel=error \
-        "@modelcontextprotocol/server-everything@$EVERYTHING_VERSION"
-fi
-
-ts_client="$DEST/node/node_modules/@modelcontextprotocol/client/package.json"
-if ! grep -q "\"version\": \"$TS_CLIENT_VERSION\"" "$ts_client" 2>/dev/null; then
-    echo "installing @modelcontextprotocol/client@$TS_CLIENT_VERSION into $DEST/node"
-    [ -f "$DEST/node/package.json" ] || echo '{"private": true}' > "$DEST/node/package.json"
-    npm install --prefix "$DEST/node" --no-audit --no-fund --loglevel=error \
-        "@modelcontextprotocol/client@$TS_CLIENT_VERSION"
-fi
-
-if ! "$DEST/venv/bin/python" -c "import importlib.metadata as m, sys; sys.exit(m.version('mcp') != '$MCP_PY_VERSION')" 2>/dev/null; then
-    echo "installing mcp==$MCP_PY_VERSION (PyPI) into $DEST/venv"
-    [ -x "$DEST/venv/bin/python" ] || python3 -m venv "$DEST/venv"
-    "$DEST/venv/bin/python" -m pip install --quiet --disable-pip-version-check "mcp==$MCP_PY_VERSION"
-fi
-
-ts_sdk="$DEST/ts/node_modules/@modelcontextprotocol/server/package.json"
-if ! grep -q "\"version\": \"$MCP_TS_VERSION\"" "$ts_sdk" 2>/dev/null; then
-    echo "installing @modelcontextprotocol/server@$MCP_TS_VERSION into $DEST/ts"
-    [ -f "$DEST/ts/package.json" ] || echo '{"private": true}' > "$DEST/ts/package.json"
-    npm install --prefix "$DEST/ts" --no-audit --no-fund --loglevel=error \
-        "@modelcontextprotocol/server@$MCP_TS_VERSION"
-fi
-
-for pinned in "server-filesystem@$FILESYSTEM_VERSION" "server-memory@$MEMORY_VERSION"; do
-    name="${pinned%@*}"
-    version="${pinned#*@}"
-    if ! grep -q "\"version\": \"$version\"" "$DEST/node/node_modules/@modelcontextprotocol/$name/package.json" 2>/dev/null; then
-        echo "installing @modelcontextprotocol/$pinned into $DEST/node"
-        npm install --prefix "$DEST/node" --no-audit --no-fund --loglevel=error "@modelcontextprotocol/$pinned"
+# npm_pinned DIR PACKAGE VERSION: installs PACKAGE@VERSION into DIR unless that version is there.
+npm_pinned() {
+    local dir="$1" package="$2" version="$3"
+    if ! grep -q "\"version\": \"$version\"" "$dir/node_modules/$package/package.json" 2>/dev/null; then
+        echo "installing $package@$version into $dir"
+        [ -f "$dir/package.json" ] || echo '{"private": true}' > "$dir/package.json"
+        npm install --prefix "$dir" --no-audit --no-fund --loglevel=error "$package@$version"
     fi
-done
+}
 
-if ! "$DEST/venv-time/bin/python" -c "import importlib.metadata as m, sys; sys.exit(m.version('mcp-server-time') != '$TIME_VERSION')" 2>/dev/null; then
-    echo "installing mcp-server-time==$TIME_VERSION (PyPI) into $DEST/venv-time"
-    [ -x "$DEST/venv-time/bin/python" ] || python3 -m venv "$DEST/venv-time"
-    "$DEST/venv-time/bin/python" -m pip install --quiet --disable-pip-version-check "mcp-server-time==$TIME_VERSION"
-fi
+# pip_pinned VENV PACKAGE VERSION: installs PACKAGE==VERSION (PyPI) into the venv VENV
+# (made if missing) unless that version is there.
+pip_pinned() {
+    local venv="$1" package="$2" version="$3"
+    if ! "$venv/bin/python" -c "import importlib.metadata as m, sys; sys.exit(m.version('$package') != '$version')" 2>/dev/null; then
+        echo "installing $package==$version (PyPI) into $venv"
+        [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
+        "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "$package==$version"
+    fi
+}
 
-if ! "$DEST/venv-time/bin/python" -c "import importlib.metadata as m, sys; sys.exit(m.version('mcp-server-git') != '$GIT_VERSION')" 2>/dev/null; then
-    echo "installing mcp-server-git==$GIT_VERSION (PyPI) into $DEST/venv-time"
-    "$DEST/venv-time/bin/python" -m pip install --quiet --disable-pip-version-check "mcp-server-git==$GIT_VERSION"
-fi
+npm_pinned "$DEST/node" @modelcontextprotocol/server-everything "$EVERYTHING_VERSION"
+npm_pinned "$DEST/node" @modelcontextprotocol/client "$TS_CLIENT_VERSION"
+pip_pinned "$DEST/venv" mcp "$MCP_PY_VERSION"
+npm_pinned "$DEST/ts" @modelcontextprotocol/server "$MCP_TS_VERSION"
+npm_pinned "$DEST/node" @modelcontextprotocol/server-filesystem "$FILESYSTEM_VERSION"
+npm_pinned "$DEST/node" @modelcontextprotocol/server-memory "$MEMORY_VERSION"
+pip_pinned "$DEST/venv-time" mcp-server-time "$TIME_VERSION"
+pip_pinned "$DEST/venv-time" mcp-server-git "$GIT_VERSION"
