@@ -177,9 +177,10 @@ pub(crate) fn in_parallel_longest_first<J: Sync, R: Send>(
             scope.spawn(move || keep(i, job(&jobs[i])));
         }
         for _ in 0..workers {
-            scope.spawn(|| loop {
-                let Some(&i) = shared.get(next.fetch_add(1, std::sync::atomic::Ordering::SeqCst)) else { break };
-                keep(i, job(&jobs[i]));
+            scope.spawn(|| {
+                while let Some(&i) = shared.get(next.fetch_add(1, std::sync::atomic::Ordering::SeqCst)) {
+                    keep(i, job(&jobs[i]));
+                }
             });
         }
     });
