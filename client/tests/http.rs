@@ -62,13 +62,15 @@ struct Reply {
     parts: Vec<Part>,
     /// Keep the connection open after the body (never close it).
     hold: bool,
+    /// With `hold`: told once the client has closed the held connection.
+    closed: Option<Arc<tokio::sync::Notify>>,
     /// Send nothing at all, not even the head.
     stall: bool,
 }
 
 impl Reply {
     fn new(status: u16) -> Reply {
-        Reply { status, headers: Vec::new(), parts: Vec::new(), hold: false, stall: false }
+        Reply { status, headers: Vec::new(), parts: Vec::new(), hold: false, closed: None, stall: false }
     }
 
     fn header(mut self, name: &str, value: &str) -> Reply {
@@ -193,6 +195,15 @@ async fn serve(io: Box<dyn Io>, handler: Handler, log: Arc<Mutex<Vec<Seen>>>, co
     let reply = handler(&seen, index);
     let mut io = reader.into_inner();
     if reply.stall {
+        if let Some(closed) = &reply.closed {
+            let mut sink = [0u8; 256];
+            while let Ok(n) = io.read(&mut sink).await {
+                if n == 0 {
+                    break;
+                }
+            }
+            closed.notify_one();
+        }
         std::future::pending::<()>().await;
     }
     let reason = match reply.status {
@@ -226,7 +237,17 @@ async fn serve(io: Box<dyn Io>, handler: Handler, log: Arc<Mutex<Vec<Seen>>>, co
         }
     }
     if reply.hold {
-        std::future::pending::<()>().await;
+        // The server never ends the body: only the client can end the connection.
+        let mut sink = [0u8; 256];
+        while let Ok(n) = io.read(&mut sink).await {
+            if n == 0 {
+                break;
+            }
+        }
+        match reply.closed {
+            Some(closed) => closed.notify_one(),
+            None => std::future::pending::<()>().await,
+        }
     }
     let _ = io.shutdown().await;
 }
@@ -346,6 +367,45 @@ async fn a_held_open_stream_returns_at_the_frame_and_trailing_frames_are_not_rea
     let result = tokio::time::timeout(Duration::from_secs(5), call).await.expect("returned at the frame").unwrap();
     assert_eq!(text_of(&result), "early");
     assert_eq!(client.tools_list_changes(), 0);
+}
+
+#[tokio::test]
+async fn a_held_open_stream_is_let_go_once_its_frame_is_read() {
+    let closed = Arc::new(tokio::sync::Notify::new());
+    let seen_closed = closed.clone();
+    let srv = TestServer::start(mcp(move |req, _| {
+        (req.rpc_method() == "tools/call").then(|| {
+            let answer = format!("data: {}\n\n", result(req, json!({"content": [{"type": "text", "text": "early"}]})));
+            let mut reply = sse_reply(&answer).hold();
+            reply.closed = Some(closed.clone());
+            reply
+        })
+    }))
+    .await;
+    let client = connect(&srv, Profile::Strict).await;
+    let result = tokio::time::timeout(Duration::from_secs(5), client.call_tool("echo", json!({}), None)).await.expect("returned at the frame").unwrap();
+    assert_eq!(text_of(&result), "early");
+    // The client, not the server, must end the connection the server holds open.
+    tokio::time::timeout(Duration::from_secs(5), seen_closed.notified()).await.expect("the client closed the held-open stream");
+}
+
+#[tokio::test]
+async fn a_timed_out_call_lets_its_connection_go() {
+    let closed = Arc::new(tokio::sync::Notify::new());
+    let seen_closed = closed.clone();
+    let srv = TestServer::start(mcp(move |req, _| {
+        (req.rpc_method() == "tools/call").then(|| {
+            let mut reply = Reply::new(200);
+            reply.stall = true;
+            reply.closed = Some(closed.clone());
+            reply
+        })
+    }))
+    .await;
+    let client = connect(&srv, Profile::Strict).await;
+    let err = client.call_tool("echo", json!({}), Some(Duration::from_millis(100))).await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Timeout);
+    tokio::time::timeout(Duration::from_secs(5), seen_closed.notified()).await.expect("the client closed the abandoned connection");
 }
 
 #[tokio::test]

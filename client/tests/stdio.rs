@@ -436,3 +436,14 @@ async fn a_stderr_flood_neither_blocks_the_server_nor_loses_its_last_line() {
     assert!(!text.contains("the first line"));
     assert!(text.len() < 8 * 1024 + 200, "{} bytes", text.len());
 }
+
+#[tokio::test]
+async fn the_client_keeps_the_configuration_it_was_given() {
+    let mut config = config(Profile::Kova);
+    config.client_name = Some("kept-name".into());
+    let client = McpClient::connect_stdio(server("read never"), config).await.expect("handshake");
+    let kept = client.config();
+    assert_eq!(kept.profile, Profile::Kova);
+    assert_eq!(kept.client_name.as_deref(), Some("kept-name"));
+    assert_eq!(kept.revision.as_deref(), Some(mcp_refclient::LATEST_PROTOCOL_VERSION));
+}

@@ -164,6 +164,17 @@ pub enum Capability {
     /// program exits (JavaScript has no destructor), does not declare it: the scenarios that
     /// look at what a drop ended are then not applicable to it.
     Drop,
+    /// Sending any request or notification a scenario names (`request`, `notify` steps):
+    /// the request's result as the server sent it.
+    RawMessages,
+    /// What the server said about itself when the connection opened (its `initialize` or
+    /// `server/discover` result), as the client keeps it.
+    ServerInfo,
+    /// The process id of the stdio server the client runs (the current one after a
+    /// reconnect).
+    ServerPid,
+    /// The Streamable HTTP session id the client holds.
+    SessionId,
 }
 
 impl Capability {
@@ -363,6 +374,35 @@ pub trait ClientUnderTest {
     async fn tool_layer(&self, step: ToolLayerStep) -> StepResult {
         let _ = step;
         Err(StepError::unsupported(Capability::ToolLayer))
+    }
+
+    /// Sends a request named by the scenario; the value is its result as the server sent it
+    /// (capability `raw_messages`).
+    async fn request(&self, method: &str, params: Option<Value>) -> StepResult {
+        let _ = (method, params);
+        Err(StepError::unsupported(Capability::RawMessages))
+    }
+
+    /// Sends a notification named by the scenario (capability `raw_messages`).
+    async fn notify(&self, method: &str, params: Option<Value>) -> StepResult {
+        let _ = (method, params);
+        Err(StepError::unsupported(Capability::RawMessages))
+    }
+
+    /// The server's `initialize` (or `server/discover`) result as the client keeps it
+    /// (capability `server_info`).
+    async fn server_info(&self) -> StepResult {
+        Err(StepError::unsupported(Capability::ServerInfo))
+    }
+
+    /// The process id of the stdio server the client runs, if any (capability `server_pid`).
+    async fn server_pid(&self) -> Result<Option<u32>, StepError> {
+        Err(StepError::unsupported(Capability::ServerPid))
+    }
+
+    /// The Streamable HTTP session id the client holds, if any (capability `session_id`).
+    async fn session_id(&self) -> Result<Option<String>, StepError> {
+        Err(StepError::unsupported(Capability::SessionId))
     }
 
     /// Connects from a host process in a session of its own, interrupts the host with

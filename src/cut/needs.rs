@@ -96,6 +96,10 @@ fn step_needs(step: &ClientStep, needs: &mut Needs) {
             needs.add(Capability::ToolLayer)
         }
         ClientStep::Reconnect(_) => needs.add(Capability::Reconnect),
+        ClientStep::Request(_) | ClientStep::Notify(_) => needs.add(Capability::RawMessages),
+        ClientStep::ServerInfo(_) => needs.add(Capability::ServerInfo),
+        ClientStep::ServerProcess(_) => needs.add(Capability::ServerPid),
+        ClientStep::SessionId(_) => needs.add(Capability::SessionId),
         _ => {}
     }
 }

@@ -80,6 +80,10 @@ const ALL_CAPABILITIES: &[Capability] = &[
     Capability::FaultHooks,
     Capability::Stateless,
     Capability::Drop,
+    Capability::RawMessages,
+    Capability::ServerInfo,
+    Capability::ServerPid,
+    Capability::SessionId,
 ];
 
 impl ClientUnderTest for ReferenceClient {
@@ -138,6 +142,26 @@ impl ClientUnderTest for ReferenceClient {
     async fn reconnect(&self) -> StepResult {
         let client = self.connected()?;
         client.reconnect().await.map(|()| json!({ "protocolVersion": client.protocol_version() })).map_err(|e| error(&e))
+    }
+
+    async fn request(&self, method: &str, params: Option<Value>) -> StepResult {
+        self.connected()?.request(method, params).await.map_err(|e| error(&e))
+    }
+
+    async fn notify(&self, method: &str, params: Option<Value>) -> StepResult {
+        self.connected()?.notify(method, params).await.map(|()| json!("sent")).map_err(|e| error(&e))
+    }
+
+    async fn server_info(&self) -> StepResult {
+        Ok(self.connected()?.server_info())
+    }
+
+    async fn server_pid(&self) -> Result<Option<u32>, StepError> {
+        Ok(self.connected()?.server_pid())
+    }
+
+    async fn session_id(&self) -> Result<Option<String>, StepError> {
+        Ok(self.connected()?.session_id())
     }
 
     async fn tool_layer(&self, step: ToolLayerStep) -> StepResult {

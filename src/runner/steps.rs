@@ -124,6 +124,10 @@ async fn play_steps<A: ClientUnderTest + 'static>(plan: Plan<'_>, client: Rc<A>)
             ClientStep::AwaitReceived(wait) => await_received(&plan, &wait.message, wait.count, wait.within_ms).await,
             ClientStep::AwaitStep(wait) => await_step(&plan, wait.launch, wait.step, wait.within_ms).await,
             ClientStep::Processes(want) => processes_at_step(&plan, want.gone, want.within_ms).await,
+            ClientStep::ServerProcess(_) => match client.server_pid().await.map_err(record) {
+                Ok(pid) => server_launch(&plan, pid),
+                Err(e) => Err(e),
+            },
             ClientStep::Close(_) => {
                 let result = run_on_client(client.clone(), step.clone()).await;
                 client_gone = true;
@@ -162,6 +166,10 @@ async fn run_on_client<A: ClientUnderTest>(client: Rc<A>, step: ClientStep) -> S
         ClientStep::Close(_) => client.close().await.map_err(record),
         ClientStep::Reconnect(_) => client.reconnect().await.map_err(record),
         ClientStep::Exited(_) => client.exited().await.map(|text| json!(text)).map_err(record),
+        ClientStep::Request(raw) => client.request(&raw.method, raw.params.clone()).await.map_err(record),
+        ClientStep::Notify(raw) => client.notify(&raw.method, raw.params.clone()).await.map_err(record),
+        ClientStep::ServerInfo(_) => client.server_info().await.map_err(record),
+        ClientStep::SessionId(_) => client.session_id().await.map(|id| json!(id)).map_err(record),
         ClientStep::ListChanged(_) => client.list_changed_count().await.map(|n| json!(n)).map_err(record),
         ClientStep::WaitListChanged(wait) => {
             let deadline = Instant::now() + Duration::from_millis(wait.within_ms);
@@ -360,6 +368,30 @@ async fn processes_at_step(plan: &Plan<'_>, gone: bool, within_ms: u64) -> StepR
     }
 }
 
+/// Which launch of the server the process id a client gives for it belongs to; an error
+/// (the client's) when it gives none or one no launch reported.
+fn server_launch(plan: &Plan<'_>, pid: Option<u32>) -> StepResult {
+    let wire = wire_log::read_wire_log(&plan.log_path).unwrap_or_default();
+    let launches: Vec<(u32, u32)> = wire
+        .iter()
+        .filter_map(|record| match record {
+            wire_log::Record::Started { launch, pid, .. } => Some((*launch, *pid)),
+            _ => None,
+        })
+        .collect();
+    let reported = || launches.iter().map(|(launch, pid)| format!("launch {launch}: pid {pid}")).collect::<Vec<_>>().join(", ");
+    let Some(pid) = pid else {
+        return Err(ErrorRecord { kind: "processes".into(), text: format!("the client names no server process ({})", reported()) });
+    };
+    match launches.iter().find(|(_, p)| *p == pid) {
+        Some((launch, _)) => Ok(json!(format!("launch {launch}"))),
+        None => Err(ErrorRecord {
+            kind: "processes".into(),
+            text: format!("the client names pid {pid}, which no launch of the server reported ({})", reported()),
+        }),
+    }
+}
+
 fn harness_error(text: String) -> ErrorRecord {
     ErrorRecord { kind: "harness".into(), text }
 }
@@ -396,5 +428,10 @@ pub fn label(step: &ClientStep) -> String {
         ClientStep::AwaitStep(a) => format!("await_step {} of launch {}", a.step, a.launch),
         ClientStep::Processes(p) if p.gone => format!("processes gone within {} ms", p.within_ms),
         ClientStep::Processes(_) => "processes: some alive".into(),
+        ClientStep::Request(raw) => format!("request {}", raw.method),
+        ClientStep::Notify(raw) => format!("notify {}", raw.method),
+        ClientStep::ServerInfo(_) => "server_info".into(),
+        ClientStep::ServerProcess(_) => "server_process".into(),
+        ClientStep::SessionId(_) => "session_id".into(),
     }
 }

@@ -228,6 +228,33 @@ pub enum ClientStep {
     /// dropped: all gone (a bounded wait for each to go), or some still alive (looked at
     /// once). The step fails, naming the processes, when it does not hold.
     Processes(ProcessesStep),
+    /// Send any request the scenario names (`{ method = "ping" }`) and take its result as the
+    /// server sent it (capability `raw_messages`).
+    Request(RawMessage),
+    /// Send any notification the scenario names (capability `raw_messages`).
+    Notify(RawMessage),
+    /// Read what the client keeps of what the server said about itself when the connection
+    /// opened: its `initialize` result (at 2026-07-28 its `server/discover` result), with
+    /// `serverInfo` and `capabilities` (capability `server_info`).
+    ServerInfo(Empty),
+    /// Read the process id the client gives for its stdio server and name the launch of the
+    /// server it belongs to; the step fails when no launch of the server reported that pid
+    /// (capability `server_pid`).
+    ServerProcess(Empty),
+    /// Read the Streamable HTTP session id the client holds now, `null` for none (capability
+    /// `session_id`).
+    SessionId(Empty),
+}
+
+/// A request or notification the scenario names.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawMessage {
+    /// The method.
+    pub method: String,
+    /// The params, when any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub params: Option<Value>,
 }
 
 /// What must be true of the server's processes at a step.

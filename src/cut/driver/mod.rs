@@ -206,7 +206,7 @@ impl DriverClient {
 
     /// Sends one step and waits for its reply. Dropped before the reply (a cancelled
     /// call), it tells the driver to cancel.
-    async fn request(&self, step: DriverStep) -> StepResult {
+    async fn send_step(&self, step: DriverStep) -> StepResult {
         let running = self.running()?;
         if let Some(fault) = running.fault.borrow().clone() {
             return Err(StepError::new(fault));
@@ -370,31 +370,31 @@ impl ClientUnderTest for DriverClient {
     }
 
     async fn connect(&self, target: &Target, settings: &Settings) -> StepResult {
-        self.request(DriverStep::Connect { target: target.clone(), settings: settings.clone() }).await
+        self.send_step(DriverStep::Connect { target: target.clone(), settings: settings.clone() }).await
     }
 
     async fn list_tools(&self) -> StepResult {
-        self.request(DriverStep::ListTools).await
+        self.send_step(DriverStep::ListTools).await
     }
 
     async fn call_tool(&self, name: &str, arguments: Value, timeout: Option<Duration>) -> StepResult {
         let timeout_ms = timeout.map(|t| u64::try_from(t.as_millis()).unwrap_or(u64::MAX));
-        self.request(DriverStep::CallTool { name: name.into(), arguments, timeout_ms }).await
+        self.send_step(DriverStep::CallTool { name: name.into(), arguments, timeout_ms }).await
     }
 
     async fn close(&self) -> StepResult {
-        self.request(DriverStep::Close).await
+        self.send_step(DriverStep::Close).await
     }
 
     async fn drop_connection(&self) -> StepResult {
         if self.running.borrow().is_none() {
             return Ok(json!(false));
         }
-        self.request(DriverStep::Drop).await
+        self.send_step(DriverStep::Drop).await
     }
 
     async fn exited(&self) -> Result<Option<String>, StepError> {
-        let value = self.request(DriverStep::Exited).await?;
+        let value = self.send_step(DriverStep::Exited).await?;
         match value {
             Value::Null => Ok(None),
             Value::String(text) => Ok(Some(text)),
@@ -403,16 +403,47 @@ impl ClientUnderTest for DriverClient {
     }
 
     async fn list_changed_count(&self) -> Result<u64, StepError> {
-        let value = self.request(DriverStep::ListChangedCount).await?;
+        let value = self.send_step(DriverStep::ListChangedCount).await?;
         value.as_u64().ok_or_else(|| StepError::new(format!("the driver answered `list_changed_count` with {value}, not a count")))
     }
 
     async fn reconnect(&self) -> StepResult {
-        self.request(DriverStep::Reconnect).await
+        self.send_step(DriverStep::Reconnect).await
     }
 
     async fn tool_layer(&self, step: ToolLayerStep) -> StepResult {
-        self.request(DriverStep::ToolLayer { layer: step }).await
+        self.send_step(DriverStep::ToolLayer { layer: step }).await
+    }
+
+    async fn request(&self, method: &str, params: Option<Value>) -> StepResult {
+        self.send_step(DriverStep::Request { method: method.into(), params }).await
+    }
+
+    async fn notify(&self, method: &str, params: Option<Value>) -> StepResult {
+        self.send_step(DriverStep::Notify { method: method.into(), params }).await
+    }
+
+    async fn server_info(&self) -> StepResult {
+        self.send_step(DriverStep::ServerInfo).await
+    }
+
+    async fn server_pid(&self) -> Result<Option<u32>, StepError> {
+        match self.send_step(DriverStep::ServerPid).await? {
+            Value::Null => Ok(None),
+            value => value
+                .as_u64()
+                .and_then(|pid| u32::try_from(pid).ok())
+                .map(Some)
+                .ok_or_else(|| StepError::new(format!("the driver answered `server_pid` with {value}, not a pid or null"))),
+        }
+    }
+
+    async fn session_id(&self) -> Result<Option<String>, StepError> {
+        match self.send_step(DriverStep::SessionId).await? {
+            Value::Null => Ok(None),
+            Value::String(id) => Ok(Some(id)),
+            other => Err(StepError::new(format!("the driver answered `session_id` with {other}, not a text or null"))),
+        }
     }
 
     /// The driver process is its client's host: it connects (a `connect` step), then the

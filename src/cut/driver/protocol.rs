@@ -71,6 +71,30 @@ pub enum DriverStep {
         /// The step.
         layer: ToolLayerStep,
     },
+    /// Send the request the scenario names; reply with its result as the server sent it
+    /// (capability `raw_messages`).
+    Request {
+        /// The method.
+        method: String,
+        /// The params, when any.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        params: Option<Value>,
+    },
+    /// Send the notification the scenario names (capability `raw_messages`).
+    Notify {
+        /// The method.
+        method: String,
+        /// The params, when any.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        params: Option<Value>,
+    },
+    /// Reply with the server's `initialize` (or `server/discover`) result as the client keeps
+    /// it (capability `server_info`).
+    ServerInfo,
+    /// Reply with the process id of the stdio server, or `null` (capability `server_pid`).
+    ServerPid,
+    /// Reply with the Streamable HTTP session id held, or `null` (capability `session_id`).
+    SessionId,
 }
 
 /// A reply from the driver.

@@ -95,5 +95,10 @@ async fn step<A: ClientUnderTest>(adapter: &A, step: DriverStep) -> StepResult {
         DriverStep::Reconnect => adapter.reconnect().await,
         DriverStep::ToolLayer { layer } => adapter.tool_layer(layer).await,
         DriverStep::Cancel { .. } => Ok(Value::Null),
+        DriverStep::Request { method, params } => adapter.request(&method, params).await,
+        DriverStep::Notify { method, params } => adapter.notify(&method, params).await,
+        DriverStep::ServerInfo => adapter.server_info().await,
+        DriverStep::ServerPid => adapter.server_pid().await.map(|pid| json!(pid)),
+        DriverStep::SessionId => adapter.session_id().await.map(|id| json!(id)),
     }
 }
