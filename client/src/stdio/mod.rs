@@ -12,6 +12,7 @@ mod process_group;
 mod reader;
 mod spawn;
 mod stderr;
+mod sweeper;
 
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -73,12 +74,28 @@ enum Delivery {
     Response(Result<Value, ErrorObject>),
     /// The call failed (the server is gone, or a fatal line with `BannerFatal`).
     Failed(McpError),
+    /// The call's deadline passed (the sweeper took its entry out).
+    TimedOut,
 }
 
 /// The call waiting for its response.
 struct Pending {
     id: Value,
     tx: oneshot::Sender<Delivery>,
+    /// When the call times out (`None`: never, or not yet sent).
+    deadline: Option<Instant>,
+    /// When the call, still waiting, next looks at the child (`None` until sent).
+    look_at: Option<Instant>,
+}
+
+impl Pending {
+    /// The earliest of its deadline and its next look.
+    fn next_event(&self) -> Option<Instant> {
+        match (self.deadline, self.look_at) {
+            (Some(d), Some(l)) => Some(d.min(l)),
+            (d, l) => d.or(l),
+        }
+    }
 }
 
 /// The state of the connection, kept under one lock so a call and the reader agree.
@@ -90,6 +107,8 @@ struct Conn {
     dead: Option<String>,
     /// `BannerFatal`: a non-JSON line seen while no call was in flight fails the next one.
     poison: Option<String>,
+    /// What the sweeper sleeps until (`None`: nothing to sweep, it waits to be woken).
+    sweep_at: Option<Instant>,
 }
 
 /// What the transport and its background tasks share.
@@ -105,6 +124,8 @@ pub(crate) struct Shared {
     /// The child, used only for `try_wait` and `kill` (never held across an await).
     child: Mutex<Option<Child>>,
     conn: Mutex<Conn>,
+    /// Wakes the sweeper when a call's first event comes before the one it sleeps until.
+    sweep: tokio::sync::Notify,
     /// Whether a call is waiting for its response (gates the yoagent reader).
     pub(crate) awaiting: watch::Sender<bool>,
     list_changed: AtomicU64,
@@ -253,33 +274,6 @@ impl Shared {
         text
     }
 
-    /// Waits for the call's delivery until `deadline` (`None` then), looking at the child
-    /// meanwhile: a launcher that exits during a call has its group killed at once, which
-    /// closes the output the call reads. One timer at a time: the next look or the deadline.
-    async fn wait_for(
-        &self,
-        mut rx: oneshot::Receiver<Delivery>,
-        sent: Instant,
-        deadline: Option<Instant>,
-    ) -> Option<Result<Delivery, oneshot::error::RecvError>> {
-        let mut next_look = sent + EXIT_POLL;
-        loop {
-            let wake = deadline.map_or(next_look, |d| d.min(next_look));
-            tokio::select! {
-                // The delivery first: no random pick of the branch order on every wake.
-                biased;
-                delivery = &mut rx => return Some(delivery),
-                _ = tokio::time::sleep_until(wake.into()) => {
-                    if deadline.is_some_and(|d| Instant::now() >= d) {
-                        return None;
-                    }
-                    self.poll_exit();
-                    next_look = Instant::now() + EXIT_POLL;
-                }
-            }
-        }
-    }
-
     /// The reader saw the end of stdout.
     pub(crate) async fn output_closed(&self) {
         let text = self.settle_exit(ExitReason::OutputClosed).await;
@@ -410,6 +404,7 @@ impl StdioTransport {
             stdin: tokio::sync::Mutex::new(Some(stdin)),
             child: Mutex::new(Some(child)),
             conn: Mutex::new(Conn::default()),
+            sweep: tokio::sync::Notify::new(),
             awaiting: watch::channel(false).0,
             list_changed: AtomicU64::new(0),
             last_not_json: Mutex::new(None),
@@ -426,11 +421,12 @@ impl StdioTransport {
             shared.stderr_done.clone(),
         ));
         let reader_task = tokio::spawn(reader::run(shared.clone(), stdout));
+        let sweeper_task = tokio::spawn(sweeper::run(shared.clone()));
         Ok(StdioTransport {
             shared,
             calls: tokio::sync::Mutex::new(()),
             next_id: AtomicI64::new(1),
-            tasks: Mutex::new(vec![reader_task, stderr_task]),
+            tasks: Mutex::new(vec![reader_task, stderr_task, sweeper_task]),
         })
     }
 
@@ -493,7 +489,7 @@ impl StdioTransport {
             if let Some(message) = conn.poison.take() {
                 return Err(Failed::alive(McpError::Protocol(message)));
             }
-            conn.pending.push(Pending { id: id.clone(), tx });
+            conn.pending.push(Pending { id: id.clone(), tx, deadline: None, look_at: None });
         }
         let mut guard = PendingGuard { shared, id: id.clone(), delivered: false };
         if let Err(e) = shared.write_message(&RequestRef::new(&id, method, params.as_ref())).await {
@@ -504,23 +500,25 @@ impl StdioTransport {
         let sent = Instant::now();
         let started = queued_at.unwrap_or(sent);
         shared.set_awaiting(true);
-        let delivery = shared.wait_for(rx, sent, bound.map(|bound| started + bound)).await;
-        // Every sender of a delivery (the reader, `mark_dead`, `not_json`) removed the entry.
-        guard.delivered = matches!(delivery, Some(Ok(_)));
+        shared.arm(&id, sent, bound.map(|bound| started + bound));
+        let delivery = rx.await;
+        // Every sender of a delivery (the reader, `mark_dead`, `not_json`, the sweeper)
+        // removed the entry.
+        guard.delivered = delivery.is_ok();
         drop(guard);
         match delivery {
-            Some(Ok(Delivery::Response(outcome))) => Ok(outcome),
+            Ok(Delivery::Response(outcome)) => Ok(outcome),
             // The server went after the request was written: it may have received it.
-            Some(Ok(Delivery::Failed(error @ McpError::Transport(_)))) => Err(Failed::new(error, Fate::DeadMaybeSent)),
-            Some(Ok(Delivery::Failed(error))) => Err(Failed::alive(error)),
-            Some(Err(_)) => {
+            Ok(Delivery::Failed(error @ McpError::Transport(_))) => Err(Failed::new(error, Fate::DeadMaybeSent)),
+            Ok(Delivery::Failed(error)) => Err(Failed::alive(error)),
+            Err(_) => {
                 let text = lock(&shared.conn).dead.clone();
                 let error = McpError::Transport(
                     text.unwrap_or_else(|| format!("Connection closed: MCP server '{}' is gone", shared.command)),
                 );
                 Err(Failed::new(error, Fate::DeadMaybeSent))
             }
-            None => {
+            Ok(Delivery::TimedOut) => {
                 let bound = bound.unwrap_or_default();
                 if shared.profile.sends_cancelled() {
                     let reason = format!("timed out after {}", fmt_duration(bound));
