@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 
 use crate::http::legacy::LegacyTransport;
 use crate::http::streamable::StreamableTransport;
-use crate::jsonrpc::ErrorObject;
+use crate::jsonrpc::{ErrorObject, Params, RawResult};
 use crate::stdio::{fmt_duration, StdioTransport};
 use crate::tool::{CallToolResult, Tool, ToolsPage};
 use crate::error::{Failed, Fate};
@@ -483,20 +483,28 @@ impl McpClient {
         arguments: Value,
         timeout: Option<Duration>,
     ) -> Result<CallToolResult, McpError> {
-        // Only a profile that reconnects runs the call a second time: the others send the
-        // parameters themselves instead of a copy.
-        let mut params = Some(json!({ "name": name, "arguments": arguments }));
-        let again = self.config.profile.reconnects();
+        let arguments = &arguments;
+        let typed = Params::Call { name, arguments };
         let result = self
-            .retrying(true, |connection| {
-                let params = if again { params.clone() } else { params.take() };
-                async move {
-                    let bound = connection.transport.call_bound(&self.config, timeout);
-                    exchange(&connection, &self.config, "tools/call", params, bound).await
+            .retrying(true, |connection| async move {
+                let bound = connection.transport.call_bound(&self.config, timeout);
+                match &connection.transport {
+                    // Over stdio at a handshake revision the parameters are written borrowed
+                    // and the result read from its line straight into its type.
+                    Transport::Stdio(t) if !connection.stateless => {
+                        let outcome = t.request_raw("tools/call", Some(typed), bound).await?;
+                        outcome.map_err(|e| rpc(Err(e)).unwrap_err().into())
+                    }
+                    _ => {
+                        // A tree for the other transports (a copy of the arguments: the stdio
+                        // path borrows them).
+                        let params = json!({ "name": name, "arguments": arguments.clone() });
+                        exchange(&connection, &self.config, "tools/call", Some(params), bound).await.map(RawResult::Value)
+                    }
                 }
             })
             .await?;
-        serde_json::from_value(result).map_err(|e| McpError::Protocol(format!("invalid tools/call result: {e}")))
+        result.parse().map_err(|e| McpError::Protocol(format!("invalid tools/call result: {e}")))
     }
 
     /// Any request, bounded like `tools/list`; the result as sent. Never retried.

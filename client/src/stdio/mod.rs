@@ -25,7 +25,7 @@ use tokio::process::{Child, ChildStdin};
 use tokio::sync::{oneshot, watch};
 use tokio::task::JoinHandle;
 
-use crate::jsonrpc::{ids_match, ErrorObject, Notification, RequestRef};
+use crate::jsonrpc::{ids_match, ErrorObject, Notification, Params, RawResult, RequestRef};
 use crate::error::{Failed, Fate};
 use crate::{Breakage, ClientConfig, McpError, Profile, StdioServer, TestHooks, Timeouts};
 use exit::{ExitReason, ExitState, Facts};
@@ -37,6 +37,9 @@ const WAIT_POLL: Duration = Duration::from_millis(5);
 /// How often a call in flight looks whether the command exited, the first look one period
 /// after it was sent (so a call answered sooner never polls the child).
 const EXIT_POLL: Duration = Duration::from_millis(50);
+
+/// The largest write buffer kept between messages.
+const WRITE_BUFFER_KEPT: usize = 16 * 1024;
 
 /// How long `close()` waits to reap a killed server.
 const REAP_BOUND: Duration = Duration::from_secs(2);
@@ -70,8 +73,8 @@ fn timed_out(method: &str, bound: Duration) -> McpError {
 
 /// What the reader hands the waiting call.
 enum Delivery {
-    /// The response carrying its id: the result or the error object.
-    Response(Result<Value, ErrorObject>),
+    /// The response carrying its id: the result (read only by the caller) or the error object.
+    Response(Result<RawResult, ErrorObject>),
     /// The call failed (the server is gone, or a fatal line with `BannerFatal`).
     Failed(McpError),
     /// The call's deadline passed (the sweeper took its entry out).
@@ -120,7 +123,9 @@ pub(crate) struct Shared {
     timeouts: Timeouts,
     own_group: bool,
     pid: Option<u32>,
-    stdin: tokio::sync::Mutex<Option<ChildStdin>>,
+    /// The server's input, and the buffer each message is written into (kept between
+    /// messages, so a message costs no allocation).
+    stdin: tokio::sync::Mutex<Option<(ChildStdin, Vec<u8>)>>,
     /// The child, used only for `try_wait` and `kill` (never held across an await).
     child: Mutex<Option<Child>>,
     conn: Mutex<Conn>,
@@ -290,19 +295,24 @@ impl Shared {
         McpError::Transport(self.mark_dead(format!("Connection closed: {text}")))
     }
 
-    /// Writes one message as one line and flushes it.
+    /// Writes one message as one line (one write while the pipe takes it) and flushes it.
     async fn write_message<T: Serialize>(&self, message: &T) -> Result<(), std::io::Error> {
-        let mut line = Vec::with_capacity(256);
-        serde_json::to_writer(&mut line, message).map_err(std::io::Error::other)?;
-        line.push(b'\n');
         let mut stdin = match self.stdin.try_lock() {
             Ok(stdin) => stdin,
             Err(_) => self.stdin.lock().await,
         };
-        let Some(stdin) = stdin.as_mut() else {
+        let Some((stdin, line)) = stdin.as_mut() else {
             return Err(std::io::Error::new(std::io::ErrorKind::BrokenPipe, "stdin is closed"));
         };
-        stdin.write_all(&line).await?;
+        line.clear();
+        serde_json::to_writer(&mut *line, message).map_err(std::io::Error::other)?;
+        line.push(b'\n');
+        let written = stdin.write_all(line).await;
+        // A large message's buffer is not kept.
+        if line.capacity() > WRITE_BUFFER_KEPT {
+            *line = Vec::new();
+        }
+        written?;
         stdin.flush().await
     }
 
@@ -315,7 +325,7 @@ impl Shared {
 
     /// The reader got a response: hands it to the call with that id, or drops it (a late
     /// answer to a call that timed out or was cancelled, or an id never sent).
-    pub(crate) fn deliver(&self, id: Value, outcome: Result<Value, ErrorObject>) {
+    pub(crate) fn deliver(&self, id: Value, outcome: Result<RawResult, ErrorObject>) {
         let any_id = self.broken(Breakage::AnyIdAccepted);
         let mut conn = lock(&self.conn);
         let Some(at) = conn.pending.iter().position(|p| any_id || ids_match(&p.id, &id)) else {
@@ -401,7 +411,7 @@ impl StdioTransport {
             timeouts: config.timeouts(),
             own_group: server.own_process_group && cfg!(unix),
             pid: child.id(),
-            stdin: tokio::sync::Mutex::new(Some(stdin)),
+            stdin: tokio::sync::Mutex::new(Some((stdin, Vec::new()))),
             child: Mutex::new(Some(child)),
             conn: Mutex::new(Conn::default()),
             sweep: tokio::sync::Notify::new(),
@@ -466,6 +476,23 @@ impl StdioTransport {
         params: Option<Value>,
         bound: Option<Duration>,
     ) -> Result<Result<Value, ErrorObject>, Failed> {
+        match self.request_raw(method, params.as_ref().map(Params::Tree), bound).await? {
+            Ok(result) => match result.into_value() {
+                Ok(value) => Ok(Ok(value)),
+                Err(e) => Err(Failed::alive(McpError::Protocol(format!("invalid '{method}' result: {e}")))),
+            },
+            Err(error) => Ok(Err(error)),
+        }
+    }
+
+    /// [`request_fated`](Self::request_fated) with borrowed parameters, the result left
+    /// unread for the caller to read as it needs.
+    pub(crate) async fn request_raw(
+        &self,
+        method: &str,
+        params: Option<Params<'_>>,
+        bound: Option<Duration>,
+    ) -> Result<Result<RawResult, ErrorObject>, Failed> {
         let shared = &*self.shared;
         let queue_counts = shared.broken(Breakage::TimeoutIncludesQueue);
         // Read the clock only where a bound counts from it.
