@@ -320,7 +320,10 @@ impl McpClient {
     }
 
     async fn connect(target: Target, config: ClientConfig) -> Result<McpClient, McpError> {
-        let connection = match open(&target, &config, 1).await {
+        // On the heap: the connect path's state is large (every transport's handshake), and
+        // a caller awaiting it on its own stack (`block_on` on a main thread) would keep
+        // those stack pages resident for good.
+        let connection = match Box::pin(open(&target, &config, 1)).await {
             Ok(connection) => connection,
             Err(failed) if config.profile.retries_connect() && transient(&failed) => {
                 let delay = config.timeouts().connect_retry_delay;
@@ -332,7 +335,7 @@ impl McpClient {
                     fmt_duration(delay)
                 );
                 tokio::time::sleep(delay).await;
-                open(&target, &config, 1).await.map_err(|f| f.error)?
+                Box::pin(open(&target, &config, 1)).await.map_err(|f| f.error)?
             }
             Err(failed) => return Err(failed.error),
         };
@@ -384,7 +387,7 @@ impl McpClient {
         *lock(&self.tools) = None;
         old.transport.close().await;
         let generation = self.generations.fetch_add(1, Ordering::SeqCst) + 1;
-        let connection = open(&self.target, &self.config, generation).await.map_err(|f| f.error)?;
+        let connection = Box::pin(open(&self.target, &self.config, generation)).await.map_err(|f| f.error)?;
         self.earlier_list_changes.fetch_add(old.transport.list_changes(), Ordering::SeqCst);
         *self.current.write().unwrap_or_else(|poisoned| poisoned.into_inner()) = Arc::new(connection);
         *lock(&self.tools) = None;
@@ -499,7 +502,11 @@ impl McpClient {
                         // A tree for the other transports (a copy of the arguments: the stdio
                         // path borrows them).
                         let params = json!({ "name": name, "arguments": arguments.clone() });
-                        exchange(&connection, &self.config, "tools/call", Some(params), bound).await.map(RawResult::Value)
+                        // Boxed: the HTTP transports' state would otherwise make every call's
+                        // future (a task's memory, or its caller's stack) as large as theirs.
+                        Box::pin(exchange(&connection, &self.config, "tools/call", Some(params), bound))
+                            .await
+                            .map(RawResult::Value)
                     }
                 }
             })
