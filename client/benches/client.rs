@@ -1,4 +1,4 @@
-//! `cargo bench --bench client`: the reference client (strict) beside rmcp's client, against
+//! `cargo bench -p mcp-refclient --bench client`: the reference client (strict) beside rmcp's client, against
 //! the same stdio server, in one run, interleaved; plus a raw pipe floor.
 //!
 //! One binary, four roles, chosen by its first argument:
@@ -26,7 +26,7 @@
 //!   same exchange from a task on the clients' tokio runtime (no JSON work): what the runtime
 //!   itself adds to a round trip.
 //!
-//! `cargo bench --bench client -- LOAD…` runs only the loads named.
+//! `cargo bench -p mcp-refclient --bench client -- LOAD…` runs only the loads named.
 //!
 //! Only local pipes: every server is a child process of the measuring one.
 
