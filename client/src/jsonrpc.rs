@@ -518,6 +518,69 @@ mod tests {
         assert_eq!(serde_json::to_string(&bare).unwrap(), r#"{"jsonrpc":"2.0","id":5,"method":"tools/list"}"#);
     }
 
+    /// What `classify_owned` says of a line, as `classify` would say it (a kept line read).
+    fn owned_verdict(line: &[u8]) -> Incoming {
+        match classify_owned(line.to_vec()) {
+            Ok((id, outcome)) => Incoming::Response { id, outcome: outcome.map(|r| r.into_value().unwrap()) },
+            Err((incoming, kept)) => {
+                assert_eq!(kept, line, "the line comes back whole");
+                incoming
+            }
+        }
+    }
+
+    #[test]
+    fn a_kept_response_line_reads_as_the_general_way_does() {
+        let deep = format!(r#"{{"jsonrpc":"2.0","id":1,"result":{}{}}}"#, "[".repeat(130), "]".repeat(130));
+        let lines: Vec<&[u8]> = vec![
+            br#"{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"ok"}],"isError":false}}"#,
+            br#" {"result":{"b":1,"a":[2]},"id":"x","jsonrpc":"2.0","extra":{"n":null}}"#,
+            br#"{"jsonrpc":"2.0","id":null,"result":{}}"#,
+            br#"{"jsonrpc":"2.0","id":1,"id":2,"result":{}}"#,
+            br#"{"jsonrpc":"2.0","id":1,"result":1,"result":2}"#,
+            br#"{"jsonrpc":"1.0","id":1,"result":{}}"#,
+            br#"{"jsonrpc":"2.0","id":1,"result":{}}"#,
+            br#"{"jsonrpc":"2.0","id":1,"result":1,"error":{"code":1,"message":""}}"#,
+            br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"bad"}}"#,
+            br#"{"jsonrpc":"2.0","id":7,"method":"ping","result":{}}"#,
+            br#"{"jsonrpc":"2.0","id":1,"result":"a "[[[ string"}"#,
+            br#"{"jsonrpc":"2.0","id":1,"result":{}} trailing"#,
+            b"Server listening on stdio",
+            deep.as_bytes(),
+        ];
+        for line in lines {
+            assert_eq!(owned_verdict(line), classify(line), "{}", String::from_utf8_lossy(line));
+        }
+        assert!(matches!(classify(deep.as_bytes()), Incoming::NotJson(_)), "deeper than serde_json reads");
+        let kept = classify_owned(lines_plain().to_vec());
+        assert!(matches!(kept, Ok((_, Ok(RawResult::Line(_))))), "a plain response keeps its line: {kept:?}");
+    }
+
+    fn lines_plain() -> &'static [u8] {
+        br#"{"jsonrpc":"2.0","id":3,"result":{"content":[],"isError":true}}"#
+    }
+
+    #[test]
+    fn a_kept_result_reads_into_its_type_with_the_trees_error_text() {
+        let Ok((_, Ok(raw))) = classify_owned(lines_plain().to_vec()) else { panic!("a response") };
+        let result: crate::CallToolResult = raw.parse().unwrap();
+        assert!(result.is_error && result.content.is_empty());
+        let line = br#"{"jsonrpc":"2.0","id":3,"result":{"content":7}}"#;
+        let Ok((_, Ok(raw))) = classify_owned(line.to_vec()) else { panic!("a response") };
+        let from_line = raw.parse::<crate::CallToolResult>().unwrap_err().to_string();
+        let from_tree = serde_json::from_value::<crate::CallToolResult>(json!({"content": 7})).unwrap_err().to_string();
+        assert_eq!(from_line, from_tree);
+    }
+
+    #[test]
+    fn call_parameters_are_written_as_their_tree() {
+        let arguments = json!({"z": 1, "a": [true, null], "s": "x\ny"});
+        let borrowed = Params::Call { name: "echo", arguments: &arguments };
+        let tree = json!({"name": "echo", "arguments": arguments});
+        assert_eq!(serde_json::to_string(&borrowed).unwrap(), serde_json::to_string(&tree).unwrap());
+        assert_eq!(serde_json::to_string(&Params::Tree(&tree)).unwrap(), serde_json::to_string(&tree).unwrap());
+    }
+
     #[test]
     fn ids_match_by_value() {
         assert!(ids_match(&json!(1), &json!(1)));
