@@ -314,21 +314,40 @@ impl RawResult {
     }
 }
 
-/// [`classify`] for a line the caller owns: a response (its id and outcome) with a result
-/// keeps its line as a [`RawResult`] instead of reading the result into a tree; anything
-/// else is classified as `classify` does, and comes back with its line.
-pub(crate) fn classify_owned(line: Vec<u8>) -> Result<(Value, Result<RawResult, ErrorObject>), (Incoming, Vec<u8>)> {
+/// What [`classify_owned`] makes of a line.
+#[derive(Debug)]
+pub(crate) enum Sorted {
+    /// A response: its id, and its result (kept as its line where it can be) or its error.
+    Response {
+        /// The id it carries.
+        id: Value,
+        /// The result, or the error object.
+        outcome: Result<RawResult, ErrorObject>,
+    },
+    /// Anything else, as [`classify`] sorts it, with its line.
+    Other {
+        /// What the line is.
+        incoming: Incoming,
+        /// The line.
+        line: Vec<u8>,
+    },
+}
+
+/// [`classify`] for a line the caller owns: a response with a result keeps its line as a
+/// [`RawResult`] instead of reading the result into a tree; anything else is classified as
+/// `classify` does, and comes back with its line.
+pub(crate) fn classify_owned(line: Vec<u8>) -> Sorted {
     if line.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{') && depth_within(&line) {
         if let Ok(head) = serde_json::from_slice::<ResponseHead>(&line) {
             // A repeated member fails the read above (the last one counts: the general way).
             if let (Some("2.0"), Some(id), None, Some(_), None) = (head.jsonrpc.as_deref(), head.id, &head.method, &head.result, &head.error) {
-                return Ok((id, Ok(RawResult::Line(line))));
+                return Sorted::Response { id, outcome: Ok(RawResult::Line(line)) };
             }
         }
     }
     match classify(&line) {
-        Incoming::Response { id, outcome } => Ok((id, outcome.map(RawResult::Value))),
-        other => Err((other, line)),
+        Incoming::Response { id, outcome } => Sorted::Response { id, outcome: outcome.map(RawResult::Value) },
+        incoming => Sorted::Other { incoming, line },
     }
 }
 
@@ -521,8 +540,8 @@ mod tests {
     /// What `classify_owned` says of a line, as `classify` would say it (a kept line read).
     fn owned_verdict(line: &[u8]) -> Incoming {
         match classify_owned(line.to_vec()) {
-            Ok((id, outcome)) => Incoming::Response { id, outcome: outcome.map(|r| r.into_value().unwrap()) },
-            Err((incoming, kept)) => {
+            Sorted::Response { id, outcome } => Incoming::Response { id, outcome: outcome.map(|r| r.into_value().unwrap()) },
+            Sorted::Other { incoming, line: kept } => {
                 assert_eq!(kept, line, "the line comes back whole");
                 incoming
             }
@@ -553,7 +572,7 @@ mod tests {
         }
         assert!(matches!(classify(deep.as_bytes()), Incoming::NotJson(_)), "deeper than serde_json reads");
         let kept = classify_owned(lines_plain().to_vec());
-        assert!(matches!(kept, Ok((_, Ok(RawResult::Line(_))))), "a plain response keeps its line: {kept:?}");
+        assert!(matches!(kept, Sorted::Response { outcome: Ok(RawResult::Line(_)), .. }), "a plain response keeps its line: {kept:?}");
     }
 
     fn lines_plain() -> &'static [u8] {
@@ -562,11 +581,11 @@ mod tests {
 
     #[test]
     fn a_kept_result_reads_into_its_type_with_the_trees_error_text() {
-        let Ok((_, Ok(raw))) = classify_owned(lines_plain().to_vec()) else { panic!("a response") };
+        let Sorted::Response { outcome: Ok(raw), .. } = classify_owned(lines_plain().to_vec()) else { panic!("a response") };
         let result: crate::CallToolResult = raw.parse().unwrap();
         assert!(result.is_error && result.content.is_empty());
         let line = br#"{"jsonrpc":"2.0","id":3,"result":{"content":7}}"#;
-        let Ok((_, Ok(raw))) = classify_owned(line.to_vec()) else { panic!("a response") };
+        let Sorted::Response { outcome: Ok(raw), .. } = classify_owned(line.to_vec()) else { panic!("a response") };
         let from_line = raw.parse::<crate::CallToolResult>().unwrap_err().to_string();
         let from_tree = serde_json::from_value::<crate::CallToolResult>(json!({"content": 7})).unwrap_err().to_string();
         assert_eq!(from_line, from_tree);

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader};
 
 use super::Shared;
-use crate::jsonrpc::{answer_server_request, classify_owned, Incoming, RawResult};
+use crate::jsonrpc::{answer_server_request, classify_owned, Incoming, RawResult, Sorted};
 use crate::Breakage;
 
 /// The longest line kept: past it the line is discarded as a protocol violation.
@@ -154,8 +154,8 @@ async fn dispatch(shared: &Shared, line: Vec<u8>) {
     }
     // A response keeps its line: the caller reads the result into what it needs.
     let (incoming, line) = match classify_owned(line) {
-        Ok((id, outcome)) => return shared.deliver(id, outcome),
-        Err(other) => other,
+        Sorted::Response { id, outcome } => return shared.deliver(id, outcome),
+        Sorted::Other { incoming, line } => (incoming, line),
     };
     match incoming {
         Incoming::Response { id, outcome } => shared.deliver(id, outcome.map(RawResult::Value)),
