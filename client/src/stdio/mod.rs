@@ -3,9 +3,11 @@
 //! One background task reads stdout ([`reader`]), one drains stderr ([`stderr`]). Each call
 //! registers the id it sends and waits for the reader to route the response carrying that
 //! id to it. Under `strict` several calls are in flight at once; yoagent and kova queue them
-//! through a FIFO mutex, one on the wire at a time. What is known about the server's end
-//! lives in [`exit::ExitState`] behind a `std` mutex, so `exited()` answers at once and never
-//! waits behind a call.
+//! through a FIFO mutex, one on the wire at a time. The calls' deadlines (and their look at
+//! the child) are kept by one more task, the [`sweeper`], not by a timer per call; a
+//! response's result is handed over as its line, read by the caller into what it needs.
+//! What is known about the server's end lives in [`exit::ExitState`] behind a `std` mutex,
+//! so `exited()` answers at once and never waits behind a call.
 
 mod exit;
 mod process_group;
