@@ -1,4 +1,4 @@
-//! `cargo bench --bench client`: the reference client (strict) beside rmcp's client, against
+//! `cargo bench -p mcp-refclient --bench client`: the reference client (strict) beside rmcp's client, against
 //! the same stdio server, in one run, interleaved; plus a raw pipe floor.
 //!
 //! One binary, four roles, chosen by its first argument:
@@ -14,8 +14,9 @@
 //!   calls and prints one result line (calls/s, p50 and p99 in µs, peak RSS in KiB from
 //!   `VmHWM`, and the client's CPU time per call in µs: user + system time of the measuring
 //!   process over the timed calls, from `getrusage`; the server is another process, so its
-//!   CPU is not counted; and the server's, from its `/proc/PID/stat`). Each client in a
-//!   process of its own, so its peak RSS is its own;
+//!   CPU is not counted; and the server's, from its `/proc/PID/stat`; and the heap
+//!   allocations per call of the measuring process, every thread, counted by its global
+//!   allocator). Each client in a process of its own, so its peak RSS is its own;
 //! - loads: `seq` (one `echo` call after another), `par8` (8 `wait` calls in flight: the
 //!   server's wait bounds both clients) and `par8echo` (8 `echo` calls in flight), against
 //!   `serve`; `fastseq` and `fastpar8echo`, the same against `serve-fast`;
@@ -25,17 +26,50 @@
 //!   same exchange from a task on the clients' tokio runtime (no JSON work): what the runtime
 //!   itself adds to a round trip.
 //!
-//! `cargo bench --bench client -- LOAD…` runs only the loads named.
+//! `cargo bench -p mcp-refclient --bench client -- LOAD…` runs only the loads named.
 //!
 //! Only local pipes: every server is a child process of the measuring one.
 
+use std::alloc::{GlobalAlloc, Layout, System};
 use std::io::Write as _;
 use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+
+/// The system allocator, counting the allocations (and reallocations) made through it.
+struct Counting;
+
+static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
+
+// SAFETY: every call is passed on to the system allocator unchanged.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: the caller upholds `GlobalAlloc`'s contract, passed on as is.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: the caller upholds `GlobalAlloc`'s contract, passed on as is.
+        unsafe { System.alloc_zeroed(layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: the caller upholds `GlobalAlloc`'s contract, passed on as is.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: the caller upholds `GlobalAlloc`'s contract, passed on as is.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
 
 /// Rounds of every (client, load) pair; the medians over rounds are printed.
 const ROUNDS: usize = 7;
@@ -115,6 +149,8 @@ struct Figures {
     /// The server's user + system CPU time per timed call, in µs (clock ticks of
     /// `/proc/PID/stat`, so ±10 ms over the run).
     server_cpu_us: f64,
+    /// Heap allocations (and reallocations) of the measuring process per timed call.
+    allocs: f64,
 }
 
 /// Runs every pair `ROUNDS` times, interleaved, and prints the medians and the ratios.
@@ -150,6 +186,7 @@ fn conduct(loads: &[&'static str]) {
             rss_kib: all.iter().map(|f| f.rss_kib).fold(0.0, f64::max),
             cpu_us: pick(|f| f.cpu_us),
             server_cpu_us: pick(|f| f.server_cpu_us),
+            allocs: pick(|f| f.allocs),
         })
     };
     println!(
@@ -157,15 +194,15 @@ fn conduct(loads: &[&'static str]) {
         TOOL_WAIT.as_millis()
     );
     println!(
-        "{:<26} {:>10} {:>10} {:>10} {:>14} {:>12} {:>12}",
-        "", "calls/s", "p50 µs", "p99 µs", "peak RSS KiB", "CPU µs/call", "server µs/call"
+        "{:<26} {:>10} {:>10} {:>10} {:>14} {:>12} {:>14} {:>12}",
+        "", "calls/s", "p50 µs", "p99 µs", "peak RSS KiB", "CPU µs/call", "server µs/call", "allocs/call"
     );
     for (client, load) in pairs() {
         if let Some(f) = median(client, load) {
             let name = format!("{client} {load}");
             println!(
-                "{name:<26} {:>10.0} {:>10.1} {:>10.0} {:>14.0} {:>12.1} {:>12.1}",
-                f.calls_per_s, f.p50_us, f.p99_us, f.rss_kib, f.cpu_us, f.server_cpu_us
+                "{name:<26} {:>10.0} {:>10.1} {:>10.0} {:>14.0} {:>12.1} {:>14.1} {:>12.1}",
+                f.calls_per_s, f.p50_us, f.p99_us, f.rss_kib, f.cpu_us, f.server_cpu_us, f.allocs
             );
         }
     }
@@ -179,16 +216,19 @@ fn conduct(loads: &[&'static str]) {
     for load in loads {
         let (reference, rmcp) = (median("reference", load), median("rmcp", load));
         println!(
-            "{load:<12} reference / rmcp: calls/s {}, p50 {}, peak RSS {}, CPU per call {}{}",
+            "{load:<12} reference / rmcp: calls/s {}, p50 {}, peak RSS {}, CPU per call {}, allocations per call {}{}",
             ratio(reference, rmcp, calls),
             ratio(reference, rmcp, |f| f.p50_us),
             ratio(reference, rmcp, rss),
             ratio(reference, rmcp, cpu),
+            ratio(reference, rmcp, |f| f.allocs),
             match (median("pipe", load), median("pipe-async", load)) {
                 (Some(pipe), Some(pipe_async)) => format!(
-                    "; reference / pipe floor calls/s {} (pipe-async / pipe floor {})",
+                    "; reference / pipe floor calls/s {}, by p50 {} (pipe-async / pipe floor {}, by p50 {})",
                     ratio(reference, Some(pipe), calls),
-                    ratio(Some(pipe_async), Some(pipe), calls)
+                    ratio(Some(pipe), reference, |f| f.p50_us),
+                    ratio(Some(pipe_async), Some(pipe), calls),
+                    ratio(Some(pipe), Some(pipe_async), |f| f.p50_us)
                 ),
                 _ => String::new(),
             }
@@ -203,7 +243,7 @@ fn conduct(loads: &[&'static str]) {
 
 /// The result line of a run.
 fn print_figures(f: &Figures) {
-    println!("{} {} {} {} {} {}", f.calls_per_s, f.p50_us, f.p99_us, peak_rss_kib(), f.cpu_us, f.server_cpu_us);
+    println!("{} {} {} {} {} {} {}", f.calls_per_s, f.p50_us, f.p99_us, peak_rss_kib(), f.cpu_us, f.server_cpu_us, f.allocs);
 }
 
 /// One run in a child process of its own.
@@ -220,10 +260,10 @@ fn measure(client: &str, load: &str) -> Figures {
         panic!("`run {client} {load}` failed ({}): {text}", output.status);
     }
     let numbers: Vec<f64> = text.split_whitespace().filter_map(|n| n.parse().ok()).collect();
-    let [calls_per_s, p50_us, p99_us, rss_kib, cpu_us, server_cpu_us] = numbers[..] else {
+    let [calls_per_s, p50_us, p99_us, rss_kib, cpu_us, server_cpu_us, allocs] = numbers[..] else {
         panic!("`run {client} {load}` printed {text:?}");
     };
-    Figures { calls_per_s, p50_us, p99_us, rss_kib, cpu_us, server_cpu_us }
+    Figures { calls_per_s, p50_us, p99_us, rss_kib, cpu_us, server_cpu_us, allocs }
 }
 
 /// This process's peak resident set (`VmHWM`), in KiB.
@@ -277,6 +317,7 @@ where
 {
     let server_before = process_cpu_time(server);
     let cpu_before = cpu_time();
+    let allocs_before = ALLOCATIONS.load(Ordering::Relaxed);
     let started = Instant::now();
     let per_worker = calls / in_flight;
     let workers: Vec<_> = (0..in_flight)
@@ -299,11 +340,13 @@ where
     }
     let elapsed = started.elapsed();
     let cpu = cpu_time().saturating_sub(cpu_before);
-    summarize(latencies, elapsed, cpu, process_cpu_time(server).saturating_sub(server_before))
+    let allocs = ALLOCATIONS.load(Ordering::Relaxed) - allocs_before;
+    summarize(latencies, elapsed, cpu, process_cpu_time(server).saturating_sub(server_before), allocs)
 }
 
-/// The figures of `latencies` over `elapsed`, with `cpu` spent by the client and `server_cpu` by the server.
-fn summarize(mut latencies: Vec<Duration>, elapsed: Duration, cpu: Duration, server_cpu: Duration) -> Figures {
+/// The figures of `latencies` over `elapsed`, with `cpu` spent by the client and `server_cpu` by
+/// the server, and `allocs` made by the client (the latencies' own vector included: one).
+fn summarize(mut latencies: Vec<Duration>, elapsed: Duration, cpu: Duration, server_cpu: Duration, allocs: u64) -> Figures {
     latencies.sort();
     let at = |q: f64| latencies[((latencies.len() as f64 * q) as usize).min(latencies.len() - 1)].as_secs_f64() * 1e6;
     let calls = latencies.len() as f64;
@@ -314,6 +357,7 @@ fn summarize(mut latencies: Vec<Duration>, elapsed: Duration, cpu: Duration, ser
         rss_kib: 0.0,
         cpu_us: cpu.as_secs_f64() * 1e6 / calls,
         server_cpu_us: server_cpu.as_secs_f64() * 1e6 / calls,
+        allocs: allocs as f64 / calls,
     }
 }
 
@@ -412,6 +456,7 @@ fn pipe_floor(load: &Load) -> Figures {
     }
     let server_before = process_cpu_time(Some(child.id()));
     let cpu_before = cpu_time();
+    let allocs_before = ALLOCATIONS.load(Ordering::Relaxed);
     let started = Instant::now();
     let mut latencies = Vec::with_capacity(load.calls);
     for _ in 0..load.calls {
@@ -422,9 +467,10 @@ fn pipe_floor(load: &Load) -> Figures {
     let elapsed = started.elapsed();
     let cpu = cpu_time().saturating_sub(cpu_before);
     let server_cpu = process_cpu_time(Some(child.id())).saturating_sub(server_before);
+    let allocs = ALLOCATIONS.load(Ordering::Relaxed) - allocs_before;
     drop(stdin);
     let _ = child.wait();
-    summarize(latencies, elapsed, cpu, server_cpu)
+    summarize(latencies, elapsed, cpu, server_cpu, allocs)
 }
 
 /// The same exchange as the floor from a task on the tokio runtime the clients run on.

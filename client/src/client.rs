@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 
 use crate::http::legacy::LegacyTransport;
 use crate::http::streamable::StreamableTransport;
-use crate::jsonrpc::ErrorObject;
+use crate::jsonrpc::{ErrorObject, Params, RawResult};
 use crate::stdio::{fmt_duration, StdioTransport};
 use crate::tool::{CallToolResult, Tool, ToolsPage};
 use crate::error::{Failed, Fate};
@@ -320,7 +320,10 @@ impl McpClient {
     }
 
     async fn connect(target: Target, config: ClientConfig) -> Result<McpClient, McpError> {
-        let connection = match open(&target, &config, 1).await {
+        // On the heap: the connect path's state is large (every transport's handshake), and
+        // a caller awaiting it on its own stack (`block_on` on a main thread) would keep
+        // those stack pages resident for good.
+        let connection = match Box::pin(open(&target, &config, 1)).await {
             Ok(connection) => connection,
             Err(failed) if config.profile.retries_connect() && transient(&failed) => {
                 let delay = config.timeouts().connect_retry_delay;
@@ -332,7 +335,7 @@ impl McpClient {
                     fmt_duration(delay)
                 );
                 tokio::time::sleep(delay).await;
-                open(&target, &config, 1).await.map_err(|f| f.error)?
+                Box::pin(open(&target, &config, 1)).await.map_err(|f| f.error)?
             }
             Err(failed) => return Err(failed.error),
         };
@@ -384,7 +387,7 @@ impl McpClient {
         *lock(&self.tools) = None;
         old.transport.close().await;
         let generation = self.generations.fetch_add(1, Ordering::SeqCst) + 1;
-        let connection = open(&self.target, &self.config, generation).await.map_err(|f| f.error)?;
+        let connection = Box::pin(open(&self.target, &self.config, generation)).await.map_err(|f| f.error)?;
         self.earlier_list_changes.fetch_add(old.transport.list_changes(), Ordering::SeqCst);
         *self.current.write().unwrap_or_else(|poisoned| poisoned.into_inner()) = Arc::new(connection);
         *lock(&self.tools) = None;
@@ -483,20 +486,32 @@ impl McpClient {
         arguments: Value,
         timeout: Option<Duration>,
     ) -> Result<CallToolResult, McpError> {
-        // Only a profile that reconnects runs the call a second time: the others send the
-        // parameters themselves instead of a copy.
-        let mut params = Some(json!({ "name": name, "arguments": arguments }));
-        let again = self.config.profile.reconnects();
+        let arguments = &arguments;
+        let typed = Params::Call { name, arguments };
         let result = self
-            .retrying(true, |connection| {
-                let params = if again { params.clone() } else { params.take() };
-                async move {
-                    let bound = connection.transport.call_bound(&self.config, timeout);
-                    exchange(&connection, &self.config, "tools/call", params, bound).await
+            .retrying(true, |connection| async move {
+                let bound = connection.transport.call_bound(&self.config, timeout);
+                match &connection.transport {
+                    // Over stdio at a handshake revision the parameters are written borrowed
+                    // and the result read from its line straight into its type.
+                    Transport::Stdio(t) if !connection.stateless => {
+                        let outcome = t.request_raw("tools/call", Some(typed), bound).await?;
+                        outcome.map_err(|e| rpc(Err(e)).unwrap_err().into())
+                    }
+                    _ => {
+                        // A tree for the other transports (a copy of the arguments: the stdio
+                        // path borrows them).
+                        let params = json!({ "name": name, "arguments": arguments.clone() });
+                        // Boxed: the HTTP transports' state would otherwise make every call's
+                        // future (a task's memory, or its caller's stack) as large as theirs.
+                        Box::pin(exchange(&connection, &self.config, "tools/call", Some(params), bound))
+                            .await
+                            .map(RawResult::Value)
+                    }
                 }
             })
             .await?;
-        serde_json::from_value(result).map_err(|e| McpError::Protocol(format!("invalid tools/call result: {e}")))
+        result.parse().map_err(|e| McpError::Protocol(format!("invalid tools/call result: {e}")))
     }
 
     /// Any request, bounded like `tools/list`; the result as sent. Never retried.

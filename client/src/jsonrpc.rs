@@ -1,6 +1,7 @@
 //! JSON-RPC 2.0 messages as MCP uses them: the outgoing request, notification and response,
 //! the error object with its [`ErrorCode`], and [`classify`], which sorts one incoming line.
 
+use serde::de::{DeserializeOwned, IgnoredAny};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -162,8 +163,8 @@ struct Envelope {
 }
 
 /// A member that is there, `null` included.
-fn present<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Option<Value>, D::Error> {
-    Value::deserialize(deserializer).map(Some)
+fn present<'de, D: serde::Deserializer<'de>, T: Deserialize<'de>>(deserializer: D) -> Result<Option<T>, D::Error> {
+    T::deserialize(deserializer).map(Some)
 }
 
 /// Sorts one line (without its newline) into a response, a server request, a notification,
@@ -227,19 +228,173 @@ fn sort(envelope: Envelope) -> Incoming {
     }
 }
 
+/// What a response line is read as first: its `result` skipped, not built (no tree).
+#[derive(Deserialize)]
+struct ResponseHead<'a> {
+    #[serde(default, borrow, deserialize_with = "present")]
+    jsonrpc: Option<std::borrow::Cow<'a, str>>,
+    #[serde(default, deserialize_with = "present")]
+    id: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    method: Option<IgnoredAny>,
+    #[serde(default, deserialize_with = "present")]
+    result: Option<IgnoredAny>,
+    #[serde(default, deserialize_with = "present")]
+    error: Option<IgnoredAny>,
+}
+
+/// The `result` member of a response line, read as `T` (the other members skipped).
+#[derive(Deserialize)]
+struct ResultOf<T> {
+    result: T,
+}
+
+/// The deepest nesting `serde_json` reads (its recursion limit): a deeper line is not JSON to
+/// it, and must stay so whichever way it is read.
+const MAX_DEPTH: usize = 127;
+
+/// Whether the arrays and objects of `line` nest at most [`MAX_DEPTH`] deep (strings skipped).
+fn depth_within(line: &[u8]) -> bool {
+    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+    for &b in line {
+        if in_string {
+            match b {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'{' | b'[' => {
+                depth += 1;
+                if depth > MAX_DEPTH {
+                    return false;
+                }
+            }
+            b'}' | b']' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    true
+}
+
+/// The result of a response as it arrived: the line that carries it, read into the type the
+/// caller wants only then (no tree built and converted), or a tree already built (a line read
+/// the general way).
+#[derive(Debug)]
+pub(crate) enum RawResult {
+    /// A line that is a valid response whose only `result` member is the result.
+    Line(Vec<u8>),
+    /// The result, read.
+    Value(Value),
+}
+
+impl RawResult {
+    /// The result as a JSON tree.
+    pub(crate) fn into_value(self) -> Result<Value, serde_json::Error> {
+        match self {
+            RawResult::Line(line) => serde_json::from_slice::<ResultOf<Value>>(&line).map(|r| r.result),
+            RawResult::Value(value) => Ok(value),
+        }
+    }
+
+    /// The result read as `T`; the error as reading it from its tree gives.
+    pub(crate) fn parse<T: DeserializeOwned>(self) -> Result<T, serde_json::Error> {
+        match self {
+            RawResult::Line(line) => match serde_json::from_slice::<ResultOf<T>>(&line) {
+                Ok(read) => Ok(read.result),
+                // The same words as the tree's: the error text does not depend on the path.
+                Err(_) => serde_json::from_value(RawResult::Line(line).into_value()?),
+            },
+            RawResult::Value(value) => serde_json::from_value(value),
+        }
+    }
+}
+
+/// What [`classify_owned`] makes of a line.
+#[derive(Debug)]
+pub(crate) enum Sorted {
+    /// A response: its id, and its result (kept as its line where it can be) or its error.
+    Response {
+        /// The id it carries.
+        id: Value,
+        /// The result, or the error object.
+        outcome: Result<RawResult, ErrorObject>,
+    },
+    /// Anything else, as [`classify`] sorts it, with its line.
+    Other {
+        /// What the line is.
+        incoming: Incoming,
+        /// The line.
+        line: Vec<u8>,
+    },
+}
+
+/// [`classify`] for a line the caller owns: a response with a result keeps its line as a
+/// [`RawResult`] instead of reading the result into a tree; anything else is classified as
+/// `classify` does, and comes back with its line.
+pub(crate) fn classify_owned(line: Vec<u8>) -> Sorted {
+    if line.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{') && depth_within(&line) {
+        if let Ok(head) = serde_json::from_slice::<ResponseHead>(&line) {
+            // A repeated member fails the read above (the last one counts: the general way).
+            if let (Some("2.0"), Some(id), None, Some(_), None) = (head.jsonrpc.as_deref(), head.id, &head.method, &head.result, &head.error) {
+                return Sorted::Response { id, outcome: Ok(RawResult::Line(line)) };
+            }
+        }
+    }
+    match classify(&line) {
+        Incoming::Response { id, outcome } => Sorted::Response { id, outcome: outcome.map(RawResult::Value) },
+        incoming => Sorted::Other { incoming, line },
+    }
+}
+
+/// The parameters of a request as written, borrowed: a tree, or the parts of `tools/call`'s
+/// (written as `{"name": …, "arguments": …}`, the tree they would make). One type, so the
+/// request path is compiled once.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Params<'a> {
+    /// Any parameters, as a tree.
+    Tree(&'a Value),
+    /// `tools/call`'s.
+    Call {
+        /// The tool.
+        name: &'a str,
+        /// Its arguments.
+        arguments: &'a Value,
+    },
+}
+
+impl Serialize for Params<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        match self {
+            Params::Tree(value) => value.serialize(serializer),
+            Params::Call { name, arguments } => {
+                let mut map = serializer.serialize_map(Some(2))?;
+                map.serialize_entry("name", name)?;
+                map.serialize_entry("arguments", arguments)?;
+                map.end()
+            }
+        }
+    }
+}
+
 /// A request as written: [`Request`] borrowing its parts (nothing copied to send it).
 #[derive(Serialize)]
-pub(crate) struct RequestRef<'a> {
+pub(crate) struct RequestRef<'a, P: ?Sized = Value> {
     pub(crate) jsonrpc: &'static str,
     pub(crate) id: &'a Value,
     pub(crate) method: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) params: Option<&'a Value>,
+    pub(crate) params: Option<&'a P>,
 }
 
-impl<'a> RequestRef<'a> {
+impl<'a, P: ?Sized> RequestRef<'a, P> {
     /// A request for `method` with `id`.
-    pub(crate) fn new(id: &'a Value, method: &'a str, params: Option<&'a Value>) -> Self {
+    pub(crate) fn new(id: &'a Value, method: &'a str, params: Option<&'a P>) -> Self {
         RequestRef { jsonrpc: JSONRPC_VERSION, id, method, params }
     }
 }
@@ -378,8 +533,71 @@ mod tests {
         let owned = Request::new(json!(5), "tools/call", Some(params.clone()));
         let borrowed = RequestRef::new(&owned.id, "tools/call", Some(&params));
         assert_eq!(serde_json::to_string(&borrowed).unwrap(), serde_json::to_string(&owned).unwrap());
-        let bare = RequestRef::new(&owned.id, "tools/list", None);
+        let bare = RequestRef::<Value>::new(&owned.id, "tools/list", None);
         assert_eq!(serde_json::to_string(&bare).unwrap(), r#"{"jsonrpc":"2.0","id":5,"method":"tools/list"}"#);
+    }
+
+    /// What `classify_owned` says of a line, as `classify` would say it (a kept line read).
+    fn owned_verdict(line: &[u8]) -> Incoming {
+        match classify_owned(line.to_vec()) {
+            Sorted::Response { id, outcome } => Incoming::Response { id, outcome: outcome.map(|r| r.into_value().unwrap()) },
+            Sorted::Other { incoming, line: kept } => {
+                assert_eq!(kept, line, "the line comes back whole");
+                incoming
+            }
+        }
+    }
+
+    #[test]
+    fn a_kept_response_line_reads_as_the_general_way_does() {
+        let deep = format!(r#"{{"jsonrpc":"2.0","id":1,"result":{}{}}}"#, "[".repeat(130), "]".repeat(130));
+        let lines: Vec<&[u8]> = vec![
+            br#"{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"ok"}],"isError":false}}"#,
+            br#" {"result":{"b":1,"a":[2]},"id":"x","jsonrpc":"2.0","extra":{"n":null}}"#,
+            br#"{"jsonrpc":"2.0","id":null,"result":{}}"#,
+            br#"{"jsonrpc":"2.0","id":1,"id":2,"result":{}}"#,
+            br#"{"jsonrpc":"2.0","id":1,"result":1,"result":2}"#,
+            br#"{"jsonrpc":"1.0","id":1,"result":{}}"#,
+            br#"{"jsonrpc":"2.0","id":1,"result":{}}"#,
+            br#"{"jsonrpc":"2.0","id":1,"result":1,"error":{"code":1,"message":""}}"#,
+            br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"bad"}}"#,
+            br#"{"jsonrpc":"2.0","id":7,"method":"ping","result":{}}"#,
+            br#"{"jsonrpc":"2.0","id":1,"result":"a "[[[ string"}"#,
+            br#"{"jsonrpc":"2.0","id":1,"result":{}} trailing"#,
+            b"Server listening on stdio",
+            deep.as_bytes(),
+        ];
+        for line in lines {
+            assert_eq!(owned_verdict(line), classify(line), "{}", String::from_utf8_lossy(line));
+        }
+        assert!(matches!(classify(deep.as_bytes()), Incoming::NotJson(_)), "deeper than serde_json reads");
+        let kept = classify_owned(lines_plain().to_vec());
+        assert!(matches!(kept, Sorted::Response { outcome: Ok(RawResult::Line(_)), .. }), "a plain response keeps its line: {kept:?}");
+    }
+
+    fn lines_plain() -> &'static [u8] {
+        br#"{"jsonrpc":"2.0","id":3,"result":{"content":[],"isError":true}}"#
+    }
+
+    #[test]
+    fn a_kept_result_reads_into_its_type_with_the_trees_error_text() {
+        let Sorted::Response { outcome: Ok(raw), .. } = classify_owned(lines_plain().to_vec()) else { panic!("a response") };
+        let result: crate::CallToolResult = raw.parse().unwrap();
+        assert!(result.is_error && result.content.is_empty());
+        let line = br#"{"jsonrpc":"2.0","id":3,"result":{"content":7}}"#;
+        let Sorted::Response { outcome: Ok(raw), .. } = classify_owned(line.to_vec()) else { panic!("a response") };
+        let from_line = raw.parse::<crate::CallToolResult>().unwrap_err().to_string();
+        let from_tree = serde_json::from_value::<crate::CallToolResult>(json!({"content": 7})).unwrap_err().to_string();
+        assert_eq!(from_line, from_tree);
+    }
+
+    #[test]
+    fn call_parameters_are_written_as_their_tree() {
+        let arguments = json!({"z": 1, "a": [true, null], "s": "x\ny"});
+        let borrowed = Params::Call { name: "echo", arguments: &arguments };
+        let tree = json!({"name": "echo", "arguments": arguments});
+        assert_eq!(serde_json::to_string(&borrowed).unwrap(), serde_json::to_string(&tree).unwrap());
+        assert_eq!(serde_json::to_string(&Params::Tree(&tree)).unwrap(), serde_json::to_string(&tree).unwrap());
     }
 
     #[test]

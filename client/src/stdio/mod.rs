@@ -3,15 +3,18 @@
 //! One background task reads stdout ([`reader`]), one drains stderr ([`stderr`]). Each call
 //! registers the id it sends and waits for the reader to route the response carrying that
 //! id to it. Under `strict` several calls are in flight at once; yoagent and kova queue them
-//! through a FIFO mutex, one on the wire at a time. What is known about the server's end
-//! lives in [`exit::ExitState`] behind a `std` mutex, so `exited()` answers at once and never
-//! waits behind a call.
+//! through a FIFO mutex, one on the wire at a time. The calls' deadlines (and their look at
+//! the child) are kept by one more task, the [`sweeper`], not by a timer per call; a
+//! response's result is handed over as its line, read by the caller into what it needs.
+//! What is known about the server's end lives in [`exit::ExitState`] behind a `std` mutex,
+//! so `exited()` answers at once and never waits behind a call.
 
 mod exit;
 mod process_group;
 mod reader;
 mod spawn;
 mod stderr;
+mod sweeper;
 
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -24,7 +27,7 @@ use tokio::process::{Child, ChildStdin};
 use tokio::sync::{oneshot, watch};
 use tokio::task::JoinHandle;
 
-use crate::jsonrpc::{ids_match, ErrorObject, Notification, RequestRef};
+use crate::jsonrpc::{ids_match, ErrorObject, Notification, Params, RawResult, RequestRef};
 use crate::error::{Failed, Fate};
 use crate::{Breakage, ClientConfig, McpError, Profile, StdioServer, TestHooks, Timeouts};
 use exit::{ExitReason, ExitState, Facts};
@@ -36,6 +39,9 @@ const WAIT_POLL: Duration = Duration::from_millis(5);
 /// How often a call in flight looks whether the command exited, the first look one period
 /// after it was sent (so a call answered sooner never polls the child).
 const EXIT_POLL: Duration = Duration::from_millis(50);
+
+/// The largest write buffer kept between messages.
+const WRITE_BUFFER_KEPT: usize = 16 * 1024;
 
 /// How long `close()` waits to reap a killed server.
 const REAP_BOUND: Duration = Duration::from_secs(2);
@@ -69,16 +75,32 @@ fn timed_out(method: &str, bound: Duration) -> McpError {
 
 /// What the reader hands the waiting call.
 enum Delivery {
-    /// The response carrying its id: the result or the error object.
-    Response(Result<Value, ErrorObject>),
+    /// The response carrying its id: the result (read only by the caller) or the error object.
+    Response(Result<RawResult, ErrorObject>),
     /// The call failed (the server is gone, or a fatal line with `BannerFatal`).
     Failed(McpError),
+    /// The call's deadline passed (the sweeper took its entry out).
+    TimedOut,
 }
 
 /// The call waiting for its response.
 struct Pending {
     id: Value,
     tx: oneshot::Sender<Delivery>,
+    /// When the call times out (`None`: never, or not yet sent).
+    deadline: Option<Instant>,
+    /// When the call, still waiting, next looks at the child (`None` until sent).
+    look_at: Option<Instant>,
+}
+
+impl Pending {
+    /// The earliest of its deadline and its next look.
+    fn next_event(&self) -> Option<Instant> {
+        match (self.deadline, self.look_at) {
+            (Some(d), Some(l)) => Some(d.min(l)),
+            (d, l) => d.or(l),
+        }
+    }
 }
 
 /// The state of the connection, kept under one lock so a call and the reader agree.
@@ -90,6 +112,8 @@ struct Conn {
     dead: Option<String>,
     /// `BannerFatal`: a non-JSON line seen while no call was in flight fails the next one.
     poison: Option<String>,
+    /// What the sweeper sleeps until (`None`: nothing to sweep, it waits to be woken).
+    sweep_at: Option<Instant>,
 }
 
 /// The most bytes of earlier messages left unwritten (a server that stopped reading) before
@@ -100,7 +124,8 @@ const MAX_UNWRITTEN: usize = 8 * 1024 * 1024;
 struct Input {
     /// `None` once closed.
     pipe: Option<ChildStdin>,
-    /// The rest of a line whose write was cut short, then the lines after it: written first.
+    /// What is still to be written: the rest of a line whose write was cut short, then the
+    /// lines after it, written first. Kept between messages (a message costs no allocation).
     unwritten: Vec<u8>,
 }
 
@@ -113,10 +138,13 @@ pub(crate) struct Shared {
     timeouts: Timeouts,
     own_group: bool,
     pid: Option<u32>,
+    /// The server's input (see [`Input`]).
     stdin: tokio::sync::Mutex<Input>,
     /// The child, used only for `try_wait` and `kill` (never held across an await).
     child: Mutex<Option<Child>>,
     conn: Mutex<Conn>,
+    /// Wakes the sweeper when a call's first event comes before the one it sleeps until.
+    sweep: tokio::sync::Notify,
     /// Whether a call is waiting for its response (gates the yoagent reader).
     pub(crate) awaiting: watch::Sender<bool>,
     list_changed: AtomicU64,
@@ -265,33 +293,6 @@ impl Shared {
         text
     }
 
-    /// Waits for the call's delivery until `deadline` (`None` then), looking at the child
-    /// meanwhile: a launcher that exits during a call has its group killed at once, which
-    /// closes the output the call reads. One timer at a time: the next look or the deadline.
-    async fn wait_for(
-        &self,
-        mut rx: oneshot::Receiver<Delivery>,
-        sent: Instant,
-        deadline: Option<Instant>,
-    ) -> Option<Result<Delivery, oneshot::error::RecvError>> {
-        let mut next_look = sent + EXIT_POLL;
-        loop {
-            let wake = deadline.map_or(next_look, |d| d.min(next_look));
-            tokio::select! {
-                // The delivery first: no random pick of the branch order on every wake.
-                biased;
-                delivery = &mut rx => return Some(delivery),
-                _ = tokio::time::sleep_until(wake.into()) => {
-                    if deadline.is_some_and(|d| Instant::now() >= d) {
-                        return None;
-                    }
-                    self.poll_exit();
-                    next_look = Instant::now() + EXIT_POLL;
-                }
-            }
-        }
-    }
-
     /// The reader saw the end of stdout.
     pub(crate) async fn output_closed(&self) {
         let text = self.settle_exit(ExitReason::OutputClosed).await;
@@ -341,6 +342,10 @@ impl Shared {
                 n => drop(unwritten.drain(..n)),
             }
         }
+        // The buffer is kept between messages (no allocation per message), unless large.
+        if unwritten.capacity() > WRITE_BUFFER_KEPT {
+            *unwritten = Vec::new();
+        }
         pipe.flush().await
     }
 
@@ -386,7 +391,7 @@ impl Shared {
 
     /// The reader got a response: hands it to the call with that id, or drops it (a late
     /// answer to a call that timed out or was cancelled, or an id never sent).
-    pub(crate) fn deliver(&self, id: Value, outcome: Result<Value, ErrorObject>) {
+    pub(crate) fn deliver(&self, id: Value, outcome: Result<RawResult, ErrorObject>) {
         let any_id = self.broken(Breakage::AnyIdAccepted);
         let mut conn = lock(&self.conn);
         let Some(at) = conn.pending.iter().position(|p| any_id || ids_match(&p.id, &id)) else {
@@ -475,6 +480,7 @@ impl StdioTransport {
             stdin: tokio::sync::Mutex::new(Input { pipe: Some(stdin), unwritten: Vec::new() }),
             child: Mutex::new(Some(child)),
             conn: Mutex::new(Conn::default()),
+            sweep: tokio::sync::Notify::new(),
             awaiting: watch::channel(false).0,
             list_changed: AtomicU64::new(0),
             last_not_json: Mutex::new(None),
@@ -491,11 +497,12 @@ impl StdioTransport {
             shared.stderr_done.clone(),
         ));
         let reader_task = tokio::spawn(reader::run(shared.clone(), stdout));
+        let sweeper_task = tokio::spawn(sweeper::run(shared.clone()));
         Ok(StdioTransport {
             shared,
             calls: tokio::sync::Mutex::new(()),
             next_id: AtomicI64::new(1),
-            tasks: Mutex::new(vec![reader_task, stderr_task]),
+            tasks: Mutex::new(vec![reader_task, stderr_task, sweeper_task]),
         })
     }
 
@@ -535,6 +542,23 @@ impl StdioTransport {
         params: Option<Value>,
         bound: Option<Duration>,
     ) -> Result<Result<Value, ErrorObject>, Failed> {
+        match self.request_raw(method, params.as_ref().map(Params::Tree), bound).await? {
+            Ok(result) => match result.into_value() {
+                Ok(value) => Ok(Ok(value)),
+                Err(e) => Err(Failed::alive(McpError::Protocol(format!("invalid '{method}' result: {e}")))),
+            },
+            Err(error) => Ok(Err(error)),
+        }
+    }
+
+    /// [`request_fated`](Self::request_fated) with borrowed parameters, the result left
+    /// unread for the caller to read as it needs.
+    pub(crate) async fn request_raw(
+        &self,
+        method: &str,
+        params: Option<Params<'_>>,
+        bound: Option<Duration>,
+    ) -> Result<Result<RawResult, ErrorObject>, Failed> {
         let shared = &*self.shared;
         let queue_counts = shared.broken(Breakage::TimeoutIncludesQueue);
         // Read the clock only where a bound counts from it.
@@ -558,13 +582,12 @@ impl StdioTransport {
             if let Some(message) = conn.poison.take() {
                 return Err(Failed::alive(McpError::Protocol(message)));
             }
-            conn.pending.push(Pending { id: id.clone(), tx });
+            conn.pending.push(Pending { id: id.clone(), tx, deadline: None, look_at: None });
         }
         let mut guard = PendingGuard { shared, id: id.clone(), delivered: false };
         // The bound counts the write too: a server that stops reading its input is hung as
         // surely as one that never answers.
-        let started = queued_at.unwrap_or_else(Instant::now);
-        let deadline = bound.map(|bound| started + bound);
+        let deadline = bound.map(|bound| queued_at.unwrap_or_else(Instant::now) + bound);
         let request = RequestRef::new(&id, method, params.as_ref());
         let write = shared.write_message(&request);
         let written = match deadline {
@@ -591,23 +614,25 @@ impl StdioTransport {
             _ => deadline,
         };
         shared.set_awaiting(true);
-        let delivery = shared.wait_for(rx, sent, deadline).await;
-        // Every sender of a delivery (the reader, `mark_dead`, `not_json`) removed the entry.
-        guard.delivered = matches!(delivery, Some(Ok(_)));
+        shared.arm(&id, sent, deadline);
+        let delivery = rx.await;
+        // Every sender of a delivery (the reader, `mark_dead`, `not_json`, the sweeper)
+        // removed the entry.
+        guard.delivered = delivery.is_ok();
         drop(guard);
         match delivery {
-            Some(Ok(Delivery::Response(outcome))) => Ok(outcome),
+            Ok(Delivery::Response(outcome)) => Ok(outcome),
             // The server went after the request was written: it may have received it.
-            Some(Ok(Delivery::Failed(error @ McpError::Transport(_)))) => Err(Failed::new(error, Fate::DeadMaybeSent)),
-            Some(Ok(Delivery::Failed(error))) => Err(Failed::alive(error)),
-            Some(Err(_)) => {
+            Ok(Delivery::Failed(error @ McpError::Transport(_))) => Err(Failed::new(error, Fate::DeadMaybeSent)),
+            Ok(Delivery::Failed(error)) => Err(Failed::alive(error)),
+            Err(_) => {
                 let text = lock(&shared.conn).dead.clone();
                 let error = McpError::Transport(
                     text.unwrap_or_else(|| format!("Connection closed: MCP server '{}' is gone", shared.command)),
                 );
                 Err(Failed::new(error, Fate::DeadMaybeSent))
             }
-            None => Err(self.timed_out(&id, method, bound.unwrap_or_default())),
+            Ok(Delivery::TimedOut) => Err(self.timed_out(&id, method, bound.unwrap_or_default())),
         }
     }
 

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader};
 
 use super::Shared;
-use crate::jsonrpc::{answer_server_request, classify, Incoming};
+use crate::jsonrpc::{answer_server_request, classify_owned, Incoming, RawResult, Sorted};
 use crate::Breakage;
 
 /// The longest line kept: past it the line is discarded as a protocol violation.
@@ -144,16 +144,21 @@ pub(crate) async fn run<R: AsyncRead + Unpin>(shared: Arc<Shared>, stdout: R) {
             // A line read as a call ended waits for the next call, as if read then.
             let _ = awaiting.wait_for(|busy| *busy).await;
         }
-        dispatch(&shared, &line).await;
+        dispatch(&shared, line).await;
     }
 }
 
-async fn dispatch(shared: &Shared, line: &[u8]) {
+async fn dispatch(shared: &Shared, line: Vec<u8>) {
     if line.iter().all(u8::is_ascii_whitespace) {
         return;
     }
-    match classify(line) {
-        Incoming::Response { id, outcome } => shared.deliver(id, outcome),
+    // A response keeps its line: the caller reads the result into what it needs.
+    let (incoming, line) = match classify_owned(line) {
+        Sorted::Response { id, outcome } => return shared.deliver(id, outcome),
+        Sorted::Other { incoming, line } => (incoming, line),
+    };
+    match incoming {
+        Incoming::Response { id, outcome } => shared.deliver(id, outcome.map(RawResult::Value)),
         Incoming::Request { id, method, .. } => {
             if method != "ping" {
                 tracing::warn!(
@@ -174,7 +179,7 @@ async fn dispatch(shared: &Shared, line: &[u8]) {
             }
         }
         Incoming::NotJson(_) => {
-            let text = cut(line);
+            let text = cut(&line);
             tracing::warn!(target: "mcp_refclient", server = %shared.command, "skipped a stdout line that is not JSON: {text}");
             shared.not_json(text);
         }
