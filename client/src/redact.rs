@@ -101,6 +101,24 @@ pub fn redact(text: &str, url: &Url) -> String {
     out
 }
 
+/// `text`, cut short by a reader's cap, without a tail that begins one of `secrets`: a secret
+/// cut in two is no longer found whole by a redaction, so the start of it is hidden here
+/// (`[redacted]` in its place). Tails shorter than `min_chars` are left (they tell nothing).
+pub(crate) fn hide_cut_secret<'a>(text: &str, secrets: impl IntoIterator<Item = &'a str>, min_chars: usize) -> String {
+    let mut cut = 0;
+    for secret in secrets {
+        // The longest tail of `text` that is a proper start of `secret`.
+        let longest = (min_chars.max(1)..secret.len().min(text.len() + 1))
+            .rev()
+            .find(|&n| secret.is_char_boundary(n) && text.ends_with(&secret[..n]));
+        cut = cut.max(longest.unwrap_or(0));
+    }
+    if cut == 0 {
+        return text.to_string();
+    }
+    format!("{}{REDACTED}", &text[..text.len() - cut])
+}
+
 /// How much of a quoted body error text keeps, in characters.
 pub(crate) const QUOTED_CHARS: usize = 300;
 
@@ -118,6 +136,18 @@ pub(crate) fn quote(text: &str, url: &Url) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_start_of_a_secret_cut_by_a_cap_is_hidden() {
+        let secrets = ["sk-live-0123456789", "other-secret"];
+        assert_eq!(hide_cut_secret("error: key=sk-live-01", secrets, 4), "error: key=[redacted]");
+        assert_eq!(hide_cut_secret("error: key=sk-live-0123456789", secrets, 4), "error: key=sk-live-0123456789", "whole: the redaction's job");
+        assert_eq!(hide_cut_secret("error: sk-", secrets, 4), "error: sk-", "shorter than min_chars");
+        assert_eq!(hide_cut_secret("error: sk-l", secrets, 4), "error: [redacted]");
+        assert_eq!(hide_cut_secret("plain text", secrets, 4), "plain text");
+        assert_eq!(hide_cut_secret("…other-s", secrets, 4), "…[redacted]");
+        assert_eq!(hide_cut_secret("", secrets, 4), "");
+    }
 
     fn url(text: &str) -> Url {
         Url::parse(text).unwrap()

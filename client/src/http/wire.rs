@@ -202,6 +202,16 @@ impl Endpoint {
         text
     }
 
+    /// [`crate::redact::hide_cut_secret`] against every secret [`Endpoint::scrub`] hides.
+    fn hide_cut_secret(&self, text: &str) -> String {
+        let mut all = crate::redact::key_like_parts(&self.url);
+        for secret in self.secrets.lock().unwrap_or_else(|e| e.into_inner()).iter() {
+            all.push(secret.clone());
+            all.extend(secret.strip_prefix("Bearer ").map(str::to_string));
+        }
+        crate::redact::hide_cut_secret(text, all.iter().map(String::as_str), MIN_SECRET_CHARS)
+    }
+
     fn remember_secret(&self, value: &HeaderValue) {
         if let Ok(text) = value.to_str() {
             let mut secrets = self.secrets.lock().unwrap_or_else(|e| e.into_inner());
@@ -481,9 +491,17 @@ impl Endpoint {
             }
         })
         .await;
+        // At the cap the body may go on: a secret may be cut in two.
+        let cut = body.len() >= ERROR_BODY_BYTES;
         body.truncate(ERROR_BODY_BYTES);
         let body = String::from_utf8_lossy(&body);
-        let body = if self.broken(crate::Breakage::NoStatusBodyScrub) { body.into_owned() } else { self.scrub(&body, None) };
+        let body = if self.broken(crate::Breakage::NoStatusBodyScrub) {
+            body.into_owned()
+        } else if cut {
+            self.scrub(&self.hide_cut_secret(&body), None)
+        } else {
+            self.scrub(&body, None)
+        };
         let message = status_text(&ctx.prefix, reply.status, note, &body, &reply.url);
         McpError::Http { status: reply.status.as_u16(), message }
     }
