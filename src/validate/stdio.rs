@@ -106,6 +106,7 @@ impl Session {
                 Ok(())
             });
         }
+        super::timeline::event("spawn", label);
         let mut child =
             super::reaper::spawn_tracked(&mut cmd).map_err(|e| format!("cannot start `{}`: {e}", excerpt(command)))?;
         let pid = child.id().and_then(|p| i32::try_from(p).ok());
@@ -191,6 +192,10 @@ impl Session {
             return Exchange { sent, reply: Err(why) };
         }
         let reply = self.wait_for(|m| is_response(m) && m.get("id") == Some(&id)).await;
+        if super::timeline::enabled() {
+            let method = message.get("method").and_then(Value::as_str).unwrap_or_default();
+            super::timeline::event("answered", &format!("{} {method}", self.lock_log().label));
+        }
         Exchange { sent, reply }
     }
 
@@ -328,6 +333,9 @@ impl Session {
             Ok(Err(e)) => Closed::Exited(started.elapsed(), format!("cannot be waited on: {e}")),
             Err(_) => Closed::Killed(started.elapsed()),
         };
+        if super::timeline::enabled() {
+            super::timeline::event("exited", &self.lock_log().label);
+        }
         self.kill().await;
         outcome
     }
@@ -340,6 +348,9 @@ impl Session {
         }
         let _ = self.child.start_kill();
         let _ = tokio::time::timeout(Duration::from_secs(2), self.child.wait()).await;
+        if super::timeline::enabled() {
+            super::timeline::event("reaped", &self.lock_log().label);
+        }
     }
 
     /// Answers a server request (up to [`MAX_ANSWERS`] a session), the write bounded by
@@ -396,6 +407,7 @@ async fn read_stdout(stdout: tokio::process::ChildStdout, tx: mpsc::Sender<Value
     let mut reader = BufReader::with_capacity(64 << 10, stdout);
     let mut line = Vec::new();
     let mut length = 0usize;
+    let mut first = true;
     loop {
         let buf = match reader.fill_buf().await {
             Ok([]) | Err(_) => {
@@ -406,6 +418,10 @@ async fn read_stdout(stdout: tokio::process::ChildStdout, tx: mpsc::Sender<Value
             }
             Ok(buf) => buf,
         };
+        if std::mem::take(&mut first) && super::timeline::enabled() {
+            let label = log.lock().unwrap_or_else(|e| e.into_inner()).label.clone();
+            super::timeline::event("first-byte", &label);
+        }
         let end = buf.iter().position(|b| *b == b'\n');
         let chunk = &buf[..end.unwrap_or(buf.len())];
         // Past the limit only the start is kept (to be quoted); the rest is counted.

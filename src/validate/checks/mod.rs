@@ -26,6 +26,7 @@ pub mod tools;
 pub mod utilities;
 
 use super::log::SharedLog;
+use super::timeline;
 use super::outcome::Finding;
 use super::stdio::{Exchange, Session};
 use super::target::Target;
@@ -396,7 +397,11 @@ pub async fn run_stdio(target: &Target, plan: &Plan, spare: Option<super::spare:
     let _ = probe_tx.send(init.clone());
     if plan.wants(schema::VALID) {
         // Off the end of the run: compiled while the other servers start.
-        tokio::task::spawn_blocking(|| crate::validate::schema::warm(&crate::validate::schema::REVISIONS));
+        tokio::task::spawn_blocking(|| {
+            timeline::event("check", "schema warm");
+            crate::validate::schema::warm(&crate::validate::schema::REVISIONS);
+            timeline::event("done", "schema warm");
+        });
     }
 
     let wants_exit = plan.wants(stdio::EXITS_ON_CLOSE);
@@ -407,9 +412,11 @@ pub async fn run_stdio(target: &Target, plan: &Plan, spare: Option<super::spare:
     tasks.spawn(async move {
         let mut out = queries_on(&mut probe, &probe_revision, &capabilities, &first_queries).await;
         let started = Instant::now();
+        timeline::event("check", stdio::EXITS_ON_CLOSE);
         let bound = if wants_exit { stdio::EXIT_BOUND.min(timeout) } else { Duration::ZERO };
         let closed = probe.close(bound).await;
         let finding = stdio::judge_exit(&closed);
+        timeline::event("done", stdio::EXITS_ON_CLOSE);
         out.push((stdio::EXITS_ON_CLOSE, String::new(), finding, started.elapsed().as_millis()));
         out
     });
@@ -447,7 +454,9 @@ pub async fn run_stdio(target: &Target, plan: &Plan, spare: Option<super::spare:
     let logs = ctx.logs();
     if plan.wants(schema::VALID) {
         let started = Instant::now();
+        timeline::event("check", schema::VALID);
         let finding = schema::judge(&logs);
+        timeline::event("done", schema::VALID);
         found.push(Found::new(schema::VALID, first.clone(), finding, started.elapsed().as_millis()));
     }
     if plan.wants(stdio::CLEAN_STDOUT) {
@@ -502,7 +511,9 @@ fn launch_fresh(
         let (ctx, first) = (ctx.clone(), first.to_string());
         tasks.spawn(async move {
             let started = Instant::now();
+            timeline::event("check", initialize::NEGOTIATES);
             let finding = initialize::negotiates(&ctx, &first, async { probe_rx.await.ok() }).await;
+            timeline::event("done", initialize::NEGOTIATES);
             // No session left to hand over: the parse-error check starts its own.
             ctx.reuse.lock().unwrap_or_else(|e| e.into_inner()).take();
             vec![(initialize::NEGOTIATES, "all".to_string(), finding, started.elapsed().as_millis())]
@@ -542,6 +553,7 @@ fn launch_fresh(
                 if !declaring.is_empty() {
                     return requests::run_stdio(&ctx, reused, &revision, &declaring, patience, true).await;
                 }
+                timeline::event("check", jsonrpc::PARSE_ERROR);
                 let finding = match reused {
                     Some(mut session) => {
                         let finding = jsonrpc::judge_parse_error(&mut session).await;
@@ -550,6 +562,7 @@ fn launch_fresh(
                     }
                     None => jsonrpc::parse_error(&ctx, &revision).await,
                 };
+                timeline::event("done", jsonrpc::PARSE_ERROR);
                 vec![(jsonrpc::PARSE_ERROR, revision, finding, started.elapsed().as_millis())]
             });
         }
@@ -665,11 +678,13 @@ async fn queries_on(
     let mut out = Vec::new();
     for id in queries {
         let started = Instant::now();
+        timeline::event("check", id);
         let finding = match *id {
             _ if session.stalled.is_some() => not_asked(session.stalled.as_deref().unwrap_or_default()),
             jsonrpc::NOTIFICATION_SILENT => jsonrpc::notification_silent(session).await,
             other => query(other, session, capabilities).await,
         };
+        timeline::event("done", id);
         out.push((*id, revision.to_string(), finding, started.elapsed().as_millis()));
     }
     out
