@@ -421,8 +421,18 @@ pub async fn run_stdio(target: &Target, plan: &Plan, spare: Option<super::spare:
     let probe_revision = first.clone();
     let timeout = plan.timeout;
     let startups = ctx.startups.clone();
+    let prepare = plan.wants(schema::VALID).then(|| ctx.clone());
     tasks.spawn(async move {
         let mut out = queries_on(&mut probe, &probe_revision, &capabilities, &first_queries).await;
+        if let Some(ctx) = prepare {
+            // The schema check's validators for what the probe was sent, compiled while the
+            // other servers start rather than at the end of the run.
+            tokio::task::spawn_blocking(move || {
+                timeline::event("check", "schema prepare");
+                schema::prepare(&ctx.logs());
+                timeline::event("done", "schema prepare");
+            });
+        }
         // Each server started beside it answers within `--timeout` or is given up on.
         let _ = tokio::time::timeout(timeout, startups.settled()).await;
         let started = Instant::now();
