@@ -34,6 +34,7 @@ pub mod schema;
 pub mod spare;
 pub mod stdio;
 pub mod target;
+pub mod timeline;
 pub mod weight;
 
 pub use cli::ValidateArgs;
@@ -84,6 +85,16 @@ fn error(message: &str) {
 }
 
 fn run(args: ValidateArgs) -> u8 {
+    timeline::start();
+    let code = run_timed(args);
+    if let Err(why) = timeline::write() {
+        error(&why);
+        return exit_code::HARNESS_FAULT;
+    }
+    code
+}
+
+fn run_timed(args: ValidateArgs) -> u8 {
     let job = match prepare(&args) {
         Ok(job) => job,
         Err(message) => {

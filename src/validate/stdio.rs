@@ -63,6 +63,34 @@ pub enum Closed {
     Killed(Duration),
 }
 
+/// How many sessions' servers are still starting: spawned and not yet answered (see
+/// [`Session::count_start_up`]).
+#[derive(Clone, Debug)]
+pub struct StartUps(Arc<tokio::sync::watch::Sender<usize>>);
+
+impl Default for StartUps {
+    fn default() -> StartUps {
+        StartUps(Arc::new(tokio::sync::watch::Sender::new(0)))
+    }
+}
+
+impl StartUps {
+    /// Waits until no counted server is starting any more.
+    pub async fn settled(&self) {
+        let _ = self.0.subscribe().wait_for(|starting| *starting == 0).await;
+    }
+}
+
+/// One server counted in [`StartUps`] until it answers (or its session ends).
+#[derive(Debug)]
+struct Starting(StartUps);
+
+impl Drop for Starting {
+    fn drop(&mut self) {
+        self.0 .0.send_modify(|starting| *starting = starting.saturating_sub(1));
+    }
+}
+
 /// A running server and the session's bookkeeping.
 pub struct Session {
     child: Child,
@@ -82,6 +110,8 @@ pub struct Session {
     /// The client capabilities the handshake declares (none unless set before it); the
     /// server's requests for them get canned answers ([`crate::validate::checks::requests`]).
     pub declared: Value,
+    /// Counted as starting until the first answer to a request.
+    starting: Option<Starting>,
 }
 
 impl Session {
@@ -106,6 +136,7 @@ impl Session {
                 Ok(())
             });
         }
+        super::timeline::event("spawn", label);
         let mut child =
             super::reaper::spawn_tracked(&mut cmd).map_err(|e| format!("cannot start `{}`: {e}", excerpt(command)))?;
         let pid = child.id().and_then(|p| i32::try_from(p).ok());
@@ -130,7 +161,15 @@ impl Session {
             timeout,
             command: target.describe(),
             declared: json!({}),
+            starting: None,
         })
+    }
+
+    /// Counts this session's server in `startups` until it answers a request (or the
+    /// session ends).
+    pub fn count_start_up(&mut self, startups: &StartUps) {
+        startups.0.send_modify(|starting| *starting += 1);
+        self.starting = Some(Starting(startups.clone()));
     }
 
     /// The session's log (every line the server wrote, the methods of our requests).
@@ -191,6 +230,11 @@ impl Session {
             return Exchange { sent, reply: Err(why) };
         }
         let reply = self.wait_for(|m| is_response(m) && m.get("id") == Some(&id)).await;
+        self.starting = None;
+        if super::timeline::enabled() {
+            let method = message.get("method").and_then(Value::as_str).unwrap_or_default();
+            super::timeline::event("answered", &format!("{} {method}", self.lock_log().label));
+        }
         Exchange { sent, reply }
     }
 
@@ -328,6 +372,9 @@ impl Session {
             Ok(Err(e)) => Closed::Exited(started.elapsed(), format!("cannot be waited on: {e}")),
             Err(_) => Closed::Killed(started.elapsed()),
         };
+        if super::timeline::enabled() {
+            super::timeline::event("exited", &self.lock_log().label);
+        }
         self.kill().await;
         outcome
     }
@@ -335,11 +382,15 @@ impl Session {
     /// Kills the server's process group (also after the server itself exited: what it left
     /// in its group goes too) and reaps the server (bounded).
     pub async fn kill(&mut self) {
+        self.starting = None;
         if let Some(pid) = self.pid {
             super::reaper::kill_group(pid);
         }
         let _ = self.child.start_kill();
         let _ = tokio::time::timeout(Duration::from_secs(2), self.child.wait()).await;
+        if super::timeline::enabled() {
+            super::timeline::event("reaped", &self.lock_log().label);
+        }
     }
 
     /// Answers a server request (up to [`MAX_ANSWERS`] a session), the write bounded by
@@ -396,6 +447,7 @@ async fn read_stdout(stdout: tokio::process::ChildStdout, tx: mpsc::Sender<Value
     let mut reader = BufReader::with_capacity(64 << 10, stdout);
     let mut line = Vec::new();
     let mut length = 0usize;
+    let mut first = true;
     loop {
         let buf = match reader.fill_buf().await {
             Ok([]) | Err(_) => {
@@ -406,6 +458,10 @@ async fn read_stdout(stdout: tokio::process::ChildStdout, tx: mpsc::Sender<Value
             }
             Ok(buf) => buf,
         };
+        if std::mem::take(&mut first) && super::timeline::enabled() {
+            let label = log.lock().unwrap_or_else(|e| e.into_inner()).label.clone();
+            super::timeline::event("first-byte", &label);
+        }
         let end = buf.iter().position(|b| *b == b'\n');
         let chunk = &buf[..end.unwrap_or(buf.len())];
         // Past the limit only the start is kept (to be quoted); the rest is counted.
@@ -472,5 +528,37 @@ async fn drain_stderr(mut pipe: tokio::process::ChildStderr, tail: Arc<Mutex<Vec
                 tail.drain(..excess);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A server that answers its first request after `delay` seconds, then waits for stdin to close.
+    fn answering_after(delay: &str) -> Session {
+        let script = format!(
+            r#"read line; sleep {delay}; echo '{{"jsonrpc":"2.0","id":1,"result":{{}}}}'; cat >/dev/null"#
+        );
+        let target = Target::Stdio { command: "sh".into(), args: vec!["-c".into(), script], env: Vec::new() };
+        Session::spawn(&target, "starting", Duration::from_secs(5)).expect("sh starts")
+    }
+
+    #[tokio::test]
+    async fn a_server_counts_as_starting_until_it_answers_or_its_session_ends() {
+        let startups = StartUps::default();
+        let mut answers = answering_after("0");
+        let mut silent = answering_after("30");
+        answers.count_start_up(&startups);
+        silent.count_start_up(&startups);
+        assert_eq!(*startups.0.borrow(), 2);
+        assert!(answers.request("ping", None).await.reply.is_ok());
+        assert_eq!(*startups.0.borrow(), 1, "the answered server no longer counts");
+        let settled = tokio::time::timeout(Duration::from_millis(50), startups.settled()).await;
+        assert!(settled.is_err(), "one server is still starting");
+        silent.kill().await;
+        tokio::time::timeout(Duration::from_secs(1), startups.settled()).await.expect("settled once the silent one is ended");
+        answers.kill().await;
+        assert_eq!(*startups.0.borrow(), 0);
     }
 }

@@ -26,8 +26,9 @@ pub mod tools;
 pub mod utilities;
 
 use super::log::SharedLog;
+use super::timeline;
 use super::outcome::Finding;
-use super::stdio::{Exchange, Session};
+use super::stdio::{Exchange, Session, StartUps};
 use super::target::Target;
 use crate::rules::Level;
 use serde_json::Value;
@@ -222,12 +223,16 @@ pub struct Ctx {
     reuse: Mutex<Option<tokio::sync::oneshot::Sender<Session>>>,
     /// The log of the spare session taken over, which is not fresh and is never reused.
     spare_log: Mutex<Option<SharedLog>>,
+    /// The servers this context started that have not answered yet: the probe is closed
+    /// (for exits-on-close) once they have, so its exit is not timed beside start-ups.
+    startups: StartUps,
 }
 
 impl Ctx {
     /// Starts a fresh server process for `label`.
     pub fn open(&self, label: &str) -> Result<Session, String> {
-        let session = Session::spawn(&self.target, label, self.timeout)?;
+        let mut session = Session::spawn(&self.target, label, self.timeout)?;
+        session.count_start_up(&self.startups);
         self.logs.lock().unwrap_or_else(|e| e.into_inner()).push(session.log());
         Ok(session)
     }
@@ -248,6 +253,7 @@ impl Ctx {
             probe_answer: std::sync::OnceLock::new(),
             reuse: Mutex::new(None),
             spare_log: Mutex::new(None),
+            startups: StartUps::default(),
         }
     }
 
@@ -274,11 +280,17 @@ impl Ctx {
         session.kill().await;
     }
 
-    /// A start-up slot for a launch beside the probe. Kept after the probe has answered too:
-    /// letting the launches left start at once put more start-ups beside the probe's close,
-    /// and a Python server then took over 5 s to exit under load (exits-on-close failed).
+    /// A start-up slot for a launch beside the probe, until the probe has answered (or
+    /// failed): then the launches left start at once. A start-up is mostly one core's work,
+    /// so on two cores three start-ups at once end after one and a half start-ups, where two
+    /// and then one end after two. The probe's close waits for them (see [`Ctx::startups`]):
+    /// a Python server closed beside start-ups once took over 5 s to exit under load.
     async fn start_slot(&self) -> Option<tokio::sync::SemaphorePermit<'static>> {
-        self.starts.acquire().await.ok()
+        let mut probed = self.probe_took.subscribe();
+        tokio::select! {
+            slot = self.starts.acquire() => slot.ok(),
+            _ = probed.wait_for(Option::is_some) => None,
+        }
     }
 
     /// The spare server, its log labelled `label`, if the session `key` is the one to take
@@ -396,7 +408,11 @@ pub async fn run_stdio(target: &Target, plan: &Plan, spare: Option<super::spare:
     let _ = probe_tx.send(init.clone());
     if plan.wants(schema::VALID) {
         // Off the end of the run: compiled while the other servers start.
-        tokio::task::spawn_blocking(|| crate::validate::schema::warm(&crate::validate::schema::REVISIONS));
+        tokio::task::spawn_blocking(|| {
+            timeline::event("check", "schema warm");
+            crate::validate::schema::warm(&crate::validate::schema::REVISIONS);
+            timeline::event("done", "schema warm");
+        });
     }
 
     let wants_exit = plan.wants(stdio::EXITS_ON_CLOSE);
@@ -404,12 +420,27 @@ pub async fn run_stdio(target: &Target, plan: &Plan, spare: Option<super::spare:
     let first_queries = queries.clone();
     let probe_revision = first.clone();
     let timeout = plan.timeout;
+    let startups = ctx.startups.clone();
+    let prepare = plan.wants(schema::VALID).then(|| ctx.clone());
     tasks.spawn(async move {
         let mut out = queries_on(&mut probe, &probe_revision, &capabilities, &first_queries).await;
+        if let Some(ctx) = prepare {
+            // The schema check's validators for what the probe was sent, compiled while the
+            // other servers start rather than at the end of the run.
+            tokio::task::spawn_blocking(move || {
+                timeline::event("check", "schema prepare");
+                schema::prepare(&ctx.logs());
+                timeline::event("done", "schema prepare");
+            });
+        }
+        // Each server started beside it answers within `--timeout` or is given up on.
+        let _ = tokio::time::timeout(timeout, startups.settled()).await;
         let started = Instant::now();
+        timeline::event("check", stdio::EXITS_ON_CLOSE);
         let bound = if wants_exit { stdio::EXIT_BOUND.min(timeout) } else { Duration::ZERO };
         let closed = probe.close(bound).await;
         let finding = stdio::judge_exit(&closed);
+        timeline::event("done", stdio::EXITS_ON_CLOSE);
         out.push((stdio::EXITS_ON_CLOSE, String::new(), finding, started.elapsed().as_millis()));
         out
     });
@@ -447,7 +478,9 @@ pub async fn run_stdio(target: &Target, plan: &Plan, spare: Option<super::spare:
     let logs = ctx.logs();
     if plan.wants(schema::VALID) {
         let started = Instant::now();
+        timeline::event("check", schema::VALID);
         let finding = schema::judge(&logs);
+        timeline::event("done", schema::VALID);
         found.push(Found::new(schema::VALID, first.clone(), finding, started.elapsed().as_millis()));
     }
     if plan.wants(stdio::CLEAN_STDOUT) {
@@ -502,7 +535,9 @@ fn launch_fresh(
         let (ctx, first) = (ctx.clone(), first.to_string());
         tasks.spawn(async move {
             let started = Instant::now();
+            timeline::event("check", initialize::NEGOTIATES);
             let finding = initialize::negotiates(&ctx, &first, async { probe_rx.await.ok() }).await;
+            timeline::event("done", initialize::NEGOTIATES);
             // No session left to hand over: the parse-error check starts its own.
             ctx.reuse.lock().unwrap_or_else(|e| e.into_inner()).take();
             vec![(initialize::NEGOTIATES, "all".to_string(), finding, started.elapsed().as_millis())]
@@ -542,6 +577,7 @@ fn launch_fresh(
                 if !declaring.is_empty() {
                     return requests::run_stdio(&ctx, reused, &revision, &declaring, patience, true).await;
                 }
+                timeline::event("check", jsonrpc::PARSE_ERROR);
                 let finding = match reused {
                     Some(mut session) => {
                         let finding = jsonrpc::judge_parse_error(&mut session).await;
@@ -550,6 +586,7 @@ fn launch_fresh(
                     }
                     None => jsonrpc::parse_error(&ctx, &revision).await,
                 };
+                timeline::event("done", jsonrpc::PARSE_ERROR);
                 vec![(jsonrpc::PARSE_ERROR, revision, finding, started.elapsed().as_millis())]
             });
         }
@@ -665,11 +702,13 @@ async fn queries_on(
     let mut out = Vec::new();
     for id in queries {
         let started = Instant::now();
+        timeline::event("check", id);
         let finding = match *id {
             _ if session.stalled.is_some() => not_asked(session.stalled.as_deref().unwrap_or_default()),
             jsonrpc::NOTIFICATION_SILENT => jsonrpc::notification_silent(session).await,
             other => query(other, session, capabilities).await,
         };
+        timeline::event("done", id);
         out.push((*id, revision.to_string(), finding, started.elapsed().as_millis()));
     }
     out

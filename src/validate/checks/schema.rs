@@ -9,6 +9,26 @@ use serde_json::Value;
 /// every message it sends validates against the negotiated revision's schema.
 pub const VALID: &str = "server.schema.valid";
 
+/// Compiles ahead the validators the messages received so far need (their verdicts are not
+/// kept): run while servers are still starting, it takes the compile off the end of a run,
+/// where [`judge`] then finds them cached. The messages are copied out first, so no
+/// session's log is held while compiling.
+pub fn prepare(logs: &[SharedLog]) {
+    let mut seen: Vec<(String, Value, Option<String>)> = Vec::new();
+    for log in logs {
+        let log = log.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(revision) = log.revision.clone().filter(|r| has_revision(r)) else { continue };
+        for message in &log.seen {
+            let answered = message.get("id").and_then(|id| log.methods.get(&id.to_string())).cloned();
+            let answered = if message.get("method").is_some() { None } else { answered };
+            seen.push((revision.clone(), message.clone(), answered));
+        }
+    }
+    for (revision, message, answered) in &seen {
+        let _ = validate_message(revision, message, answered.as_deref());
+    }
+}
+
 /// Validates every message of every session.
 pub fn judge(logs: &[SharedLog]) -> Finding {
     let mut checked = 0;

@@ -1,0 +1,80 @@
+//! Where a run's time goes: with `MCP_CONFORMANCE_TIMELINE=FILE` set, `validate` writes one
+//! line per event to FILE — each server's spawn, first byte and answered handshake, each
+//! check's start and end, each server's end — with the wall time since the run started and
+//! the CPU this process (the validator alone, not its servers) had used by then, and at the
+//! end the CPU of the validator and of its children (the servers it reaped). Unset, nothing
+//! is recorded (one relaxed load per event).
+//!
+//! Lines: `<wall ms> <validator cpu ms> <event> <subject>`; the last two lines are
+//! `cpu self <user+sys ms>` and `cpu children <user+sys ms>`.
+
+use std::sync::{Mutex, OnceLock};
+use std::time::Instant;
+
+/// The environment variable naming the file to write.
+pub const VARIABLE: &str = "MCP_CONFORMANCE_TIMELINE";
+
+struct Timeline {
+    started: Instant,
+    lines: Mutex<Vec<String>>,
+}
+
+fn timeline() -> Option<&'static Timeline> {
+    static TIMELINE: OnceLock<Option<Timeline>> = OnceLock::new();
+    TIMELINE
+        .get_or_init(|| {
+            std::env::var_os(VARIABLE)
+                .map(|_| Timeline { started: Instant::now(), lines: Mutex::new(Vec::new()) })
+        })
+        .as_ref()
+}
+
+/// Whether events are recorded (to skip building their text when not).
+pub fn enabled() -> bool {
+    timeline().is_some()
+}
+
+/// Starts the clock (call first thing in a run); later events are timed from here.
+pub fn start() {
+    let _ = timeline();
+}
+
+/// User plus system CPU of `who` (`RUSAGE_SELF` or `RUSAGE_CHILDREN`), in milliseconds.
+pub fn cpu_millis(who: libc::c_int) -> u128 {
+    // SAFETY: getrusage writes into the zeroed struct it is given.
+    let usage = unsafe {
+        let mut usage: libc::rusage = std::mem::zeroed();
+        libc::getrusage(who, &mut usage);
+        usage
+    };
+    let millis = |t: libc::timeval| (t.tv_sec as u128) * 1000 + (t.tv_usec as u128) / 1000;
+    millis(usage.ru_utime) + millis(usage.ru_stime)
+}
+
+/// Records `event` about `subject` (a session label, a check id).
+pub fn event(event: &str, subject: &str) {
+    let Some(timeline) = timeline() else { return };
+    let line = format!(
+        "{:>6} {:>5} {event} {subject}",
+        timeline.started.elapsed().as_millis(),
+        cpu_millis(libc::RUSAGE_SELF)
+    );
+    timeline.lines.lock().unwrap_or_else(|e| e.into_inner()).push(line);
+}
+
+/// Writes the events and the CPU totals to the file named by [`VARIABLE`], if it is set; an
+/// error is returned as a sentence.
+pub fn write() -> Result<(), String> {
+    let Some(timeline) = timeline() else { return Ok(()) };
+    let Some(path) = std::env::var_os(VARIABLE) else { return Ok(()) };
+    let mut text = timeline.lines.lock().unwrap_or_else(|e| e.into_inner()).join("\n");
+    text.push_str(&format!(
+        "\n{:>6} {:>5} end run\ncpu self {}\ncpu children {}\n",
+        timeline.started.elapsed().as_millis(),
+        cpu_millis(libc::RUSAGE_SELF),
+        cpu_millis(libc::RUSAGE_SELF),
+        cpu_millis(libc::RUSAGE_CHILDREN)
+    ));
+    std::fs::write(&path, text)
+        .map_err(|e| format!("cannot write the timeline {}: {e}", std::path::Path::new(&path).display()))
+}
