@@ -6,9 +6,9 @@
 //! `initialize` era answers it with an error and is then a server that got one request before
 //! `initialize` — exactly what `server.lifecycle.before-initialize` starts a server for, so the
 //! `initialize` plan takes it over instead of starting another. The hand-over is a promise
-//! kept at once or never: the giver says as soon as `server/discover` is answered whether a
-//! spare comes, and the taker waits no longer than its bound (a server silent on
-//! `server/discover` is not waited for).
+//! kept at once or never: the giver says as soon as `server/discover` is answered (or its
+//! `--timeout` ends) whether a spare comes, and the taker waits no longer than its bound, the
+//! same `--timeout` counted from the probe's answer (so the giver always decides first).
 
 use super::stdio::{is_response, Session};
 use std::future::Future;

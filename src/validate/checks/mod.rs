@@ -298,10 +298,16 @@ impl Ctx {
     async fn take_spare(&self, key: &str, label: &str) -> Option<Session> {
         let (_, spare) = self.spare.as_ref().filter(|(taker, _)| taker == key)?;
         let mut took = self.probe_took.subscribe();
+        // The giver decides when `server/discover` is answered, or at the end of its own
+        // `--timeout`: waiting for it costs no more than a start-up of our own would (it
+        // started with the probe), whatever the machine's load — one start-up fewer is then
+        // a fact, not a race. Only a server silent on `server/discover` makes the taker wait
+        // its `--timeout`.
+        let timeout = self.timeout;
         let bound = async move {
             let Ok(took) = took.wait_for(Option::is_some).await.map(|t| *t) else { return };
-            if let Some(Ok(took)) = took {
-                tokio::time::sleep(took).await;
+            if let Some(Ok(_)) = took {
+                tokio::time::sleep(timeout).await;
             }
         };
         let session = spare.take(label, bound).await?;
