@@ -63,34 +63,6 @@ pub enum Closed {
     Killed(Duration),
 }
 
-/// How many sessions' servers are still starting: spawned and not yet answered (see
-/// [`Session::count_start_up`]).
-#[derive(Clone, Debug)]
-pub struct StartUps(Arc<tokio::sync::watch::Sender<usize>>);
-
-impl Default for StartUps {
-    fn default() -> StartUps {
-        StartUps(Arc::new(tokio::sync::watch::Sender::new(0)))
-    }
-}
-
-impl StartUps {
-    /// Waits until no counted server is starting any more.
-    pub async fn settled(&self) {
-        let _ = self.0.subscribe().wait_for(|starting| *starting == 0).await;
-    }
-}
-
-/// One server counted in [`StartUps`] until it answers (or its session ends).
-#[derive(Debug)]
-struct Starting(StartUps);
-
-impl Drop for Starting {
-    fn drop(&mut self) {
-        self.0 .0.send_modify(|starting| *starting = starting.saturating_sub(1));
-    }
-}
-
 /// A running server and the session's bookkeeping.
 pub struct Session {
     child: Child,
@@ -110,8 +82,6 @@ pub struct Session {
     /// The client capabilities the handshake declares (none unless set before it); the
     /// server's requests for them get canned answers ([`crate::validate::checks::requests`]).
     pub declared: Value,
-    /// Counted as starting until the first answer to a request.
-    starting: Option<Starting>,
 }
 
 impl Session {
@@ -161,15 +131,7 @@ impl Session {
             timeout,
             command: target.describe(),
             declared: json!({}),
-            starting: None,
         })
-    }
-
-    /// Counts this session's server in `startups` until it answers a request (or the
-    /// session ends).
-    pub fn count_start_up(&mut self, startups: &StartUps) {
-        startups.0.send_modify(|starting| *starting += 1);
-        self.starting = Some(Starting(startups.clone()));
     }
 
     /// The session's log (every line the server wrote, the methods of our requests).
@@ -230,7 +192,6 @@ impl Session {
             return Exchange { sent, reply: Err(why) };
         }
         let reply = self.wait_for(|m| is_response(m) && m.get("id") == Some(&id)).await;
-        self.starting = None;
         if super::timeline::enabled() {
             let method = message.get("method").and_then(Value::as_str).unwrap_or_default();
             super::timeline::event("answered", &format!("{} {method}", self.lock_log().label));
@@ -382,7 +343,6 @@ impl Session {
     /// Kills the server's process group (also after the server itself exited: what it left
     /// in its group goes too) and reaps the server (bounded).
     pub async fn kill(&mut self) {
-        self.starting = None;
         if let Some(pid) = self.pid {
             super::reaper::kill_group(pid);
         }

@@ -28,7 +28,7 @@ pub mod utilities;
 use super::log::SharedLog;
 use super::timeline;
 use super::outcome::Finding;
-use super::stdio::{Exchange, Session, StartUps};
+use super::stdio::{Exchange, Session};
 use super::target::Target;
 use crate::rules::Level;
 use serde_json::Value;
@@ -223,16 +223,12 @@ pub struct Ctx {
     reuse: Mutex<Option<tokio::sync::oneshot::Sender<Session>>>,
     /// The log of the spare session taken over, which is not fresh and is never reused.
     spare_log: Mutex<Option<SharedLog>>,
-    /// The servers this context started that have not answered yet: the probe is closed
-    /// (for exits-on-close) once they have, so its exit is not timed beside start-ups.
-    startups: StartUps,
 }
 
 impl Ctx {
     /// Starts a fresh server process for `label`.
     pub fn open(&self, label: &str) -> Result<Session, String> {
-        let mut session = Session::spawn(&self.target, label, self.timeout)?;
-        session.count_start_up(&self.startups);
+        let session = Session::spawn(&self.target, label, self.timeout)?;
         self.logs.lock().unwrap_or_else(|e| e.into_inner()).push(session.log());
         Ok(session)
     }
@@ -253,7 +249,6 @@ impl Ctx {
             probe_answer: std::sync::OnceLock::new(),
             reuse: Mutex::new(None),
             spare_log: Mutex::new(None),
-            startups: StartUps::default(),
         }
     }
 
@@ -280,17 +275,11 @@ impl Ctx {
         session.kill().await;
     }
 
-    /// A start-up slot for a launch beside the probe, until the probe has answered (or
-    /// failed): then the launches left start at once. A start-up is mostly one core's work,
-    /// so on two cores three start-ups at once end after one and a half start-ups, where two
-    /// and then one end after two. The probe's close waits for them (see [`Ctx::startups`]):
-    /// a Python server closed beside start-ups once took over 5 s to exit under load.
+    /// A start-up slot for a launch beside the probe. Kept after the probe has answered too:
+    /// letting the launches left start at once put more start-ups beside the probe's close,
+    /// and a Python server then took over 5 s to exit under load (exits-on-close failed).
     async fn start_slot(&self) -> Option<tokio::sync::SemaphorePermit<'static>> {
-        let mut probed = self.probe_took.subscribe();
-        tokio::select! {
-            slot = self.starts.acquire() => slot.ok(),
-            _ = probed.wait_for(Option::is_some) => None,
-        }
+        self.starts.acquire().await.ok()
     }
 
     /// The spare server, its log labelled `label`, if the session `key` is the one to take
@@ -426,7 +415,6 @@ pub async fn run_stdio(target: &Target, plan: &Plan, spare: Option<super::spare:
     let first_queries = queries.clone();
     let probe_revision = first.clone();
     let timeout = plan.timeout;
-    let startups = ctx.startups.clone();
     let prepare = plan.wants(schema::VALID).then(|| ctx.clone());
     tasks.spawn(async move {
         let mut out = queries_on(&mut probe, &probe_revision, &capabilities, &first_queries).await;
@@ -439,8 +427,6 @@ pub async fn run_stdio(target: &Target, plan: &Plan, spare: Option<super::spare:
                 timeline::event("done", "schema prepare");
             });
         }
-        // Each server started beside it answers within `--timeout` or is given up on.
-        let _ = tokio::time::timeout(timeout, startups.settled()).await;
         let started = Instant::now();
         timeline::event("check", stdio::EXITS_ON_CLOSE);
         let bound = if wants_exit { stdio::EXIT_BOUND.min(timeout) } else { Duration::ZERO };
