@@ -490,35 +490,3 @@ async fn drain_stderr(mut pipe: tokio::process::ChildStderr, tail: Arc<Mutex<Vec
         }
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A server that answers its first request after `delay` seconds, then waits for stdin to close.
-    fn answering_after(delay: &str) -> Session {
-        let script = format!(
-            r#"read line; sleep {delay}; echo '{{"jsonrpc":"2.0","id":1,"result":{{}}}}'; cat >/dev/null"#
-        );
-        let target = Target::Stdio { command: "sh".into(), args: vec!["-c".into(), script], env: Vec::new() };
-        Session::spawn(&target, "starting", Duration::from_secs(5)).expect("sh starts")
-    }
-
-    #[tokio::test]
-    async fn a_server_counts_as_starting_until_it_answers_or_its_session_ends() {
-        let startups = StartUps::default();
-        let mut answers = answering_after("0");
-        let mut silent = answering_after("30");
-        answers.count_start_up(&startups);
-        silent.count_start_up(&startups);
-        assert_eq!(*startups.0.borrow(), 2);
-        assert!(answers.request("ping", None).await.reply.is_ok());
-        assert_eq!(*startups.0.borrow(), 1, "the answered server no longer counts");
-        let settled = tokio::time::timeout(Duration::from_millis(50), startups.settled()).await;
-        assert!(settled.is_err(), "one server is still starting");
-        silent.kill().await;
-        tokio::time::timeout(Duration::from_secs(1), startups.settled()).await.expect("settled once the silent one is ended");
-        answers.kill().await;
-        assert_eq!(*startups.0.borrow(), 0);
-    }
-}
