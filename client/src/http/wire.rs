@@ -190,25 +190,30 @@ impl Endpoint {
         if let Some(answering) = answering {
             text = crate::redact::redact(&text, answering);
         }
-        let secrets = self.secrets.lock().unwrap_or_else(|e| e.into_inner());
-        for secret in secrets.iter() {
-            // A bearer value is also hidden on its own, without its scheme word.
-            for part in [secret.as_str(), secret.strip_prefix("Bearer ").unwrap_or("")] {
-                if part.len() >= MIN_SECRET_CHARS {
-                    text = text.replace(part, crate::redact::REDACTED);
-                }
+        for part in self.remembered_parts() {
+            if part.len() >= MIN_SECRET_CHARS {
+                text = text.replace(&part, crate::redact::REDACTED);
             }
         }
         text
     }
 
+    /// Every remembered secret (header values, tokens) and, for a bearer value, the token
+    /// alone without its scheme word: what [`Endpoint::scrub`] hides besides the URL's parts.
+    fn remembered_parts(&self) -> Vec<String> {
+        let secrets = self.secrets.lock().unwrap_or_else(|e| e.into_inner());
+        let mut parts = Vec::with_capacity(secrets.len());
+        for secret in secrets.iter() {
+            parts.push(secret.clone());
+            parts.extend(secret.strip_prefix("Bearer ").map(str::to_string));
+        }
+        parts
+    }
+
     /// [`crate::redact::hide_cut_secret`] against every secret [`Endpoint::scrub`] hides.
     fn hide_cut_secret(&self, text: &str) -> String {
         let mut all = crate::redact::key_like_parts(&self.url);
-        for secret in self.secrets.lock().unwrap_or_else(|e| e.into_inner()).iter() {
-            all.push(secret.clone());
-            all.extend(secret.strip_prefix("Bearer ").map(str::to_string));
-        }
+        all.extend(self.remembered_parts());
         crate::redact::hide_cut_secret(text, all.iter().map(String::as_str), MIN_SECRET_CHARS)
     }
 

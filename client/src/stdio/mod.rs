@@ -129,6 +129,22 @@ struct Input {
     unwritten: Vec<u8>,
 }
 
+/// Appends `message` as one line to what is still to be written, unless too much of it waits
+/// already; nothing is appended when it cannot be serialized.
+fn queue_line<T: Serialize>(unwritten: &mut Vec<u8>, message: &T) -> Result<(), std::io::Error> {
+    if unwritten.len() > MAX_UNWRITTEN {
+        let text = format!("the server has not read {} bytes of earlier messages", unwritten.len());
+        return Err(std::io::Error::new(std::io::ErrorKind::WouldBlock, text));
+    }
+    let start = unwritten.len();
+    if let Err(e) = serde_json::to_writer(&mut *unwritten, message) {
+        unwritten.truncate(start);
+        return Err(std::io::Error::other(e));
+    }
+    unwritten.push(b'\n');
+    Ok(())
+}
+
 /// What the transport and its background tasks share.
 pub(crate) struct Shared {
     /// The command, as given.
@@ -325,16 +341,7 @@ impl Shared {
         if self.broken(Breakage::CutLineForgotten) {
             unwritten.clear();
         }
-        if unwritten.len() > MAX_UNWRITTEN {
-            let text = format!("the server has not read {} bytes of earlier messages", unwritten.len());
-            return Err(std::io::Error::new(std::io::ErrorKind::WouldBlock, text));
-        }
-        let start = unwritten.len();
-        if let Err(e) = serde_json::to_writer(&mut *unwritten, message) {
-            unwritten.truncate(start);
-            return Err(std::io::Error::other(e));
-        }
-        unwritten.push(b'\n');
+        queue_line(unwritten, message)?;
         while !unwritten.is_empty() {
             // `write` is cancel-safe: what it wrote is drained only once it says how much.
             match pipe.write(unwritten).await? {
@@ -364,10 +371,10 @@ impl Shared {
         };
         let Input { pipe, unwritten } = &mut *input;
         let Some(pipe) = pipe.as_mut() else { return };
-        if unwritten.len() > MAX_UNWRITTEN || serde_json::to_writer(&mut *unwritten, &message).is_err() {
+        if let Err(e) = queue_line(unwritten, &message) {
+            tracing::debug!(target: "mcp_refclient", "sending {} failed: {e}", message.method);
             return;
         }
-        unwritten.push(b'\n');
         // One poll, no waker to be woken: what the pipe does not take now stays unwritten.
         let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
         while !unwritten.is_empty() {
