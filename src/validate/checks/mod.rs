@@ -212,10 +212,9 @@ pub struct Ctx {
     /// A server another plan is done with, and the label of the session that takes it over
     /// instead of starting one (see [`crate::validate::spare`]).
     spare: Option<(String, super::spare::Spare)>,
-    /// The probe's start-up time, once it answered: a spare is waited for until as long again
-    /// has passed (a server started with the probe has answered by then, and a server started
-    /// instead would only then be up).
-    probe_took: tokio::sync::watch::Sender<Option<Result<Duration, ()>>>,
+    /// Whether the probe answered, once that is known: a spare is waited for from its answer
+    /// (see [`Ctx::take_spare`]), and a session started beside the probe waits for it.
+    probe_answered: tokio::sync::watch::Sender<Option<bool>>,
     /// The revision the probe's server answered `initialize` with.
     probe_answer: std::sync::OnceLock<Option<String>>,
     /// The parse-error check waiting for a session a check is done with (see
@@ -245,7 +244,7 @@ impl Ctx {
             logs: Mutex::new(Vec::new()),
             starts,
             spare: None,
-            probe_took: tokio::sync::watch::channel(None).0,
+            probe_answered: tokio::sync::watch::channel(None).0,
             probe_answer: std::sync::OnceLock::new(),
             reuse: Mutex::new(None),
             spare_log: Mutex::new(None),
@@ -259,7 +258,7 @@ impl Ctx {
         let negotiated = handshake.result().and_then(|r| r.get("protocolVersion")).and_then(Value::as_str);
         // A session started beside the probe may be answered first: the probe's answer is
         // awaited (it is bounded by the probe's own wait).
-        let _ = self.probe_took.subscribe().wait_for(Option::is_some).await;
+        let _ = self.probe_answered.subscribe().wait_for(Option::is_some).await;
         let at_probes = negotiated.is_some() && self.probe_answer.get().and_then(Option::as_deref) == negotiated;
         let spare_log = self.spare_log.lock().unwrap_or_else(|e| e.into_inner()).clone();
         let spare = spare_log.is_some_and(|log| Arc::ptr_eq(&log, &session.log()));
@@ -286,7 +285,7 @@ impl Ctx {
     /// it over and it is handed over in time; registered like a session this context opened.
     async fn take_spare(&self, key: &str, label: &str) -> Option<Session> {
         let (_, spare) = self.spare.as_ref().filter(|(taker, _)| taker == key)?;
-        let mut took = self.probe_took.subscribe();
+        let mut answered = self.probe_answered.subscribe();
         // The giver decides when `server/discover` is answered, or at the end of its own
         // `--timeout`: waiting for it costs no more than a start-up of our own would (it
         // started with the probe), whatever the machine's load — one start-up fewer is then
@@ -294,8 +293,7 @@ impl Ctx {
         // its `--timeout`.
         let timeout = self.timeout;
         let bound = async move {
-            let Ok(took) = took.wait_for(Option::is_some).await.map(|t| *t) else { return };
-            if let Some(Ok(_)) = took {
+            if answered.wait_for(Option::is_some).await.is_ok_and(|a| *a == Some(true)) {
                 tokio::time::sleep(timeout).await;
             }
         };
@@ -390,13 +388,13 @@ pub async fn run_stdio(target: &Target, plan: &Plan, spare: Option<super::spare:
             opened
         }
         Err(why) => {
-            ctx.probe_took.send_replace(Some(Err(())));
+            ctx.probe_answered.send_replace(Some(false));
             return Err(Unreachable(why));
         }
     };
     let probe_millis = started.elapsed().as_millis();
     let _ = ctx.probe_answer.set(init.result().and_then(|r| r.get("protocolVersion")).and_then(Value::as_str).map(str::to_string));
-    ctx.probe_took.send_replace(Some(Ok(started.elapsed())));
+    ctx.probe_answered.send_replace(Some(true));
     if let Some(probed) = &plan.probed {
         probed.notify_one();
     }
