@@ -106,6 +106,8 @@ pub struct Reply {
     pub dropped: usize,
     /// Whether the bound ran out before the body ended.
     pub timed_out: bool,
+    /// Whether reading stopped at [`MAX_BODY`] before the body ended.
+    pub over_limit: bool,
 }
 
 impl Reply {
@@ -338,6 +340,7 @@ impl Wire {
             cut: None,
             dropped: 0,
             timed_out: false,
+            over_limit: false,
         };
         if matches!(until, Until::Head) {
             drop(task);
@@ -368,6 +371,7 @@ impl Wire {
             let Ok(data) = frame.into_data() else { continue };
             if read + data.len() > MAX_BODY {
                 reply.cut = Some(format!("stopped reading at the {MAX_BODY}-byte limit"));
+                reply.over_limit = true;
                 break;
             }
             read += data.len();
@@ -375,6 +379,9 @@ impl Wire {
             let keep = if sse { KEPT_SSE_BODY.saturating_sub(reply.body.len()).min(data.len()) } else { data.len() };
             reply.body.extend_from_slice(&data[..keep]);
             if sse {
+                // Only what this chunk added is searched: a stream of notifications that never
+                // holds the answer would otherwise cost a scan of every kept message per chunk.
+                let before = reply.messages.len();
                 for event in parser.push(&data) {
                     if event.trim().is_empty() {
                         continue;
@@ -394,10 +401,11 @@ impl Wire {
                         Err(_) => reply.dropped += 1,
                     }
                 }
+                let added = &reply.messages[before..];
                 let done = match until {
-                    Until::Response(id) => reply.response_to(id).is_some(),
+                    Until::Response(id) => added.iter().any(|m| is_response(m) && m.get("id") == Some(id)),
                     Until::Notification(method) => {
-                        reply.messages.iter().any(|m| m.get("method").and_then(Value::as_str) == Some(method))
+                        added.iter().any(|m| m.get("method").and_then(Value::as_str) == Some(method))
                     }
                     _ => false,
                 };
@@ -712,7 +720,9 @@ impl HttpSession {
                 Some(response) => Ok(response.clone()),
                 None => {
                     let why = format!("no JSON-RPC response with id {id}: {}", reply.describe());
-                    if reply.timed_out {
+                    // A server that streams the byte limit without the answer is flooding:
+                    // asking it again would only cost another 8 MiB of reading.
+                    if reply.timed_out || reply.over_limit {
                         self.stalled = Some(why.clone());
                     }
                     Err(why)
@@ -886,6 +896,33 @@ mod tests {
         assert_eq!(standard_headers(&list), [("Mcp-Method".to_string(), "tools/list".to_string())]);
     }
 
+    /// A stream that sends the byte limit without the answer stalls the session like silence
+    /// does: the next check is not asked, instead of costing another 8 MiB (with a fast reader
+    /// a flooding server once chained a dozen such reads, past the run's bound).
+    #[tokio::test]
+    async fn a_stream_cut_at_the_byte_limit_stalls_the_session() {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        tokio::spawn(async move {
+            let (mut socket, _) = listener.accept().await.unwrap();
+            let mut request = [0u8; 4096];
+            let _ = socket.read(&mut request).await;
+            let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\r\n";
+            let event = "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\"}\n\n".repeat(4096);
+            let mut sent = socket.write_all(head.as_bytes()).await;
+            while sent.is_ok() {
+                sent = socket.write_all(event.as_bytes()).await;
+            }
+        });
+        let wire = Wire::new(&format!("http://127.0.0.1:{port}/mcp"), &[], None, Duration::from_secs(60)).unwrap();
+        let mut session = HttpSession::new(Arc::new(wire), "flood");
+        let (exchange, _) = session.call(json!({"jsonrpc": "2.0", "id": 1, "method": "ping"})).await;
+        let why = exchange.reply.unwrap_err();
+        assert!(why.contains(&format!("stopped reading at the {MAX_BODY}-byte limit")), "{why}");
+        assert_eq!(session.stalled.as_deref(), Some(why.as_str()));
+    }
+
     #[test]
     fn a_reply_describes_itself_with_status_type_and_body() {
         let reply = Reply {
@@ -897,6 +934,7 @@ mod tests {
             cut: None,
             dropped: 0,
             timed_out: false,
+            over_limit: false,
         };
         assert_eq!(reply.describe(), "406 Not Acceptable (application/json): {\"error\":1}");
     }
