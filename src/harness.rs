@@ -174,29 +174,41 @@ where
         .filter(|s| s.profiles().contains(&profile))
         .filter(|s| rule_filter.as_ref().is_none_or(|f| s.scenario.rules.iter().any(|r| r.starts_with(f.as_str()))))
         .map(|loaded| {
-            let applicable = cut::can_express(&described, &cut::needs::of(&loaded.scenario))
-                .and_then(|()| cut::sources::held_to(&described.profile, &loaded));
+            let applicable = applicability(&described, &loaded);
             let name = loaded.name.clone();
             if let Err(reason) = &applicable {
                 if !args.list {
                     eprintln!("not applicable: {name}: {reason}");
                 }
             }
+            let ignored = applicable.is_err();
             let (factory, launcher, baseline) = (factory.clone(), launcher.clone(), baseline.clone());
-            Trial::test(name, move || trial(&loaded, &*factory, &launcher, &baseline)).with_ignored_flag(applicable.is_err())
+            Trial::test(name, move || trial(&loaded, applicable.clone(), &*factory, &launcher, &baseline)).with_ignored_flag(ignored)
         })
         .collect();
     libtest_mimic::run(&args, trials).exit_code()
 }
 
+/// Whether the client `described` is judged on `loaded`: it can express the scenario and its
+/// profile promises every rule of it; else why not.
+fn applicability(described: &cut::Described, loaded: &LoadedScenario) -> Result<(), String> {
+    cut::can_express(described, &cut::needs::of(&loaded.scenario)).and_then(|()| cut::sources::held_to(&described.profile, loaded))
+}
+
+/// A trial; one that is not applicable (ignored, but run all the same by `--ignored`,
+/// `--include-ignored` or nextest's `--run-ignored`) is judged as not applicable, not run.
 fn trial<A: ClientUnderTest + 'static>(
     loaded: &LoadedScenario,
+    applicable: Result<(), String>,
     factory: &dyn Fn() -> A,
     launcher: &MockLauncher,
     baseline: &Baseline,
 ) -> Result<(), Failed> {
-    let (result, _) = verdict::run_client_one(loaded, factory(), launcher, RunOptions::portable());
-    against_baseline(loaded, result.verdict, baseline.find(&loaded.name)).map_err(Failed::from)
+    let verdict = match applicable {
+        Ok(()) => verdict::run_client_one(loaded, factory(), launcher, RunOptions::portable()).0.verdict,
+        Err(reason) => Verdict::NotApplicable { reason },
+    };
+    against_baseline(loaded, verdict, baseline.find(&loaded.name)).map_err(Failed::from)
 }
 
 /// A trial's result: a failure the baseline lists passes, a listed scenario that passes
@@ -240,6 +252,53 @@ mod tests {
         let stale = against_baseline(&loaded, Verdict::Pass, Some(&known)).unwrap_err();
         assert!(stale.starts_with("stale baseline entry"), "{stale}");
         assert_eq!(against_baseline(&loaded, Verdict::Pass, None), Ok(()));
+    }
+
+    /// A client whose every step would panic: a trial that runs it fails.
+    struct Untouchable;
+
+    impl ClientUnderTest for Untouchable {
+        fn describe(&self) -> cut::Described {
+            cut::Described {
+                name: "untouchable".into(),
+                version: "0".into(),
+                transports: vec![cut::TransportKind::Stdio],
+                capabilities: Vec::new(),
+                profile: "strict".into(),
+            }
+        }
+        async fn connect(&self, _: &cut::Target, _: &cut::Settings) -> cut::StepResult {
+            panic!("a scenario outside the client's promises was run")
+        }
+        async fn list_tools(&self) -> cut::StepResult {
+            panic!("run")
+        }
+        async fn call_tool(&self, _: &str, _: serde_json::Value, _: Option<std::time::Duration>) -> cut::StepResult {
+            panic!("run")
+        }
+        async fn close(&self) -> cut::StepResult {
+            panic!("run")
+        }
+        async fn drop_connection(&self) -> cut::StepResult {
+            panic!("run")
+        }
+    }
+
+    #[test]
+    fn an_ignored_trial_run_anyway_is_not_applicable_not_judged() {
+        let root = bundled_scenarios();
+        // A rule of yoagent's documentation: a strict client does not promise it.
+        let loaded = scenario::load(&root, &root.join("stdio/banner-then-exit.toml")).unwrap();
+        let applicable = applicability(&Untouchable.describe(), &loaded);
+        assert!(applicable.as_ref().is_err_and(|why| why.contains("holds the reference client only")), "{applicable:?}");
+        let launcher = MockLauncher::conformance_binary("/nonexistent");
+        let factory = || -> Untouchable { panic!("the factory of a not-applicable trial was called") };
+        let known = |reason: &str| Baseline {
+            expected: vec![KnownFailure { scenario: loaded.name.clone(), reason: reason.into(), rule: None, evidence: None }],
+        };
+        assert!(trial(&loaded, applicable.clone(), &factory, &launcher, &Baseline::default()).is_ok());
+        // A baseline entry for it says so, as for a scenario the client cannot express.
+        assert!(trial(&loaded, applicable, &factory, &launcher, &known("r")).is_err());
     }
 
     #[test]
