@@ -123,3 +123,25 @@ fn every_scenario_states_an_explicit_expectation() {
         assert!(explicit, "{} states no expectation of its own in [expect]", s.name);
     }
 }
+
+/// The README's check tables (`## Validating a server`) list every server check of the
+/// registry once, with its level: a check added without its row fails here.
+#[test]
+fn the_readme_check_tables_list_every_server_check_once_with_its_level() {
+    let readme = std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let mut listed: Vec<(String, String)> = readme
+        .lines()
+        .filter_map(|line| {
+            let (id, rest) = line.strip_prefix("| `server.")?.split_once("` | ")?;
+            Some((format!("server.{id}"), rest.split(" |").next()?.to_string()))
+        })
+        .collect();
+    listed.sort();
+    let mut registry: Vec<(String, String)> = rules::all()
+        .iter()
+        .filter(|r| r.kind == RuleKind::Server)
+        .map(|r| (r.id.clone(), r.level.name().to_string()))
+        .collect();
+    registry.sort();
+    assert_eq!(listed, registry);
+}
