@@ -742,6 +742,24 @@ fn every_feature_check_at_2026_has_a_broken_and_a_correct_server() {
     }
 }
 
+/// The lists above (whose broken and correct servers the tests hold complete) are every
+/// server check of the registry: a check added to `src/rules.toml` without its scripted
+/// servers fails here.
+#[test]
+fn the_check_lists_are_every_server_check_of_the_registry() {
+    let mut listed: Vec<&str> =
+        STDIO_CHECKS.iter().chain(HTTP_CHECKS).chain(FEATURE_CHECKS).chain(STATELESS_CHECKS).copied().collect();
+    listed.sort();
+    listed.dedup();
+    let mut registry: Vec<&str> = mcp_conformance::rules::all()
+        .iter()
+        .filter(|r| r.kind == mcp_conformance::rules::RuleKind::Server)
+        .map(|r| r.id.as_str())
+        .collect();
+    registry.sort();
+    assert_eq!(listed, registry);
+}
+
 #[test]
 fn every_stateless_check_has_a_broken_server() {
     let mut covered = broken_servers_in("tests/validate/broken-2026");
