@@ -119,7 +119,8 @@ fn a_driver_that_leaves_the_server_running_on_close_fails_exactly_the_kill_scena
     let _one = one_at_a_time();
     assert_fails_exactly(
         "keeps_server.py",
-        &["process", "lifecycle"],
+        // timeouts/: scenarios that close after a bounded call, some naming a kill rule.
+        &["process", "lifecycle", "timeouts"],
         &["process.drop.kills-command", "process.group.kills-group", "process.exited.closed"],
         &["process/close-kills-command", "process/drop-kills-command", "process/group-close-kills-descendants"],
     );
