@@ -362,6 +362,19 @@ pub(crate) fn moved_past(wire: &[Record], message: &str, count: usize) -> bool {
     })
 }
 
+/// Whether step `index` is an `expect` that a message received after it began satisfies. The
+/// server logs what it receives before it matches it and begins its next step: a server
+/// stopped in between (a close under load) would otherwise look as if it never got it.
+fn expect_met(wire: &[Record], script: &Script, index: usize) -> bool {
+    let Some(Step::Expect(expect)) = script.steps.get(index) else {
+        return false;
+    };
+    let Some(began) = wire.iter().rposition(|r| matches!(r, Record::Step { index: i, .. } if *i == index)) else {
+        return false;
+    };
+    wire[began..].iter().any(|r| matches!(r, Record::Received { message } if mcp_mock_servers::matcher::matches(expect, message)))
+}
+
 /// Why the script did not play to its end, if it did not: a mismatch, input closed early,
 /// or steps never reached (a server killed mid-script cannot say so itself).
 pub fn script_problem(wire: &[Record], script: &Script) -> Option<String> {
@@ -381,7 +394,7 @@ pub fn script_problem(wire: &[Record], script: &Script) -> Option<String> {
     let reached = wire.iter().filter_map(|r| match r {
         Record::Step { index, .. } => Some(*index),
         _ => None,
-    }).max();
+    }).max().map(|index| index + usize::from(expect_met(wire, script, index)));
     let received = received_summary(wire);
     // A server killed while it stalls cannot be blamed for not stalling to the end.
     let last = script.steps.iter().rposition(|step| !optional_at_end(step))?;
@@ -489,6 +502,26 @@ mod tests {
         let wanted = json!({"params": {"requestId": "${id:tools/call}", "other": ["${id:tools/list}", "${id:ping}"]}});
         let resolved = with_ids(&wanted, &[&list, &call]);
         assert_eq!(resolved, json!({"params": {"requestId": "c-3", "other": [2, "${id:ping}"]}}));
+    }
+
+    /// A server stopped after logging the awaited message but before beginning its next step
+    /// (a close under load: the scenario `process/exited-none-while-running` once failed so)
+    /// played its script; a message that does not satisfy the step leaves it unplayed.
+    #[test]
+    fn an_expect_met_by_a_logged_message_counts_as_played_though_the_next_step_never_began() {
+        let script: Script = toml::from_str(
+            r#"steps = [{ handshake = {} }, { expect = { method = "tools/call" } }, { stall = {} }]"#,
+        )
+        .unwrap();
+        let step = |index: usize| Record::Step { index, describe: String::new() };
+        let received = |method: &str| Record::Received { message: json!({"jsonrpc": "2.0", "id": 2, "method": method}) };
+        let cut = [step(0), received("initialize"), step(1), received("tools/call")];
+        assert_eq!(script_problem(&cut, &script), None);
+        let other = [step(0), received("initialize"), step(1), received("tools/list")];
+        let problem = script_problem(&other, &script).expect("an unmet expect is reported");
+        assert!(problem.starts_with("step 2 (expect tools/call) and 0 more never completed"), "{problem}");
+        let before = [step(0), received("tools/call"), step(1)];
+        assert!(script_problem(&before, &script).is_some(), "a message logged before the step began does not meet it");
     }
 
     #[test]
