@@ -51,7 +51,7 @@ impl Drop for Listening {
 /// most 20 s, for 127.0.0.1:PORT to accept connections. `port_arg` appends the port to the
 /// arguments; otherwise it goes in `PORT`.
 fn listen(command: &[String], port_arg: bool) -> Listening {
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let port = servers::server_port();
     let mut cmd = Command::new(&command[0]);
     cmd.args(&command[1..]).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null()).process_group(0);
     match port_arg {

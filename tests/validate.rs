@@ -165,9 +165,9 @@ impl Drop for Served {
     }
 }
 
-/// A port free on 127.0.0.1 a moment ago (bound, read, released).
+/// A port free on 127.0.0.1, outside the ephemeral range (see [`servers::server_port`]).
 fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+    servers::server_port()
 }
 
 /// Starts `command` in its own process group and waits (at most 20 s) until 127.0.0.1:`port`
@@ -612,7 +612,7 @@ fn a_server_that_never_answers_is_unreachable_within_the_timeout() {
 
 #[test]
 fn a_url_that_refuses_connections_is_unreachable() {
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let port = free_port();
     let url = format!("http://127.0.0.1:{port}/mcp");
     let (code, stderr) = bad_input(&["--url", &url], &[]);
     assert_eq!(code, 4, "{stderr}");

@@ -126,3 +126,31 @@ pub fn python_server(root: &Path, port: Option<u16>) -> Vec<String> {
     }
     command
 }
+
+/// A port on 127.0.0.1 for a server that must be told its port before it binds it. A port
+/// from `bind(0)`, released, can be taken before the server binds it: it is in the kernel's
+/// ephemeral range, where every outgoing connection of the parallel tests gets its local port
+/// (a validator test once met "connection refused" so). This one is below that range, which
+/// only explicit binds use, and is spread by pid and a counter over 12,000 ports so parallel
+/// tests and test processes do not pick the same one. Free at the time of the call.
+#[allow(dead_code)]
+pub fn server_port() -> u16 {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    let range = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range").unwrap_or_default();
+    let ephemeral_low = range.split_whitespace().next().and_then(|low| low.parse::<u32>().ok()).unwrap_or(32768);
+    let span = 12_000;
+    if ephemeral_low < 1024 + span {
+        return std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    }
+    let start = std::process::id().wrapping_mul(7919);
+    for _ in 0..span {
+        // 101 and 12,000 are coprime: the counter visits every port of the span once.
+        let step = NEXT.fetch_add(1, Ordering::Relaxed).wrapping_mul(101);
+        let port = (ephemeral_low - span + start.wrapping_add(step) % span) as u16;
+        if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return port;
+        }
+    }
+    panic!("no free port on 127.0.0.1 below the ephemeral range ({ephemeral_low})");
+}
