@@ -49,18 +49,34 @@ fn status<'a>(checks: &'a [(String, String, String)], id: &str) -> &'a str {
     checks.iter().find(|(i, _, _)| i == id).map_or("absent", |(_, _, s)| s.as_str())
 }
 
-/// By default: the probe, the 2026-07-28 session's server (refused `server/discover`, then
-/// taken over by the feature session), four negotiation sessions (one of which, answered at
-/// the probe's revision, the parse-error check takes over) — six, not eight.
+/// By default: the probe (which serves the feature checks after its queries), the
+/// 2026-07-28 session's server (refused `server/discover`, then taken over by the negotiation
+/// session offering 2024-11-05, which first sends a request before `initialize`), three more
+/// negotiation sessions (the one offering 2025-03-26 closed for exits-on-close, the one
+/// answered at the probe's revision taken over by the parse-error check) — five, not eight
+/// (six before the negotiation sessions served before-initialize and exits-on-close: the
+/// feature checks then had a server of their own).
 #[test]
-fn every_check_by_default_starts_six_servers() {
+fn every_check_by_default_starts_five_servers() {
     let (count, checks) = launches(&[]);
-    assert_eq!(count, 6, "{checks:?}");
-    for id in ["server.lifecycle.before-initialize", "server.initialize.negotiates", "server.stdio.exits-on-close"] {
+    assert_eq!(count, 5, "{checks:?}");
+    for id in ["server.lifecycle.before-initialize", "server.initialize.negotiates", "server.stdio.exits-on-close", "server.tools.call"] {
         assert_eq!(status(&checks, id), "pass", "{id}: {checks:?}");
     }
     // The TypeScript SDK sends no -32700 (a baseline entry): the check ran, on a taken-over session.
     assert_eq!(status(&checks, "server.jsonrpc.parse-error"), "expected_failure", "{checks:?}");
+}
+
+/// At one revision, no 2026-07-28 server to take over: the probe and four negotiation
+/// sessions, which serve before-initialize, exits-on-close and the parse-error check (six
+/// before: the feature checks had a server of their own).
+#[test]
+fn every_check_at_one_revision_starts_five_servers() {
+    let (count, checks) = launches(&["--revision", "2025-11-25"]);
+    assert_eq!(count, 5, "{checks:?}");
+    for id in ["server.lifecycle.before-initialize", "server.initialize.negotiates", "server.stdio.exits-on-close", "server.tools.call"] {
+        assert_eq!(status(&checks, id), "pass", "{id}: {checks:?}");
+    }
 }
 
 /// The negotiation and parse-error checks at one revision: the probe and four negotiation

@@ -1,5 +1,6 @@
 //! `server.initialize.*`: the handshake's result and version negotiation.
 
+use super::shared::{self, Served};
 use super::Ctx;
 use crate::validate::outcome::{Failure, Finding};
 use crate::validate::schema::REVISIONS;
@@ -54,36 +55,74 @@ pub fn judge_result(exchange: &Exchange) -> Finding {
 
 /// Offers each revision (and an unknown one) in a fresh session of its own, concurrently;
 /// the probe's answer counts for the revision it offered. The sessions start at once, while
-/// the probe's answer (`probe`, `None` if there is none) may still be on its way.
+/// the probe's answer (`probe`, `None` if there is none) may still be on its way. Two of
+/// them serve another check too (see [`super::shared`]): the early request's finding comes
+/// beside; the exit offer's session is handed to its check once answered. Its own time
+/// comes too: until the probe's answer and the slowest offer's, an offer's time without
+/// what it did for the early request (the wait for a spare server included), which is that
+/// check's time.
 pub async fn negotiates(
     ctx: &std::sync::Arc<Ctx>,
     probe_revision: &str,
     probe: impl std::future::Future<Output = Option<Exchange>>,
-) -> Finding {
+) -> (Finding, Option<Served>, std::time::Duration) {
+    let started = std::time::Instant::now();
     let wanted = offered();
     let mut tasks = tokio::task::JoinSet::new();
     for revision in wanted.iter().copied().filter(|r| *r != probe_revision) {
         let ctx = ctx.clone();
+        let exit = ctx.shared.exit == Some(revision);
         tasks.spawn(async move {
-            // Declaring the client capabilities: the session at the probe's revision may serve
-            // the parse-error check and the declared side of server requests (requests.rs).
-            let (session, exchange) = ctx.open_declaring(&session_label(revision), revision).await?;
-            ctx.done_with(session, &exchange).await;
-            Ok::<_, String>((revision.to_string(), exchange))
+            let started = std::time::Instant::now();
+            let label = session_label(revision);
+            let (mut served, mut opened, mut lent) = (None, None, std::time::Duration::ZERO);
+            if ctx.shared.early == Some(revision) {
+                let (session, found, early) = shared::open_early(&ctx, &label, revision).await;
+                (served, opened, lent) = (Some(found), session, early);
+            }
+            let early = opened.is_some();
+            let (mut session, exchange) = match opened {
+                Some(opened) => opened,
+                // Withholding the client capabilities, as the probe does.
+                None if exit => ctx.open_handshaken(&label, revision).await?,
+                // Declaring them: the session at the probe's revision may serve the
+                // parse-error check and the declared side of server requests (requests.rs).
+                None => ctx.open_declaring(&label, revision).await?,
+            };
+            let own = started.elapsed().saturating_sub(lent);
+            if exit {
+                ctx.give_exit(session).await;
+            } else if early {
+                // Not fresh: never handed to the parse-error check.
+                session.kill().await;
+            } else {
+                ctx.done_with(session, &exchange).await;
+            }
+            Ok::<_, String>((revision.to_string(), exchange, served, own))
         });
     }
     let Some(probe) = probe.await else {
-        return Finding::skip("the probe session got no answer to `initialize`");
+        return (Finding::skip("the probe session got no answer to `initialize`"), None, started.elapsed());
     };
+    let mut own = started.elapsed();
     let mut answers = vec![(probe_revision.to_string(), probe)];
+    let mut served = None;
+    let mut fault = None;
     while let Some(joined) = tasks.join_next().await {
         match joined {
-            Ok(Ok(answer)) => answers.push(answer),
-            Ok(Err(why)) => return Finding::HarnessFault { reason: why },
-            Err(e) => return Finding::HarnessFault { reason: format!("a negotiation session failed: {e}") },
+            Ok(Ok((revision, exchange, found, offer_own))) => {
+                answers.push((revision, exchange));
+                served = served.or(found);
+                own = own.max(offer_own);
+            }
+            Ok(Err(why)) => fault = fault.or(Some(why)),
+            Err(e) => fault = fault.or(Some(format!("a negotiation session failed: {e}"))),
         }
     }
-    judge_negotiation(answers)
+    match fault {
+        Some(reason) => (Finding::HarnessFault { reason }, served, started.elapsed()),
+        None => (judge_negotiation(answers), served, own),
+    }
 }
 
 /// The label of the session [`negotiates`] opens to offer `revision`.

@@ -52,8 +52,13 @@ pub fn judge_server_info(result: &Value) -> Finding {
 pub async fn early_request(session: &mut Session, revision: &str) -> (Finding, Exchange) {
     let early = session.request("tools/list", None).await;
     let init = session.handshake(revision).await;
+    (judge_early(&early, &init), init)
+}
+
+/// Judges the answer to a request sent before `initialize` (`early`) and the handshake after it.
+pub fn judge_early(early: &Exchange, init: &Exchange) -> Finding {
     let initialized = init.result().and_then(|r| r.get("protocolVersion")).is_some();
-    let finding = if early.reply.is_err() {
+    if early.reply.is_err() {
         Finding::Fail(
             Failure::new("a response (an error or a result) to a request sent before initialize", early.received())
                 .sent(&early.sent),
@@ -65,8 +70,7 @@ pub async fn early_request(session: &mut Session, revision: &str) -> (Finding, E
         Finding::Fail(
             Failure::new("initialize succeeding after an early request was answered", init.received()).sent(&init.sent),
         )
-    };
-    (finding, init)
+    }
 }
 
 /// A second `initialize` on an initialized session, then a `ping`.

@@ -19,6 +19,7 @@ pub mod prompts;
 pub mod requests;
 pub mod resources;
 pub mod schema;
+pub mod shared;
 pub mod stateless;
 pub mod stdio;
 pub mod tool_calls;
@@ -222,6 +223,12 @@ pub struct Ctx {
     reuse: Mutex<Option<tokio::sync::oneshot::Sender<Session>>>,
     /// The log of the spare session taken over, which is not fresh and is never reused.
     spare_log: Mutex<Option<SharedLog>>,
+    /// Which negotiation sessions serve other checks too (see [`shared`]).
+    shared: shared::Shared,
+    /// The exits-on-close check waiting for the negotiation session it is closed in.
+    exit_session: Mutex<Option<tokio::sync::oneshot::Sender<Session>>>,
+    /// Whether every negotiation session has its answer (or the check ended without).
+    negotiated: tokio::sync::watch::Sender<bool>,
 }
 
 impl Ctx {
@@ -248,6 +255,9 @@ impl Ctx {
             probe_answer: std::sync::OnceLock::new(),
             reuse: Mutex::new(None),
             spare_log: Mutex::new(None),
+            shared: shared::Shared::default(),
+            exit_session: Mutex::new(None),
+            negotiated: tokio::sync::watch::channel(false).0,
         }
     }
 
@@ -272,6 +282,19 @@ impl Ctx {
             }
         }
         session.kill().await;
+    }
+
+    /// Hands a negotiation session to the exits-on-close check (see [`shared`]); killed if
+    /// that check no longer waits.
+    pub async fn give_exit(&self, session: Session) {
+        let waiting = self.exit_session.lock().unwrap_or_else(|e| e.into_inner()).take();
+        let unwanted = match waiting {
+            Some(waiting) => waiting.send(session).err(),
+            None => Some(session),
+        };
+        if let Some(mut session) = unwanted {
+            session.kill().await;
+        }
     }
 
     /// A start-up slot for a launch beside the probe. Kept after the probe has answered too:
@@ -371,7 +394,8 @@ pub async fn run_stdio(target: &Target, plan: &Plan, spare: Option<super::spare:
     let mut found = Vec::new();
     let first = plan.revisions.first().cloned().unwrap_or_else(|| super::LATEST.to_string());
     let queries: Vec<&'static str> = QUERIES.iter().copied().filter(|id| plan.wants(id)).collect();
-    ctx.spare = spare_taker(plan, &first).zip(spare);
+    ctx.shared = shared::Shared::of(plan, &first);
+    ctx.spare = spare_taker(plan, &first, &ctx.shared).zip(spare);
     let ctx = Arc::new(ctx);
 
     let mut tasks = tokio::task::JoinSet::new();
@@ -408,7 +432,12 @@ pub async fn run_stdio(target: &Target, plan: &Plan, spare: Option<super::spare:
         });
     }
 
-    let wants_exit = plan.wants(stdio::EXITS_ON_CLOSE);
+    // The exit is judged on the probe unless a negotiation session serves it (and the probe
+    // the feature checks: see [`shared`]).
+    let wants_exit = plan.wants(stdio::EXITS_ON_CLOSE) && ctx.shared.exit.is_none();
+    let probe_features = if ctx.shared.features_on_probe { features::selected(plan) } else { Vec::new() };
+    let settings = features::Settings::of(plan);
+    let init_result = init.result().cloned().unwrap_or_default();
     let capabilities = init.result().and_then(|r| r.get("capabilities")).cloned().unwrap_or_default();
     let first_queries = queries.clone();
     let probe_revision = first.clone();
@@ -425,10 +454,14 @@ pub async fn run_stdio(target: &Target, plan: &Plan, spare: Option<super::spare:
                 timeline::event("done", "schema prepare");
             });
         }
+        out.extend(features::run(&mut probe, &probe_revision, &init_result, &probe_features, &settings).await);
+        if !wants_exit {
+            probe.kill().await;
+            return out;
+        }
         let started = Instant::now();
         timeline::event("check", stdio::EXITS_ON_CLOSE);
-        let bound = if wants_exit { stdio::EXIT_BOUND.min(timeout) } else { Duration::ZERO };
-        let closed = probe.close(bound).await;
+        let closed = probe.close(stdio::EXIT_BOUND.min(timeout)).await;
         let finding = stdio::judge_exit(&closed);
         timeline::event("done", stdio::EXITS_ON_CLOSE);
         out.push((stdio::EXITS_ON_CLOSE, String::new(), finding, started.elapsed().as_millis()));
@@ -524,13 +557,45 @@ fn launch_fresh(
         }
         let (ctx, first) = (ctx.clone(), first.to_string());
         tasks.spawn(async move {
-            let started = Instant::now();
             timeline::event("check", initialize::NEGOTIATES);
-            let finding = initialize::negotiates(&ctx, &first, async { probe_rx.await.ok() }).await;
+            let (finding, served, own) = initialize::negotiates(&ctx, &first, async { probe_rx.await.ok() }).await;
             timeline::event("done", initialize::NEGOTIATES);
-            // No session left to hand over: the parse-error check starts its own.
+            // No session left to hand over: the parse-error check starts its own, the exit
+            // check (if its session never came) says so, and it closes its session now.
             ctx.reuse.lock().unwrap_or_else(|e| e.into_inner()).take();
-            vec![(initialize::NEGOTIATES, "all".to_string(), finding, started.elapsed().as_millis())]
+            ctx.exit_session.lock().unwrap_or_else(|e| e.into_inner()).take();
+            ctx.negotiated.send_replace(true);
+            let mut out = vec![(initialize::NEGOTIATES, "all".to_string(), finding, own.as_millis())];
+            if ctx.shared.early.is_some() {
+                let (finding, millis) = match served {
+                    Some((_, finding, millis)) => (finding, millis),
+                    None => {
+                        let reason = format!("its session, one of {}'s, did not run to the end", initialize::NEGOTIATES);
+                        (Finding::HarnessFault { reason }, 0)
+                    }
+                };
+                out.push((lifecycle::BEFORE_INITIALIZE, first.clone(), finding, millis));
+            }
+            out
+        });
+    }
+    if let Some(offer) = ctx.shared.exit {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        *ctx.exit_session.lock().unwrap_or_else(|e| e.into_inner()) = Some(tx);
+        let (ctx, first) = (ctx.clone(), first.to_string());
+        tasks.spawn(async move {
+            let Ok(session) = rx.await else {
+                let reason = format!("the negotiation session offering {offer} did not start");
+                return vec![(stdio::EXITS_ON_CLOSE, first, Finding::HarnessFault { reason }, 0)];
+            };
+            // Closed once every negotiation session has answered: its exit is not timed
+            // beside start-ups (a Python server closed beside them once took over 5 s).
+            let mut negotiated = ctx.negotiated.subscribe();
+            let others = async move {
+                let _ = negotiated.wait_for(|done| *done).await;
+            };
+            let (id, finding, millis) = shared::close_for_exit(session, others, ctx.timeout).await;
+            vec![(id, first, finding, millis)]
         });
     }
     let feature_ids = features::selected(plan);
@@ -544,13 +609,15 @@ fn launch_fresh(
     }
     for (index, revision) in plan.revisions.iter().enumerate() {
         // The first revision's queries run on the probe; its feature checks in a server of
-        // their own (a tool call still running would keep the probe from exiting on close).
-        // The before-initialize check's server then serves them (one launch fewer).
+        // their own (a tool call still running would keep the probe from exiting on close),
+        // the before-initialize check's (one launch fewer) — unless the negotiation's sessions
+        // serve the early request and the exit, and the probe the feature checks (`shared`).
         let queries = if index == 0 { &[][..] } else { queries };
-        let early = plan.wants(lifecycle::BEFORE_INITIALIZE);
+        let early = plan.wants(lifecycle::BEFORE_INITIALIZE) && !(index == 0 && ctx.shared.early.is_some());
+        let feature_ids = if index == 0 && ctx.shared.features_on_probe { &[][..] } else { &feature_ids[..] };
         if !queries.is_empty() || !feature_ids.is_empty() || early {
             let (ctx, revision, queries) = (ctx.clone(), revision.clone(), queries.to_vec());
-            let (feature_ids, settings) = (feature_ids.clone(), settings.clone());
+            let (feature_ids, settings) = (feature_ids.to_vec(), settings.clone());
             tasks.spawn(async move { run_queries(&ctx, &revision, &queries, &feature_ids, &settings, early).await });
         }
         if plan.wants(jsonrpc::PARSE_ERROR) {
@@ -584,11 +651,14 @@ fn launch_fresh(
     probe_tx
 }
 
-/// Which session takes over a spare server (see [`Ctx::take_spare`]): the first revision's
-/// feature session, which starts with a request before `initialize` anyway; else the first
-/// negotiation session besides the probe's; else none.
-fn spare_taker(plan: &Plan, first: &str) -> Option<String> {
-    if plan.wants(lifecycle::BEFORE_INITIALIZE) {
+/// Which session takes over a spare server (see [`Ctx::take_spare`]): the session that starts
+/// with a request before `initialize` anyway (a negotiation session, see [`shared`], else the
+/// first revision's feature session); else the first negotiation session besides the
+/// probe's; else none.
+fn spare_taker(plan: &Plan, first: &str, shared: &shared::Shared) -> Option<String> {
+    if let Some(early) = shared.early {
+        Some(initialize::session_label(early))
+    } else if plan.wants(lifecycle::BEFORE_INITIALIZE) {
         Some(early_key(first))
     } else if plan.wants(initialize::NEGOTIATES) {
         initialize::offered().into_iter().find(|r| *r != first).map(initialize::session_label)

@@ -1,0 +1,96 @@
+//! Negotiation sessions that serve other checks too, so fewer servers start: on two cores a
+//! Node server's start-up (about a third of a second of CPU) is what a stdio run's wall time
+//! is made of. The negotiation check offers each revision in a server of its own; of those
+//! offers, neither the probe's nor the unknown one (whose session usually ends up at the
+//! probe's revision, and serves the parse-error check):
+//! - one first sends a request before `initialize` (`server.lifecycle.before-initialize`,
+//!   which otherwise starts a server of its own), and
+//! - when the feature checks run, one is closed for `server.stdio.exits-on-close` after its
+//!   handshake, so that the probe can serve the feature checks (a tool call still running
+//!   would keep it from exiting on close) instead of a server of their own.
+//!
+//! Neither changes what the negotiation check judges: an offer whose handshake fails after
+//! the early request is made again in a fresh server.
+
+use super::{features, initialize, lifecycle, stdio, timeline, Ctx, Plan};
+use crate::validate::outcome::Finding;
+use crate::validate::stdio::{Exchange, Session};
+use std::time::{Duration, Instant};
+
+/// Which offers serve which other check (none when the negotiation check does not run).
+#[derive(Clone, Debug, Default)]
+pub struct Shared {
+    /// The offer whose session first sends a request before `initialize`.
+    pub early: Option<&'static str>,
+    /// The offer whose session is closed for `exits-on-close` after its handshake.
+    pub exit: Option<&'static str>,
+    /// Whether the first revision's feature checks run on the probe, after its queries.
+    pub features_on_probe: bool,
+}
+
+impl Shared {
+    /// The sharing of `plan`, whose first revision (the probe's) is `first`.
+    pub fn of(plan: &Plan, first: &str) -> Shared {
+        if !plan.wants(initialize::NEGOTIATES) {
+            return Shared::default();
+        }
+        let mut free = initialize::offered().into_iter().filter(|r| *r != first && *r != initialize::UNKNOWN_REVISION);
+        let early = if plan.wants(lifecycle::BEFORE_INITIALIZE) { free.next() } else { None };
+        let features = !features::selected(plan).is_empty();
+        let exit = if features && plan.wants(stdio::EXITS_ON_CLOSE) { free.next() } else { None };
+        Shared { early, exit, features_on_probe: features && (exit.is_some() || !plan.wants(stdio::EXITS_ON_CLOSE)) }
+    }
+}
+
+/// What a negotiation session found for another check: its id, finding and wall time.
+pub type Served = (&'static str, Finding, u128);
+
+/// The early offer's session: a server (the spare, if `label` takes it over) sent
+/// `tools/list` before `initialize` offering `revision`; the session and its handshake when
+/// that succeeded (else it is killed), the before-initialize finding, and how long the
+/// early request took (from the call: the wait for a spare server included).
+pub(super) async fn open_early(ctx: &Ctx, label: &str, revision: &str) -> (Option<(Session, Exchange)>, Served, Duration) {
+    let called = Instant::now();
+    let launched = match ctx.take_spare(label, label).await {
+        Some(spare) => Ok(spare),
+        None => {
+            // The start-up slot is held for the launch only: a server that never answers
+            // the early request must not keep the others from starting.
+            let slot = ctx.start_slot().await;
+            let launched = ctx.open(label);
+            drop(slot);
+            launched
+        }
+    };
+    let mut session = match launched {
+        Ok(session) => session,
+        Err(why) => return (None, (lifecycle::BEFORE_INITIALIZE, Finding::HarnessFault { reason: why }, 0), called.elapsed()),
+    };
+    let started = Instant::now();
+    timeline::event("check", lifecycle::BEFORE_INITIALIZE);
+    let early = session.request("tools/list", None).await;
+    let lent = called.elapsed();
+    let init = session.handshake(revision).await;
+    let finding = lifecycle::judge_early(&early, &init);
+    timeline::event("done", lifecycle::BEFORE_INITIALIZE);
+    let served = (lifecycle::BEFORE_INITIALIZE, finding, started.elapsed().as_millis());
+    if init.result().and_then(|r| r.get("protocolVersion")).is_some() {
+        (Some((session, init)), served, lent)
+    } else {
+        session.kill().await;
+        (None, served, lent)
+    }
+}
+
+/// Closes the exit offer's session once `others` is done (every server of the negotiation
+/// has answered, so its exit is not timed beside start-ups; bounded by `timeout`), and
+/// judges how it ends, as it would the probe's.
+pub(super) async fn close_for_exit(session: Session, others: impl std::future::Future<Output = ()>, timeout: Duration) -> Served {
+    let _ = tokio::time::timeout(timeout, others).await;
+    let started = Instant::now();
+    timeline::event("check", stdio::EXITS_ON_CLOSE);
+    let closed = session.close(stdio::EXIT_BOUND.min(timeout)).await;
+    let finding = stdio::judge_exit(&closed);
+    timeline::event("done", stdio::EXITS_ON_CLOSE);
+    (stdio::EXITS_ON_CLOSE, finding, started.elapsed().as_millis())
+}
