@@ -51,6 +51,7 @@ pub fn describe_step(step: &Step) -> String {
         Step::AwaitStdinClose(_) => "await_stdin_close".into(),
         Step::SpawnChild(_) => "spawn_child".into(),
         Step::Background(_) => "background".into(),
+        Step::NewProcessGroup(_) => "new_process_group".into(),
         Step::CloseStdout(_) => "close_stdout".into(),
         Step::StopReading(_) => "stop_reading".into(),
         Step::Respond(r) => {

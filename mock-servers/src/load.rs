@@ -147,6 +147,7 @@ pub(crate) fn http_only(step: &Step) -> Option<bool> {
         | Step::AwaitStdinClose(_)
         | Step::SpawnChild(_)
         | Step::Background(_)
+        | Step::NewProcessGroup(_)
         | Step::CloseStdout(_)
         | Step::StopReading(_) => Some(false),
         _ => None,

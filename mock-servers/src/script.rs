@@ -212,6 +212,11 @@ pub enum Step {
     /// steps on the same stdin/stdout/stderr (same launch, same process group), then exit at
     /// once with code 0.
     Background(Empty),
+    /// Leave the process group it was started in and lead one of its own (`setpgid(0, 0)`),
+    /// as a server started without a group of its own may do: its pid then names a group,
+    /// which holds what it starts later (`spawn_child`, `background`). A server started in a
+    /// group of its own leads it already (nothing changes).
+    NewProcessGroup(Empty),
     /// Close stdout while the process lives on: the client sees end of output, later writes to
     /// stdout go nowhere, and the script goes on (at its end, waiting for stdin to close as
     /// usual; add `stall = {}` to live on past that).

@@ -170,6 +170,7 @@ impl<'a> Player<'a> {
             }
             Step::SpawnChild(_) => self.spawn_child(),
             Step::Background(_) => self.background(index),
+            Step::NewProcessGroup(_) => self.new_process_group(),
             Step::CloseStdout(_) => {
                 self.output.close_stdout();
                 self.state.stdout_closed = true;
@@ -336,6 +337,16 @@ impl<'a> Player<'a> {
             }
             Err(e) => self.script_error(&format!("cannot start a child process: {e}")),
         }
+    }
+
+    fn new_process_group(&mut self) -> Flow {
+        // SAFETY: setpgid(2) on this process only changes its process group; no memory is
+        // touched. (0, 0): this process, a group named by its own pid.
+        if unsafe { libc::setpgid(0, 0) } != 0 {
+            let e = std::io::Error::last_os_error();
+            return self.script_error(&format!("cannot lead a process group of its own: {e}"));
+        }
+        Flow::Next
     }
 
     fn background(&mut self, index: usize) -> Flow {
