@@ -692,6 +692,10 @@ pub struct Banner {
 pub struct LongLine {
     /// Its length in bytes, newline excluded (the line is `x` repeated, not JSON).
     pub bytes: usize,
+    /// Leave it without its newline: the last thing a server writes before its output ends
+    /// (an `exit` next), a line the end of output cuts off.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub unterminated: bool,
 }
 
 /// Text on stderr.

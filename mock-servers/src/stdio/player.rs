@@ -130,7 +130,7 @@ impl<'a> Player<'a> {
                 Flow::Next
             }
             Step::LongLine(l) => {
-                self.long_line(l.bytes);
+                self.long_line(l.bytes, !l.unterminated);
                 Flow::Next
             }
             Step::Stderr(s) => {
@@ -307,7 +307,7 @@ impl<'a> Player<'a> {
         Flow::Next
     }
 
-    fn long_line(&mut self, bytes: usize) {
+    fn long_line(&mut self, bytes: usize, newline: bool) {
         const CHUNK: usize = 1 << 20;
         let head = vec![b'x'; bytes.min(1024)];
         self.log.append(&Record::Wrote {
@@ -323,7 +323,9 @@ impl<'a> Player<'a> {
             }
             left -= n;
         }
-        self.output.stdout(b"\n");
+        if newline {
+            self.output.stdout(b"\n");
+        }
     }
 
     fn spawn_child(&mut self) -> Flow {
