@@ -53,6 +53,7 @@ pub fn describe_step(step: &Step) -> String {
         Step::Background(_) => "background".into(),
         Step::NewProcessGroup(_) => "new_process_group".into(),
         Step::CloseStdout(_) => "close_stdout".into(),
+        Step::CloseStderr(_) => "close_stderr".into(),
         Step::StopReading(_) => "stop_reading".into(),
         Step::Respond(r) => {
             let mut text = format!("respond {}", r.status.unwrap_or(200));

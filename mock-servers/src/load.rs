@@ -149,6 +149,7 @@ pub(crate) fn http_only(step: &Step) -> Option<bool> {
         | Step::Background(_)
         | Step::NewProcessGroup(_)
         | Step::CloseStdout(_)
+        | Step::CloseStderr(_)
         | Step::StopReading(_) => Some(false),
         _ => None,
     }

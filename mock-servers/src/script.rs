@@ -221,6 +221,9 @@ pub enum Step {
     /// stdout go nowhere, and the script goes on (at its end, waiting for stdin to close as
     /// usual; add `stall = {}` to live on past that).
     CloseStdout(Empty),
+    /// Close stderr while the process lives on (and stdout stays open): the client sees the
+    /// end of stderr; later writes to it go nowhere.
+    CloseStderr(Empty),
     /// Stop reading stdin and close it, so the client's next write fails (EPIPE); then live
     /// on: later steps play, an `expect` sees stdin closed, and at the script's end the
     /// server sleeps until killed.

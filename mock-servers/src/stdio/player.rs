@@ -176,6 +176,10 @@ impl<'a> Player<'a> {
                 self.state.stdout_closed = true;
                 Flow::Next
             }
+            Step::CloseStderr(_) => {
+                self.output.close_stderr();
+                Flow::Next
+            }
             Step::StopReading(_) => {
                 close_stdin();
                 self.input.close();
