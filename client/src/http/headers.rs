@@ -102,6 +102,7 @@ mod tests {
         assert_eq!(list.entries().len(), 1);
         assert_eq!(list.entries()[0].1, "b");
         assert!(!list.is_empty());
+        assert_eq!(list.names().collect::<Vec<_>>(), ["x-key"]);
         assert!(HeaderList::new().is_empty());
     }
 
