@@ -286,6 +286,8 @@ mod tests {
         let t = Timeouts::YOAGENT;
         assert_eq!(t.handshake, Some(Duration::from_secs(60)));
         assert_eq!(t.call, Some(Duration::from_secs(5 * 60)));
+        // A listing is bounded as a call is (no scenario can wait out five minutes).
+        assert_eq!(t.list, t.call);
         assert_eq!(t.idle_read, Duration::from_secs(120));
         assert_eq!(t.connect_retry_delay, Duration::from_millis(500));
         assert!(t.exit_settle <= Duration::from_millis(500));

@@ -51,7 +51,9 @@ pub fn describe_step(step: &Step) -> String {
         Step::AwaitStdinClose(_) => "await_stdin_close".into(),
         Step::SpawnChild(_) => "spawn_child".into(),
         Step::Background(_) => "background".into(),
+        Step::NewProcessGroup(_) => "new_process_group".into(),
         Step::CloseStdout(_) => "close_stdout".into(),
+        Step::CloseStderr(_) => "close_stderr".into(),
         Step::StopReading(_) => "stop_reading".into(),
         Step::Respond(r) => {
             let mut text = format!("respond {}", r.status.unwrap_or(200));

@@ -147,7 +147,9 @@ pub(crate) fn http_only(step: &Step) -> Option<bool> {
         | Step::AwaitStdinClose(_)
         | Step::SpawnChild(_)
         | Step::Background(_)
+        | Step::NewProcessGroup(_)
         | Step::CloseStdout(_)
+        | Step::CloseStderr(_)
         | Step::StopReading(_) => Some(false),
         _ => None,
     }

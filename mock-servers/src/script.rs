@@ -212,10 +212,18 @@ pub enum Step {
     /// steps on the same stdin/stdout/stderr (same launch, same process group), then exit at
     /// once with code 0.
     Background(Empty),
+    /// Leave the process group it was started in and lead one of its own (`setpgid(0, 0)`),
+    /// as a server started without a group of its own may do: its pid then names a group,
+    /// which holds what it starts later (`spawn_child`, `background`). A server started in a
+    /// group of its own leads it already (nothing changes).
+    NewProcessGroup(Empty),
     /// Close stdout while the process lives on: the client sees end of output, later writes to
     /// stdout go nowhere, and the script goes on (at its end, waiting for stdin to close as
     /// usual; add `stall = {}` to live on past that).
     CloseStdout(Empty),
+    /// Close stderr while the process lives on (and stdout stays open): the client sees the
+    /// end of stderr; later writes to it go nowhere.
+    CloseStderr(Empty),
     /// Stop reading stdin and close it, so the client's next write fails (EPIPE); then live
     /// on: later steps play, an `expect` sees stdin closed, and at the script's end the
     /// server sleeps until killed.
@@ -687,6 +695,10 @@ pub struct Banner {
 pub struct LongLine {
     /// Its length in bytes, newline excluded (the line is `x` repeated, not JSON).
     pub bytes: usize,
+    /// Leave it without its newline: the last thing a server writes before its output ends
+    /// (an `exit` next), a line the end of output cuts off.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub unterminated: bool,
 }
 
 /// Text on stderr.

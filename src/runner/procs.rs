@@ -25,15 +25,40 @@ pub fn reported(wire: &[Record]) -> Vec<(u32, &'static str)> {
     seen
 }
 
-/// Whether `pid` is alive. A zombie (state `Z`: killed, not yet reaped because its parent
-/// already exited) counts as gone.
+/// Whether `pid` is alive. A process that can never run again counts as gone: a zombie
+/// (state `Z`: killed, not yet reaped because its parent already exited), one exiting
+/// (`PF_EXITING`), and one with a SIGKILL pending (sent, not yet acted on). So a kill a client
+/// has just sent reads as done at once, however loaded the machine: "some alive" is never a
+/// process that was killed a moment ago and has not yet been scheduled to die.
 pub fn is_alive(pid: u32) -> bool {
+    // The pending signals first: once the SIGKILL is taken, the process is exiting, which its
+    // flags (read after) show.
+    let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) else {
+        return false;
+    };
+    if kill_pending(&status) {
+        return false;
+    }
     let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
         return false;
     };
-    // The state follows the command name, which is in parentheses and may hold spaces.
-    let state = stat.rsplit_once(')').and_then(|(_, rest)| rest.split_whitespace().next());
-    !matches!(state, Some("Z") | Some("X") | None)
+    // The state follows the command name, which is in parentheses and may hold spaces; the
+    // flags are the seventh field after it.
+    let fields: Vec<&str> = stat.rsplit_once(')').map(|(_, rest)| rest.split_whitespace().collect()).unwrap_or_default();
+    let exiting = fields.get(6).and_then(|f| f.parse::<u64>().ok()).is_some_and(|flags| flags & PF_EXITING != 0);
+    !matches!(fields.first(), Some(&"Z") | Some(&"X") | None) && !exiting
+}
+
+/// The kernel's task flag of a process that is exiting (`include/linux/sched.h`).
+const PF_EXITING: u64 = 0x4;
+
+/// Whether `/proc/PID/status` shows a SIGKILL pending, for the thread or the process.
+fn kill_pending(status: &str) -> bool {
+    let sigkill = 1u64 << (libc::SIGKILL - 1);
+    status.lines().any(|line| {
+        let mask = line.strip_prefix("SigPnd:").or_else(|| line.strip_prefix("ShdPnd:"));
+        mask.and_then(|m| u64::from_str_radix(m.trim(), 16).ok()).is_some_and(|m| m & sigkill != 0)
+    })
 }
 
 /// Waits until none of `pids` is alive, bounded by `within`; returns those still alive.
@@ -73,5 +98,14 @@ mod tests {
         let pid = child.id();
         child.wait().unwrap();
         assert!(!is_alive(pid));
+    }
+
+    #[test]
+    fn a_pending_sigkill_reads_as_gone() {
+        assert!(!kill_pending("Name:\tx\nSigPnd:\t0000000000000000\nShdPnd:\t0000000000000000\n"));
+        assert!(kill_pending("SigPnd:\t0000000000000000\nShdPnd:\t0000000000000100\n"));
+        assert!(kill_pending("SigPnd:\t0000000000000100\nShdPnd:\t0000000000000000\n"));
+        // SIGTERM (15) pending is not a kill.
+        assert!(!kill_pending("SigPnd:\t0000000000004000\nShdPnd:\t0000000000000000\n"));
     }
 }

@@ -65,9 +65,11 @@ pub(crate) fn offered(source: &Source) -> Value {
 
 /// A call through the source, as the agent loop makes it.
 pub(crate) async fn call(source: &Source, name: &str, arguments: Value) -> Value {
-    match source.call(name, arguments).await {
-        ToolOutcome::Output(text) => json!({ "output": text }),
-        ToolOutcome::Failed(text) => json!({ "failed": text }),
+    let outcome = source.call(name, arguments).await;
+    // What the model sees is the outcome's own `is_error()` and `text()`: read through them.
+    match &outcome {
         ToolOutcome::Error(e) => json!({ "error": e.kind().name(), "text": e.full_text() }),
+        _ if outcome.is_error() => json!({ "failed": outcome.text() }),
+        _ => json!({ "output": outcome.text() }),
     }
 }

@@ -101,6 +101,9 @@ mod tests {
         let list = HeaderList::new().with_header("X-Key", "a").unwrap().with_header("x-key", "b").unwrap();
         assert_eq!(list.entries().len(), 1);
         assert_eq!(list.entries()[0].1, "b");
+        assert!(!list.is_empty());
+        assert_eq!(list.names().collect::<Vec<_>>(), ["x-key"]);
+        assert!(HeaderList::new().is_empty());
     }
 
     #[test]

@@ -661,14 +661,32 @@ impl StdioTransport {
         self.notify_fated(method, params).await.map_err(|f| f.error)
     }
 
-    /// [`notify`](Self::notify), saying on failure that the server is gone.
+    /// [`notify`](Self::notify), saying on failure that the server is gone. The write is
+    /// bounded as a request that is not a call is (`timeouts().list`): a server that stopped
+    /// reading with its pipe full cannot hold the caller forever; what the pipe did not take
+    /// goes out before the next message (the write is cancel-safe).
     pub(crate) async fn notify_fated(&self, method: &str, params: Option<Value>) -> Result<(), Failed> {
-        if let Some(text) = lock(&self.shared.conn).dead.clone() {
+        let shared = &*self.shared;
+        if let Some(text) = lock(&shared.conn).dead.clone() {
             return Err(Failed::new(McpError::Transport(text), Fate::DeadUnsent));
         }
-        match self.shared.write_message(&Notification::new(method, params)).await {
+        let message = Notification::new(method, params);
+        let write = shared.write_message(&message);
+        let written = match shared.timeouts.list {
+            Some(bound) => match tokio::time::timeout(bound, write).await {
+                Ok(written) => written,
+                Err(_) => {
+                    return Err(Failed::alive(McpError::Timeout(format!(
+                        "MCP notification '{method}' could not be written within {}: the server does not read its input",
+                        fmt_duration(bound)
+                    ))))
+                }
+            },
+            None => write.await,
+        };
+        match written {
             Ok(()) => Ok(()),
-            Err(e) => Err(Failed::new(self.shared.write_failed(e).await, Fate::DeadUnsent)),
+            Err(e) => Err(Failed::new(shared.write_failed(e).await, Fate::DeadUnsent)),
         }
     }
 

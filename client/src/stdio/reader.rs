@@ -223,6 +223,46 @@ mod tests {
         assert!(matches!(lines.next().await, LineEvent::End(None)));
     }
 
+    /// Gives each read the next of `reads` (data, or an error of that kind), then end of input.
+    struct Scripted(std::collections::VecDeque<Result<&'static [u8], io::ErrorKind>>);
+
+    impl AsyncRead for Scripted {
+        fn poll_read(
+            mut self: std::pin::Pin<&mut Self>,
+            _: &mut std::task::Context<'_>,
+            buf: &mut tokio::io::ReadBuf<'_>,
+        ) -> std::task::Poll<io::Result<()>> {
+            std::task::Poll::Ready(match self.0.pop_front() {
+                Some(Ok(data)) => {
+                    buf.put_slice(data);
+                    Ok(())
+                }
+                Some(Err(kind)) => Err(kind.into()),
+                None => Ok(()),
+            })
+        }
+    }
+
+    // A pipe read on Unix does not give EINTR to a non-blocking reader, so no server can show
+    // these two: a read interrupted is retried, any other read error ends the output.
+    #[tokio::test]
+    async fn an_interrupted_read_is_retried() {
+        let input = Scripted([Err(io::ErrorKind::Interrupted), Ok(&b"ok\n"[..])].into());
+        let mut lines = LineReader::new(input, 1024);
+        let first = lines.next().await;
+        assert!(matches!(&first, LineEvent::Line(l) if l == b"ok"), "{first:?}");
+        assert!(matches!(lines.next().await, LineEvent::End(None)));
+    }
+
+    #[tokio::test]
+    async fn a_failed_read_ends_the_output() {
+        let input = Scripted([Err(io::ErrorKind::BrokenPipe), Ok(&b"late\n"[..])].into());
+        let mut lines = LineReader::new(input, 1024);
+        let first = lines.next().await;
+        assert!(matches!(&first, LineEvent::End(Some(e)) if e.kind() == io::ErrorKind::BrokenPipe), "{first:?}");
+        assert!(matches!(lines.next().await, LineEvent::End(None)));
+    }
+
     #[test]
     fn a_remembered_line_is_cut_to_a_readable_length() {
         assert_eq!(cut(b"  Starting server \n"), "Starting server");

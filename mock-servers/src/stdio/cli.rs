@@ -48,6 +48,9 @@ pub struct StdioArgs {
     /// Internal: the state a launcher handed to its background copy.
     #[arg(long, hide = true, value_name = "FILE", requires = "resume_at")]
     pub resume_state: Option<PathBuf>,
+    /// Internal: the launcher's pid, which a background copy waits to see gone.
+    #[arg(long, hide = true, value_name = "PID", requires = "resume_at")]
+    pub launcher_pid: Option<u32>,
     /// Internal: sleep until killed (the descendant of `spawn_child`).
     #[arg(long, hide = true, exclusive = true)]
     pub sleeper: bool,
@@ -97,8 +100,8 @@ fn run(cli: StdioArgs, prefix: Vec<OsString>) -> Result<End, String> {
             (launch, 0)
         }
     };
-    if cli.resume_at.is_some() {
-        await_launcher_exit();
+    if let Some(launcher) = cli.launcher_pid {
+        await_launcher_exit(launcher);
     }
     let state = match &cli.resume_state {
         Some(path) => resume::take(path)
@@ -117,11 +120,12 @@ fn run(cli: StdioArgs, prefix: Vec<OsString>) -> Result<End, String> {
 /// A background copy starts once its launcher has gone, so the wire log reads in one
 /// order every run: the launcher's hand-over and exit, then the copy. Bounded: a launcher
 /// that lingers past it does not hold the copy back for long.
-fn await_launcher_exit() {
-    // SAFETY: getppid has no preconditions.
-    let launcher = unsafe { libc::getppid() };
+fn await_launcher_exit(launcher: u32) {
+    // The launcher is told by pid, not taken from the first getppid: a launcher gone before
+    // the copy's first look would otherwise hold it for the whole bound.
+    let Ok(launcher) = libc::pid_t::try_from(launcher) else { return };
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
-    // SAFETY: as above.
+    // SAFETY: getppid has no preconditions.
     while unsafe { libc::getppid() } == launcher && std::time::Instant::now() < deadline {
         std::thread::sleep(std::time::Duration::from_millis(1));
     }

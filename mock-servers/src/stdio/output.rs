@@ -69,6 +69,12 @@ impl Output {
         replace_with_dev_null(1, libc::O_WRONLY);
         self.stdout_closed = true;
     }
+
+    /// Closes stderr the same way (fd 2 becomes `/dev/null`): the client sees its end; later
+    /// writes to it go nowhere.
+    pub fn close_stderr(&mut self) {
+        replace_with_dev_null(2, libc::O_WRONLY);
+    }
 }
 
 /// Closes stdin the same way: fd 0 becomes `/dev/null`, so the client's next write fails

@@ -130,7 +130,7 @@ impl<'a> Player<'a> {
                 Flow::Next
             }
             Step::LongLine(l) => {
-                self.long_line(l.bytes);
+                self.long_line(l.bytes, !l.unterminated);
                 Flow::Next
             }
             Step::Stderr(s) => {
@@ -170,9 +170,14 @@ impl<'a> Player<'a> {
             }
             Step::SpawnChild(_) => self.spawn_child(),
             Step::Background(_) => self.background(index),
+            Step::NewProcessGroup(_) => self.new_process_group(),
             Step::CloseStdout(_) => {
                 self.output.close_stdout();
                 self.state.stdout_closed = true;
+                Flow::Next
+            }
+            Step::CloseStderr(_) => {
+                self.output.close_stderr();
                 Flow::Next
             }
             Step::StopReading(_) => {
@@ -306,7 +311,7 @@ impl<'a> Player<'a> {
         Flow::Next
     }
 
-    fn long_line(&mut self, bytes: usize) {
+    fn long_line(&mut self, bytes: usize, newline: bool) {
         const CHUNK: usize = 1 << 20;
         let head = vec![b'x'; bytes.min(1024)];
         self.log.append(&Record::Wrote {
@@ -322,7 +327,9 @@ impl<'a> Player<'a> {
             }
             left -= n;
         }
-        self.output.stdout(b"\n");
+        if newline {
+            self.output.stdout(b"\n");
+        }
     }
 
     fn spawn_child(&mut self) -> Flow {
@@ -336,6 +343,16 @@ impl<'a> Player<'a> {
             }
             Err(e) => self.script_error(&format!("cannot start a child process: {e}")),
         }
+    }
+
+    fn new_process_group(&mut self) -> Flow {
+        // SAFETY: setpgid(2) on this process only changes its process group; no memory is
+        // touched. (0, 0): this process, a group named by its own pid.
+        if unsafe { libc::setpgid(0, 0) } != 0 {
+            let e = std::io::Error::last_os_error();
+            return self.script_error(&format!("cannot lead a process group of its own: {e}"));
+        }
+        Flow::Next
     }
 
     fn background(&mut self, index: usize) -> Flow {
