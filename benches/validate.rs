@@ -211,14 +211,7 @@ fn bare_startup(server: &Path) -> Duration {
 
 /// User plus system CPU of this process's reaped children (and theirs).
 fn children_cpu() -> Duration {
-    // SAFETY: getrusage writes into the zeroed struct it is given.
-    let usage = unsafe {
-        let mut usage: libc::rusage = std::mem::zeroed();
-        libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage);
-        usage
-    };
-    let of = |t: libc::timeval| Duration::from_secs(t.tv_sec as u64) + Duration::from_micros(t.tv_usec as u64);
-    of(usage.ru_utime) + of(usage.ru_stime)
+    mcp_conformance::validate::timeline::cpu_time(libc::RUSAGE_CHILDREN)
 }
 
 /// Each check's `id@revision` and wall time from a `--json` report.

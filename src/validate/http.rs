@@ -10,7 +10,7 @@
 
 use super::log::{SessionLog, SharedLog};
 use super::outcome::excerpt;
-use super::stdio::{is_response, Exchange};
+use super::stdio::{is_response_to, Exchange};
 use http_body_util::{BodyExt, Full};
 use hyper::body::Bytes;
 use hyper::header::{HeaderName, HeaderValue};
@@ -113,7 +113,7 @@ pub struct Reply {
 impl Reply {
     /// Keeps a message while under [`KEPT_MESSAGES`]; the response awaited is always kept.
     fn keep(&mut self, message: Value, until: &Until) {
-        let awaited = matches!(until, Until::Response(id) if is_response(&message) && message.get("id") == Some(id));
+        let awaited = matches!(until, Until::Response(id) if is_response_to(&message, id));
         if awaited || self.messages.len() < KEPT_MESSAGES {
             self.messages.push(message);
         } else {
@@ -138,7 +138,7 @@ impl Reply {
 
     /// The JSON-RPC response with `id`.
     pub fn response_to(&self, id: &Value) -> Option<&Value> {
-        self.messages.iter().find(|m| is_response(m) && m.get("id") == Some(id))
+        self.messages.iter().find(|m| is_response_to(m, id))
     }
 
     /// The answer for a report: status, media type, body (cut), and why reading stopped.
@@ -403,7 +403,7 @@ impl Wire {
                 }
                 let added = &reply.messages[before..];
                 let done = match until {
-                    Until::Response(id) => added.iter().any(|m| is_response(m) && m.get("id") == Some(id)),
+                    Until::Response(id) => added.iter().any(|m| is_response_to(m, id)),
                     Until::Notification(method) => {
                         added.iter().any(|m| m.get("method").and_then(Value::as_str) == Some(method))
                     }

@@ -10,7 +10,7 @@
 //! `--timeout` ends) whether a spare comes, and the taker waits no longer than its bound, the
 //! same `--timeout` counted from the probe's answer (so the giver always decides first).
 
-use super::stdio::{is_response, Session};
+use super::stdio::{is_response_to, Session};
 use std::future::Future;
 use tokio::sync::oneshot;
 
@@ -60,7 +60,7 @@ impl Giver {
             if let Some(id) = &self.forget {
                 log.methods.remove(&id.to_string());
                 let before = log.seen.len();
-                log.seen.retain(|m| !(is_response(m) && m.get("id") == Some(id)));
+                log.seen.retain(|m| !is_response_to(m, id));
                 log.lines -= before - log.seen.len();
             }
         }

@@ -191,7 +191,7 @@ impl Session {
         if let Err(why) = self.send_line(&sent).await {
             return Exchange { sent, reply: Err(why) };
         }
-        let reply = self.wait_for(|m| is_response(m) && m.get("id") == Some(&id)).await;
+        let reply = self.wait_for(|m| is_response_to(m, &id)).await;
         if super::timeline::enabled() {
             let method = message.get("method").and_then(Value::as_str).unwrap_or_default();
             super::timeline::event("answered", &format!("{} {method}", self.lock_log().label));
@@ -253,7 +253,7 @@ impl Session {
     /// lines comes first).
     pub async fn collect_until_response(&mut self, id: &Value) -> (Vec<Value>, Result<Value, String>) {
         let mut before = Vec::new();
-        let reply = self.collect(|m| is_response(m) && m.get("id") == Some(id), &mut before).await;
+        let reply = self.collect(|m| is_response_to(m, id), &mut before).await;
         (before, reply)
     }
 
@@ -401,6 +401,11 @@ impl Session {
 /// A response: no method, an id, and a result or an error.
 pub fn is_response(message: &Value) -> bool {
     message.get("method").is_none() && (message.get("result").is_some() || message.get("error").is_some())
+}
+
+/// Whether `message` is the response to the request with `id`.
+pub fn is_response_to(message: &Value, id: &Value) -> bool {
+    is_response(message) && message.get("id") == Some(id)
 }
 
 async fn read_stdout(stdout: tokio::process::ChildStdout, tx: mpsc::Sender<Value>, log: SharedLog) {

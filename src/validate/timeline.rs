@@ -39,16 +39,24 @@ pub fn start() {
     let _ = timeline();
 }
 
-/// User plus system CPU of `who` (`RUSAGE_SELF` or `RUSAGE_CHILDREN`), in milliseconds.
-pub fn cpu_millis(who: libc::c_int) -> u128 {
+/// User plus system CPU of `who` (`RUSAGE_SELF`, or `RUSAGE_CHILDREN`: the reaped children
+/// and theirs), from `getrusage`.
+pub fn cpu_time(who: libc::c_int) -> std::time::Duration {
     // SAFETY: getrusage writes into the zeroed struct it is given.
     let usage = unsafe {
         let mut usage: libc::rusage = std::mem::zeroed();
         libc::getrusage(who, &mut usage);
         usage
     };
-    let millis = |t: libc::timeval| (t.tv_sec as u128) * 1000 + (t.tv_usec as u128) / 1000;
-    millis(usage.ru_utime) + millis(usage.ru_stime)
+    let of = |t: libc::timeval| {
+        std::time::Duration::from_secs(t.tv_sec as u64) + std::time::Duration::from_micros(t.tv_usec as u64)
+    };
+    of(usage.ru_utime) + of(usage.ru_stime)
+}
+
+/// [`cpu_time`] in milliseconds.
+pub fn cpu_millis(who: libc::c_int) -> u128 {
+    cpu_time(who).as_millis()
 }
 
 /// Records `event` about `subject` (a session label, a check id).
@@ -68,11 +76,10 @@ pub fn write() -> Result<(), String> {
     let Some(timeline) = timeline() else { return Ok(()) };
     let Some(path) = std::env::var_os(VARIABLE) else { return Ok(()) };
     let mut text = timeline.lines.lock().unwrap_or_else(|e| e.into_inner()).join("\n");
+    let own = cpu_millis(libc::RUSAGE_SELF);
     text.push_str(&format!(
-        "\n{:>6} {:>5} end run\ncpu self {}\ncpu children {}\n",
+        "\n{:>6} {own:>5} end run\ncpu self {own}\ncpu children {}\n",
         timeline.started.elapsed().as_millis(),
-        cpu_millis(libc::RUSAGE_SELF),
-        cpu_millis(libc::RUSAGE_SELF),
         cpu_millis(libc::RUSAGE_CHILDREN)
     ));
     std::fs::write(&path, text)

@@ -5,7 +5,7 @@
 use super::Rpc;
 use crate::validate::http::HttpSession;
 use crate::validate::log::SharedLog;
-use crate::validate::stdio::{is_response, Exchange, Session};
+use crate::validate::stdio::{is_response, is_response_to, Exchange, Session};
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::future::Future;
@@ -133,7 +133,7 @@ impl Peer for Session {
         let mut out = Vec::new();
         let mut pending: HashMap<String, usize> = HashMap::new();
         for (index, (sent, id, written)) in in_flight.sent.into_iter().enumerate() {
-            let answered = seen.iter().find(|m| is_response(m) && m.get("id") == Some(&id)).cloned();
+            let answered = seen.iter().find(|m| is_response_to(m, &id)).cloned();
             let reply = match (written, answered) {
                 (Err(why), _) => Err(why),
                 (Ok(()), Some(answer)) => Ok(answer),

@@ -19,7 +19,7 @@ use crate::validate::log::SharedLog;
 use crate::validate::outcome::{excerpt, Failure, Finding};
 use crate::validate::schema::STATELESS;
 use crate::validate::spare::Giver;
-use crate::validate::stdio::{is_response, Exchange, Session};
+use crate::validate::stdio::{is_response_to, Exchange, Session};
 use crate::validate::target::Target;
 use hyper::Method;
 use serde_json::{json, Value};
@@ -305,7 +305,7 @@ fn belongs_to(message: &Value, id: &Value) -> bool {
         .and_then(|m| m.get(SUBSCRIPTION_KEY))
         == Some(id)
         || message.get("method").and_then(Value::as_str) == Some(ACKNOWLEDGED)
-        || (is_response(message) && message.get("id") == Some(id))
+        || is_response_to(message, id)
 }
 
 /// Runs the 2026-07-28 checks selected against a stdio target.
