@@ -459,12 +459,8 @@ pub async fn run_stdio(target: &Target, plan: &Plan, spare: Option<super::spare:
             probe.kill().await;
             return out;
         }
-        let started = Instant::now();
-        timeline::event("check", stdio::EXITS_ON_CLOSE);
-        let closed = probe.close(stdio::EXIT_BOUND.min(timeout)).await;
-        let finding = stdio::judge_exit(&closed);
-        timeline::event("done", stdio::EXITS_ON_CLOSE);
-        out.push((stdio::EXITS_ON_CLOSE, String::new(), finding, started.elapsed().as_millis()));
+        let (id, finding, millis) = shared::close_for_exit(probe, std::future::ready(()), timeout).await;
+        out.push((id, String::new(), finding, millis));
         out
     });
     for (index, revision) in plan.revisions.iter().enumerate() {

@@ -82,9 +82,9 @@ pub(super) async fn open_early(ctx: &Ctx, label: &str, revision: &str) -> (Optio
     }
 }
 
-/// Closes the exit offer's session once `others` is done (every server of the negotiation
-/// has answered, so its exit is not timed beside start-ups; bounded by `timeout`), and
-/// judges how it ends, as it would the probe's.
+/// Closes `session` once `others` is done (for the exit offer's session: every server of the
+/// negotiation has answered, so its exit is not timed beside start-ups; bounded by `timeout`)
+/// and judges how it ends; the probe's close is judged here too, with nothing to wait for.
 pub(super) async fn close_for_exit(session: Session, others: impl std::future::Future<Output = ()>, timeout: Duration) -> Served {
     let _ = tokio::time::timeout(timeout, others).await;
     let started = Instant::now();
