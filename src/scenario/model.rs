@@ -548,7 +548,7 @@ pub struct LogExpect {
     pub target: Option<String>,
     /// A text the event contains.
     pub contains: String,
-    /// Exactly how many such events (`1`: logged once); at least one when absent.
+    /// Exactly how many such events (`1`: logged once; `0`: never); at least one when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub count: Option<usize>,
 }
