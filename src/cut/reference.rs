@@ -171,8 +171,9 @@ impl ClientUnderTest for ReferenceClient {
             (ToolLayerStep::Build { name, prefix, reports_notifications }, _) => {
                 let client = self.connected()?;
                 let built = tool_layer::build(client, &name, prefix.as_deref(), reports_notifications);
+                let value = tool_layer::built(&built);
                 *self.source.borrow_mut() = Some(Arc::new(built));
-                Ok(json!("built"))
+                Ok(value)
             }
             (_, None) => Err(StepError { kind: Some("harness".into()), text: "a tool-layer step needs a `tool_source` step first".into() }),
             (ToolLayerStep::BeginRun, Some(source)) => {

@@ -53,14 +53,27 @@ pub(crate) fn build(client: Arc<McpClient>, name: &str, prefix: Option<&str>, no
     ToolSource::new(Arc::new(ScenarioServer { client, notifications }), name, prefix)
 }
 
-/// The tools a source offers, as the model would see them.
+/// The source as built: the server's name and the prefix, as the source keeps them.
+pub(crate) fn built(source: &Source) -> Value {
+    json!({ "source": source.name(), "prefix": source.prefix() })
+}
+
+/// The tools a source offers, as the model would see them (each with the name the server is
+/// called with), and whether the server's tools were withdrawn.
 pub(crate) fn offered(source: &Source) -> Value {
     let tools: Vec<Value> = source
         .tools()
         .iter()
-        .map(|t| json!({ "name": t.name(), "description": t.description(), "parameters": t.parameters() }))
+        .map(|t| {
+            json!({
+                "name": t.name(),
+                "original_name": t.original_name(),
+                "description": t.description(),
+                "parameters": t.parameters(),
+            })
+        })
         .collect();
-    json!(tools)
+    json!({ "tools": tools, "withdrawn": source.withdrawn() })
 }
 
 /// A call through the source, as the agent loop makes it.
