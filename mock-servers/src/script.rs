@@ -699,6 +699,10 @@ pub struct LongLine {
     /// (an `exit` next), a line the end of output cuts off.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub unterminated: bool,
+    /// A short line (its newline added) written before it in the same write, so the long
+    /// line begins part-way into the client's first read of it rather than at a read's start.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lead: Option<String>,
 }
 
 /// Text on stderr.

@@ -130,7 +130,7 @@ impl<'a> Player<'a> {
                 Flow::Next
             }
             Step::LongLine(l) => {
-                self.long_line(l.bytes, !l.unterminated);
+                self.long_line(l.bytes, !l.unterminated, l.lead.as_deref());
                 Flow::Next
             }
             Step::Stderr(s) => {
@@ -311,15 +311,25 @@ impl<'a> Player<'a> {
         Flow::Next
     }
 
-    fn long_line(&mut self, bytes: usize, newline: bool) {
+    fn long_line(&mut self, bytes: usize, newline: bool, lead: Option<&str>) {
         const CHUNK: usize = 1 << 20;
+        if let Some(lead) = lead {
+            self.log.append(&Record::Wrote { stream: "stdout".into(), summary: summarize(lead.as_bytes(), lead.len()) });
+        }
         let head = vec![b'x'; bytes.min(1024)];
         self.log.append(&Record::Wrote {
             stream: "stdout".into(),
             summary: summarize(&head, bytes),
         });
         let chunk = vec![b'x'; bytes.min(CHUNK)];
-        let mut left = bytes;
+        // The lead line and the first chunk go out in one write.
+        let mut first = lead.map(|l| format!("{l}\n").into_bytes()).unwrap_or_default();
+        let n = bytes.min(CHUNK);
+        first.extend_from_slice(&chunk[..n]);
+        if !self.output.stdout(&first) {
+            return;
+        }
+        let mut left = bytes - n;
         while left > 0 {
             let n = left.min(CHUNK);
             if !self.output.stdout(&chunk[..n]) {
