@@ -389,6 +389,41 @@ async fn a_held_open_stream_is_let_go_once_its_frame_is_read() {
     tokio::time::timeout(Duration::from_secs(5), seen_closed.notified()).await.expect("the client closed the held-open stream");
 }
 
+/// 2026-07-28: the `subscriptions/listen` stream lives in a task of its own; a client dropped
+/// without `close()` ends it too (the server holds the stream open: only the client can).
+#[tokio::test]
+async fn a_dropped_client_lets_its_listen_stream_go() {
+    let closed = Arc::new(tokio::sync::Notify::new());
+    let seen_closed = closed.clone();
+    let srv = TestServer::start(mcp(move |req, _| match req.rpc_method().as_str() {
+        "server/discover" => Some(json_reply(result(
+            req,
+            json!({"resultType": "complete", "supportedVersions": ["2026-07-28"], "capabilities": {"tools": {"listChanged": true}}, "serverInfo": {"name": "t", "version": "1"}}),
+        ))),
+        "subscriptions/listen" => {
+            let params = json!({"notifications": {"toolsListChanged": true}, "_meta": {"io.modelcontextprotocol/subscriptionId": req.id()}});
+            let ack = json!({"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged", "params": params});
+            let mut reply = sse_reply(&format!("data: {ack}\n\n")).hold();
+            reply.closed = Some(closed.clone());
+            Some(reply)
+        }
+        _ => None,
+    }))
+    .await;
+    let mut config = config(Profile::Strict, Duration::from_secs(10));
+    config.revision = Some("2026-07-28".into());
+    let client = McpClient::connect_http(server(srv.url("/mcp")), config).await.expect("discover");
+    tokio::time::timeout(Duration::from_secs(5), async {
+        while !srv.rpc_methods().iter().any(|m| m == "subscriptions/listen") {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    })
+    .await
+    .expect("the client opened its listen stream");
+    drop(client);
+    tokio::time::timeout(Duration::from_secs(5), seen_closed.notified()).await.expect("dropping the client ended its listen stream");
+}
+
 #[tokio::test]
 async fn a_timed_out_call_lets_its_connection_go() {
     let closed = Arc::new(tokio::sync::Notify::new());
