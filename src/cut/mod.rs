@@ -279,6 +279,18 @@ pub enum ToolLayerStep {
         /// Its arguments.
         arguments: Value,
     },
+    /// Build a tool set: the connected client's tools added once per server, in order.
+    Set {
+        /// Each server's name in the set and its prefix.
+        servers: Vec<crate::scenario::ToolSetServer>,
+    },
+    /// Call a tool through the tool set by the name the model sees.
+    CallSet {
+        /// The exposed name.
+        name: String,
+        /// Its arguments.
+        arguments: Value,
+    },
 }
 
 /// What a step failed with: the client's own error text, raw (scenarios assert on it).

@@ -92,7 +92,12 @@ fn step_needs(step: &ClientStep, needs: &mut Needs) {
         ClientStep::Spawn(spawn) => step_needs(&spawn.step, needs),
         ClientStep::Cancel(_) => needs.add(Capability::Cancel),
         ClientStep::InterruptHost(_) => needs.add(Capability::InterruptHost),
-        ClientStep::ToolSource(_) | ClientStep::BeginRun(_) | ClientStep::NextTurn(_) | ClientStep::CallAdapter(_) => {
+        ClientStep::ToolSource(_)
+        | ClientStep::BeginRun(_)
+        | ClientStep::NextTurn(_)
+        | ClientStep::CallAdapter(_)
+        | ClientStep::ToolSet(_)
+        | ClientStep::CallSet(_) => {
             needs.add(Capability::ToolLayer)
         }
         ClientStep::Reconnect(_) => needs.add(Capability::Reconnect),

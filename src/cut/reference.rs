@@ -26,13 +26,14 @@ pub struct ReferenceClient {
     host_program: PathBuf,
     client: RefCell<Option<Arc<McpClient>>>,
     source: RefCell<Option<Arc<crate::runner::tool_layer::Source>>>,
+    set: RefCell<Option<Arc<crate::runner::tool_layer::Set>>>,
 }
 
 impl ReferenceClient {
     /// The reference client under `profile`, with test hooks (deliberate breakage), hosted
     /// by `host_program` where a scenario interrupts its host.
     pub fn new(profile: Profile, hooks: TestHooks, host_program: PathBuf) -> Self {
-        ReferenceClient { profile, hooks, host_program, client: RefCell::new(None), source: RefCell::new(None) }
+        ReferenceClient { profile, hooks, host_program, client: RefCell::new(None), source: RefCell::new(None), set: RefCell::new(None) }
     }
 
     /// The adapter's description, without an instance.
@@ -174,6 +175,18 @@ impl ClientUnderTest for ReferenceClient {
                 let value = tool_layer::built(&built);
                 *self.source.borrow_mut() = Some(Arc::new(built));
                 Ok(value)
+            }
+            (ToolLayerStep::Set { servers }, _) => {
+                let (set, value) = tool_layer::build_set(self.connected()?, &servers).await;
+                *self.set.borrow_mut() = Some(Arc::new(set));
+                Ok(value)
+            }
+            (ToolLayerStep::CallSet { name, arguments }, _) => {
+                let set = self.set.borrow().clone();
+                match set {
+                    Some(set) => Ok(tool_layer::outcome_value(&set.call(&name, arguments).await)),
+                    None => Err(StepError { kind: Some("harness".into()), text: "call_set needs a `tool_set` step first".into() }),
+                }
             }
             (_, None) => Err(StepError { kind: Some("harness".into()), text: "a tool-layer step needs a `tool_source` step first".into() }),
             (ToolLayerStep::BeginRun, Some(source)) => {

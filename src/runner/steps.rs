@@ -110,6 +110,11 @@ async fn play_steps<A: ClientUnderTest + 'static>(plan: Plan<'_>, client: Rc<A>)
                 .tool_layer(ToolLayerStep::Call { name: call.name.clone(), arguments: call.sent_arguments() })
                 .await
                 .map_err(record),
+            ClientStep::ToolSet(set) => client.tool_layer(ToolLayerStep::Set { servers: set.servers.clone() }).await.map_err(record),
+            ClientStep::CallSet(call) => client
+                .tool_layer(ToolLayerStep::CallSet { name: call.name.clone(), arguments: call.sent_arguments() })
+                .await
+                .map_err(record),
             ClientStep::Cancel(cancel) => match spawned.remove(&cancel.name) {
                 Some(task) => {
                     task.abort();
@@ -422,6 +427,8 @@ pub fn label(step: &ClientStep) -> String {
         ClientStep::BeginRun(_) => "begin_run".into(),
         ClientStep::NextTurn(_) => "next_turn".into(),
         ClientStep::CallAdapter(call) => format!("call_adapter {}", call.name),
+        ClientStep::ToolSet(set) => format!("tool_set ({} servers)", set.servers.len()),
+        ClientStep::CallSet(call) => format!("call_set {}", call.name),
         ClientStep::Cancel(c) => format!("cancel {}", c.name),
         ClientStep::AwaitReceived(a) => format!("await_received {} x{}", a.message, a.count),
         ClientStep::Reconnect(_) => "reconnect".into(),

@@ -1,7 +1,7 @@
 //! Tool-layer steps: a tool source over the connected client, runs and turns, and calls
 //! through the adapters, as an agent loop drives them (without a model).
 
-use mcp_refclient::tools::{ToolOutcome, ToolServer, ToolSource};
+use mcp_refclient::tools::{adapters_for, ToolOutcome, ToolServer, ToolSet, ToolSource};
 use mcp_refclient::{CallToolResult, McpClient, McpError, Tool};
 use serde_json::{json, Value};
 use std::future::Future;
@@ -76,11 +76,50 @@ pub(crate) fn offered(source: &Source) -> Value {
     json!({ "tools": tools, "withdrawn": source.withdrawn() })
 }
 
+/// A tool set a scenario built.
+pub(crate) type Set = ToolSet<ScenarioServer>;
+
+/// Builds a tool set: the client's tools listed (`adapters_for`) and added once per server,
+/// in order. The value: every tool of the set with the server that offers it (`get` and
+/// `server_of`), and `refused`: the refusal of an add whose name was taken, if one was.
+pub(crate) async fn build_set(client: Arc<McpClient>, servers: &[crate::scenario::ToolSetServer]) -> (Set, Value) {
+    let server = Arc::new(ScenarioServer { client, notifications: true });
+    let mut set = ToolSet::new();
+    let mut refused = None;
+    for entry in servers {
+        let added = match adapters_for(Arc::clone(&server), entry.prefix.as_deref()).await {
+            Ok(adapters) => set.add(&entry.name, adapters).map_err(|e| e.to_string()),
+            Err(e) => Err(e.full_text()),
+        };
+        if let Err(text) = added {
+            refused = Some(text);
+            break;
+        }
+    }
+    let tools: Vec<Value> = set
+        .tools()
+        .iter()
+        .map(|t| {
+            let found = set.get(t.name()).map(|a| a.original_name());
+            json!({ "name": t.name(), "server": set.server_of(t.name()), "calls": found })
+        })
+        .collect();
+    let value = match refused {
+        Some(text) => json!({ "tools": tools, "refused": text }),
+        None => json!({ "tools": tools }),
+    };
+    (set, value)
+}
+
 /// A call through the source, as the agent loop makes it.
 pub(crate) async fn call(source: &Source, name: &str, arguments: Value) -> Value {
-    let outcome = source.call(name, arguments).await;
+    outcome_value(&source.call(name, arguments).await)
+}
+
+/// An outcome as the model sees it.
+pub(crate) fn outcome_value(outcome: &ToolOutcome) -> Value {
     // What the model sees is the outcome's own `is_error()` and `text()`: read through them.
-    match &outcome {
+    match outcome {
         ToolOutcome::Error(e) => json!({ "error": e.kind().name(), "text": e.full_text() }),
         _ if outcome.is_error() => json!({ "failed": outcome.text() }),
         _ => json!({ "output": outcome.text() }),

@@ -216,6 +216,13 @@ pub enum ClientStep {
     NextTurn(Empty),
     /// Call a tool through the source by the name the model sees (`srv__echo`).
     CallAdapter(CallTool),
+    /// Build a tool set (several servers' tools in one list, `ToolSet`) from the connected
+    /// client's tools, listed once per entry and added under that entry's server name and
+    /// prefix, in order; its value: every tool with its server, or the refusal of a name
+    /// offered twice.
+    ToolSet(ToolSetStep),
+    /// Call a tool through the tool set by the name the model sees.
+    CallSet(CallTool),
     /// Wait until the server has received a message, bounded.
     AwaitReceived(AwaitReceived),
     /// `reconnect()`: tear the connection down, establish it again (respawn or a new HTTP
@@ -291,6 +298,25 @@ pub struct ToolSourceStep {
     /// cannot).
     #[serde(default = "yes")]
     pub reports_notifications: bool,
+}
+
+/// A tool set built from the connected client's tools.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ToolSetStep {
+    /// The servers to add, in order: the connected client each time, under these names.
+    pub servers: Vec<ToolSetServer>,
+}
+
+/// One server of a tool set.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ToolSetServer {
+    /// Its name in the set (the collision error names it).
+    pub name: String,
+    /// The prefix: its tools appear as `prefix__name`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefix: Option<String>,
 }
 
 fn default_source_name() -> String {
