@@ -245,7 +245,8 @@ pub enum Step {
     /// `text/event-stream`); frames follow with `notify`, `request`, `write`, `reply`.
     OpenSse(OpenSse),
     /// HTTP: write raw bytes on the open streamed response (opening an SSE response first if
-    /// needed): malformed SSE, a truncated frame, an endless line.
+    /// needed; legacy-sse: on the endpoint stream): malformed SSE, a truncated frame, an
+    /// endless line.
     Write(Write),
     /// HTTP: end the open streamed response: cleanly (a frame without its blank line stays
     /// unterminated), or cut with `abort = true`.

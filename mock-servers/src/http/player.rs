@@ -312,17 +312,28 @@ impl Player {
             }
             Step::Write(w) => {
                 let text = self.expand(w.text.as_deref().unwrap_or_default(), None);
-                let Some(stream) = self.current_stream(index, rest) else {
-                    return self.script_error(index, "write: no request to write on");
-                };
-                let stream = match stream {
-                    Ok(stream) => stream,
-                    Err(flow) => return flow,
-                };
                 let fill = w.fill.unwrap_or(0);
-                stream.writer.write(text.clone());
-                if fill > 0 {
-                    stream.writer.fill(fill);
+                if self.script.transport == Transport::LegacySse {
+                    // legacy-sse: on the endpoint stream, where the frames go.
+                    let Some(stream) = &self.legacy else {
+                        return self.script_error(index, "write: no endpoint stream to write on");
+                    };
+                    stream.writer.write(text.clone());
+                    if fill > 0 {
+                        stream.writer.fill(fill);
+                    }
+                } else {
+                    let Some(stream) = self.current_stream(index, rest) else {
+                        return self.script_error(index, "write: no request to write on");
+                    };
+                    let stream = match stream {
+                        Ok(stream) => stream,
+                        Err(flow) => return flow,
+                    };
+                    stream.writer.write(text.clone());
+                    if fill > 0 {
+                        stream.writer.fill(fill);
+                    }
                 }
                 let total = text.len() + fill;
                 let mut preview = text.into_bytes();
