@@ -459,17 +459,22 @@ pub async fn run_stdio(target: &Target, plan: &Plan, spare: Option<super::spare:
     let timeout = plan.timeout;
     let prepare = plan.wants(schema::VALID).then(|| ctx.clone());
     tasks.spawn(async move {
-        let mut out = queries_on(&mut probe, &probe_revision, &capabilities, &first_queries).await;
-        out.extend(features::run(&mut probe, &probe_revision, &init_result, &probe_features, &settings).await);
-        if let Some(ctx) = prepare {
-            // The schema check's validators for what the probe was sent (the feature checks'
-            // answers too), compiled while the last servers start rather than at the end of
-            // the run.
+        // The schema check's validators for what the probe was sent, compiled while the
+        // other servers start rather than at the end of the run: after its queries, and
+        // again after the feature checks (for their answers; what is compiled is cached).
+        let prepare_now = |ctx: &Option<Arc<Ctx>>| {
+            let Some(ctx) = ctx.clone() else { return };
             tokio::task::spawn_blocking(move || {
                 timeline::event("check", "schema prepare");
                 schema::prepare(&ctx.logs());
                 timeline::event("done", "schema prepare");
             });
+        };
+        let mut out = queries_on(&mut probe, &probe_revision, &capabilities, &first_queries).await;
+        prepare_now(&prepare);
+        if !probe_features.is_empty() {
+            out.extend(features::run(&mut probe, &probe_revision, &init_result, &probe_features, &settings).await);
+            prepare_now(&prepare);
         }
         if !wants_exit {
             probe.kill().await;
