@@ -419,8 +419,8 @@ pub struct Reply {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<RpcErrorBody>,
     /// Send the reply with this id instead of the request's (a reply for another call);
-    /// stdio: `"${id}"` is the request's own id written as a string (`2` → `"2"`), whatever
-    /// id the client chose.
+    /// stdio: `"${id}"` is the request's own id written as a string (`2` → `"2"`), and
+    /// `"${id}.0"` its number written as a float (`2` → `2.0`), whatever id the client chose.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<Value>,
     /// Write the reply line in this many separate writes, flushed about 5 ms apart.

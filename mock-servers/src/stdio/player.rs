@@ -288,6 +288,11 @@ impl<'a> Player<'a> {
                 Value::String(id) => Value::String(id),
                 other => Value::String(other.to_string()),
             }),
+            // The request's number written as a float (`2` → `2.0`), whatever id the client chose.
+            Some(Value::String(text)) if text == "${id}.0" => request_id.map(|id| match id.as_i64() {
+                Some(n) => Value::from(n as f64),
+                None => id,
+            }),
             other => other.or(request_id),
         };
         let Some(id) = id else {
