@@ -9,8 +9,7 @@ EXTRA = 1_000_000
 
 def list_first(request):
     if request["step"] == "call_tool":
-        # As such a client does: the call waits for the listing's answer.
-        return [{"id": request["id"] + EXTRA, "step": "list_tools", "await_reply": True}, request]
+        return [{"id": request["id"] + EXTRA, "step": "list_tools"}, request]
     return None
 
 

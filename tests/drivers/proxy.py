@@ -13,14 +13,12 @@ import threading
 
 def run(change_request=None, change_reply=None, change_hello=None):
     """`change_request(request)` returns None (forward it), a reply (answer it here) or a
-    list of requests (forward these instead, in order; one marked `"await_reply": true` is
-    answered before the next is sent); `change_reply(request, reply)` returns the reply to
-    pass on, or None to drop it; `change_hello(hello)` returns the hello to say."""
+    list of requests (forward these instead); `change_reply(request, reply)` returns the
+    reply to pass on, or None to drop it; `change_hello(hello)` returns the hello to say."""
     inner = sys.argv[sys.argv.index("--") + 1:]
     child = subprocess.Popen(inner, stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
     out_lock = threading.Lock()
     requests = {}
-    awaited = {}
 
     def emit(message):
         with out_lock:
@@ -31,7 +29,6 @@ def run(change_request=None, change_reply=None, change_hello=None):
         hello = True
         for line in child.stdout:
             message = json.loads(line)
-            answered = awaited.pop(message.get("id"), None)
             if hello:
                 hello = False
                 if change_hello is not None:
@@ -40,8 +37,6 @@ def run(change_request=None, change_reply=None, change_hello=None):
                 message = change_reply(requests.get(message.get("id")), message)
             if message is not None:
                 emit(message)
-            if answered is not None:
-                answered.set()
 
     reader = threading.Thread(target=forward_replies, daemon=True)
     reader.start()
@@ -57,13 +52,8 @@ def run(change_request=None, change_reply=None, change_hello=None):
                 emit(answer)
                 continue
         for message in forward:
-            answered = None
-            if message.pop("await_reply", False):
-                answered = awaited[message["id"]] = threading.Event()
             child.stdin.write((json.dumps(message) + "\n").encode())
-            child.stdin.flush()
-            if answered is not None:
-                answered.wait(timeout=60)
+        child.stdin.flush()
     child.stdin.close()
     child.wait()
     reader.join(timeout=1)
