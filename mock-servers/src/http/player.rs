@@ -700,10 +700,20 @@ impl Player {
         if let Err(e) = self.send_response(seq, sender, head(), MockBody::empty(), String::new()) {
             return self.script_error(index, &e);
         }
-        for _ in 1..redirect.repeat {
+        // Further hops are the same request followed again: other traffic beside it (a
+        // listing a client sends alongside its call) goes to the incidental policy, as it
+        // does while the script waits in `expect`, and does not use up `repeat`.
+        let method = self.exchanges[i].message.as_ref().and_then(|m| m.get("method")).and_then(Value::as_str).map(String::from);
+        let same_request = Expect { method, ..Expect::default() };
+        let mut hops = 1;
+        while hops < redirect.repeat {
             let Some(incoming) = self.next_request().await else {
                 return Flow::Forever;
             };
+            let Some(incoming) = self.incidental(&same_request, incoming) else {
+                continue;
+            };
+            hops += 1;
             let seq = incoming.seq;
             let _ = self.send_response(seq, incoming.respond, head(), MockBody::empty(), String::new());
         }
