@@ -51,9 +51,9 @@ fn status<'a>(checks: &'a [(String, String, String)], id: &str) -> &'a str {
 
 /// By default: the probe (which serves the feature checks after its queries), the
 /// 2026-07-28 session's server (refused `server/discover`, then taken over by the negotiation
-/// session offering 2024-11-05, which first sends a request before `initialize`), three more
-/// negotiation sessions (the one offering 2025-03-26 closed for exits-on-close, the one
-/// answered at the probe's revision taken over by the parse-error check) — five, not eight
+/// session offering 2024-11-05, which first sends a request before `initialize` and is
+/// closed for exits-on-close once every offer has answered), three more negotiation sessions
+/// (the one answered at the probe's revision taken over by the parse-error check) — five, not eight
 /// (six before the negotiation sessions served before-initialize and exits-on-close: the
 /// feature checks then had a server of their own).
 #[test]

@@ -326,6 +326,7 @@ impl Session {
     /// Closes stdin and waits up to `bound` for the server to exit; kills its whole
     /// process group after that (a child still holding the pipes included).
     pub async fn close(mut self, bound: Duration) -> Closed {
+        self.note_cpu();
         self.stdin.take();
         let started = Instant::now();
         let outcome = match tokio::time::timeout(bound, self.child.wait()).await {
@@ -343,6 +344,7 @@ impl Session {
     /// Kills the server's process group (also after the server itself exited: what it left
     /// in its group goes too) and reaps the server (bounded).
     pub async fn kill(&mut self) {
+        self.note_cpu();
         if let Some(pid) = self.pid {
             super::reaper::kill_group(pid);
         }
@@ -350,6 +352,16 @@ impl Session {
         let _ = tokio::time::timeout(Duration::from_secs(2), self.child.wait()).await;
         if super::timeline::enabled() {
             super::timeline::event("reaped", &self.lock_log().label);
+        }
+    }
+
+    /// With the timeline on, the server's CPU so far (before it is closed or killed).
+    fn note_cpu(&self) {
+        if !super::timeline::enabled() {
+            return;
+        }
+        if let Some(millis) = self.pid.and_then(super::timeline::process_cpu_millis) {
+            super::timeline::event("server-cpu", &format!("{} {millis} ms", self.lock_log().label));
         }
     }
 

@@ -59,6 +59,18 @@ pub fn cpu_millis(who: libc::c_int) -> u128 {
     cpu_time(who).as_millis()
 }
 
+/// User plus system CPU of the live process `pid` (its threads included) in milliseconds,
+/// from `/proc/PID/stat`; `None` when it cannot be read.
+pub fn process_cpu_millis(pid: i32) -> Option<u128> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The fields after the command name, which is in parentheses and may hold spaces.
+    let fields: Vec<&str> = stat.get(stat.rfind(')')? + 2..)?.split(' ').collect();
+    let ticks = fields.get(11)?.parse::<u128>().ok()? + fields.get(12)?.parse::<u128>().ok()?;
+    // SAFETY: sysconf only reads a system setting.
+    let per_second = u128::try_from(unsafe { libc::sysconf(libc::_SC_CLK_TCK) }).ok().filter(|t| *t > 0)?;
+    Some(ticks * 1000 / per_second)
+}
+
 /// Records `event` about `subject` (a session label, a check id).
 pub fn event(event: &str, subject: &str) {
     let Some(timeline) = timeline() else { return };

@@ -229,6 +229,11 @@ pub struct Ctx {
     exit_session: Mutex<Option<tokio::sync::oneshot::Sender<Session>>>,
     /// Whether every negotiation session has its answer (or the check ended without).
     negotiated: tokio::sync::watch::Sender<bool>,
+    /// Whether the launches left start at once after the probe's answer: when no exit is
+    /// timed beside start-ups (the probe is not closed for exits-on-close; a negotiation
+    /// session is, once every offer has answered). With the probe closed beside more
+    /// start-ups, a Python server once took over 5 s to exit under load.
+    uncapped: bool,
 }
 
 impl Ctx {
@@ -258,6 +263,7 @@ impl Ctx {
             shared: shared::Shared::default(),
             exit_session: Mutex::new(None),
             negotiated: tokio::sync::watch::channel(false).0,
+            uncapped: false,
         }
     }
 
@@ -297,11 +303,19 @@ impl Ctx {
         }
     }
 
-    /// A start-up slot for a launch beside the probe. Kept after the probe has answered too:
-    /// letting the launches left start at once put more start-ups beside the probe's close,
-    /// and a Python server then took over 5 s to exit under load (exits-on-close failed).
+    /// A start-up slot for a launch beside the probe; none is needed once the probe has
+    /// answered, unless the probe is closed for exits-on-close (see [`Ctx::uncapped`]): on
+    /// two cores three start-ups at once end after one and a half start-ups, two and then
+    /// one after two.
     async fn start_slot(&self) -> Option<tokio::sync::SemaphorePermit<'static>> {
-        self.starts.acquire().await.ok()
+        if !self.uncapped {
+            return self.starts.acquire().await.ok();
+        }
+        let mut answered = self.probe_answered.subscribe();
+        tokio::select! {
+            permit = self.starts.acquire() => permit.ok(),
+            _ = answered.wait_for(|a| *a == Some(true)) => None,
+        }
     }
 
     /// The spare server, its log labelled `label`, if the session `key` is the one to take
@@ -396,6 +410,7 @@ pub async fn run_stdio(target: &Target, plan: &Plan, spare: Option<super::spare:
     let queries: Vec<&'static str> = QUERIES.iter().copied().filter(|id| plan.wants(id)).collect();
     ctx.shared = shared::Shared::of(plan, &first);
     ctx.spare = spare_taker(plan, &first, &ctx.shared).zip(spare);
+    ctx.uncapped = !plan.wants(stdio::EXITS_ON_CLOSE) || ctx.shared.exit.is_some();
     let ctx = Arc::new(ctx);
 
     let mut tasks = tokio::task::JoinSet::new();
@@ -444,17 +459,23 @@ pub async fn run_stdio(target: &Target, plan: &Plan, spare: Option<super::spare:
     let timeout = plan.timeout;
     let prepare = plan.wants(schema::VALID).then(|| ctx.clone());
     tasks.spawn(async move {
-        let mut out = queries_on(&mut probe, &probe_revision, &capabilities, &first_queries).await;
-        if let Some(ctx) = prepare {
-            // The schema check's validators for what the probe was sent, compiled while the
-            // other servers start rather than at the end of the run.
+        // The schema check's validators for what the probe was sent, compiled while the
+        // other servers start rather than at the end of the run: after its queries, and
+        // again after the feature checks (for their answers; what is compiled is cached).
+        let prepare_now = |ctx: &Option<Arc<Ctx>>| {
+            let Some(ctx) = ctx.clone() else { return };
             tokio::task::spawn_blocking(move || {
                 timeline::event("check", "schema prepare");
                 schema::prepare(&ctx.logs());
                 timeline::event("done", "schema prepare");
             });
+        };
+        let mut out = queries_on(&mut probe, &probe_revision, &capabilities, &first_queries).await;
+        prepare_now(&prepare);
+        if !probe_features.is_empty() {
+            out.extend(features::run(&mut probe, &probe_revision, &init_result, &probe_features, &settings).await);
+            prepare_now(&prepare);
         }
-        out.extend(features::run(&mut probe, &probe_revision, &init_result, &probe_features, &settings).await);
         if !wants_exit {
             probe.kill().await;
             return out;

@@ -5,9 +5,11 @@
 //! probe's revision, and serves the parse-error check):
 //! - one first sends a request before `initialize` (`server.lifecycle.before-initialize`,
 //!   which otherwise starts a server of its own), and
-//! - when the feature checks run, one is closed for `server.stdio.exits-on-close` after its
-//!   handshake, so that the probe can serve the feature checks (a tool call still running
-//!   would keep it from exiting on close) instead of a server of their own.
+//! - one is closed for `server.stdio.exits-on-close` once every offer has answered (the early
+//!   one when there is one), so that the probe can serve the feature checks (a tool call
+//!   still running would keep it from exiting on close) instead of a server of their own,
+//!   and no exit is ever timed beside start-ups: the launches left after the probe's answer
+//!   then start at once ([`super::Ctx`]'s start-up slots).
 //!
 //! Neither changes what the negotiation check judges: an offer whose handshake fails after
 //! the early request is made again in a fresh server.
@@ -36,8 +38,12 @@ impl Shared {
         }
         let mut free = initialize::offered().into_iter().filter(|r| *r != first && *r != initialize::UNKNOWN_REVISION);
         let early = if plan.wants(lifecycle::BEFORE_INITIALIZE) { free.next() } else { None };
+        // The early offer's handshake is the first after the probe's (its server started
+        // beside the probe, or is the spare): by the end of the negotiation it is long done,
+        // and a server with a timer armed at `notifications/initialized` (server-everything:
+        // 350 ms) exits at once instead of keeping the run's end waiting.
+        let exit = if plan.wants(stdio::EXITS_ON_CLOSE) { early.or_else(|| free.next()) } else { None };
         let features = !features::selected(plan).is_empty();
-        let exit = if features && plan.wants(stdio::EXITS_ON_CLOSE) { free.next() } else { None };
         Shared { early, exit, features_on_probe: features && (exit.is_some() || !plan.wants(stdio::EXITS_ON_CLOSE)) }
     }
 }
