@@ -12,10 +12,15 @@
 //! being reparented if the validator itself gets SIGKILL except what already escaped the
 //! server's group and the death signal (a daemon that double-forked away from its server).
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 static GROUPS: Mutex<Vec<i32>> = Mutex::new(Vec::new());
+
+/// Set (under the [`GROUPS`] lock) once [`kill_all`] ran: no server starts after that, so a
+/// launch racing a signal cannot start a server the clean-up has already passed by.
+static STOPPING: AtomicBool = AtomicBool::new(false);
 
 fn groups() -> std::sync::MutexGuard<'static, Vec<i32>> {
     GROUPS.lock().unwrap_or_else(|e| e.into_inner())
@@ -30,8 +35,12 @@ pub fn become_subreaper() -> bool {
 
 /// Starts a server and notes its process group (its leader's pid) as alive, under the lock
 /// [`end_escaped`] takes, so a server just started is never taken for an escaped descendant.
+/// Refuses once the validator is stopping on a signal ([`kill_all`]).
 pub fn spawn_tracked(command: &mut tokio::process::Command) -> std::io::Result<tokio::process::Child> {
     let mut groups = groups();
+    if STOPPING.load(Ordering::SeqCst) {
+        return Err(std::io::Error::other("the validator is stopping on a signal"));
+    }
     let child = command.spawn()?;
     if let Some(pid) = child.id().and_then(|p| i32::try_from(p).ok()) {
         groups.push(pid);
@@ -59,9 +68,14 @@ fn end_escaped() {
     }
 }
 
-/// Kills every tracked group (on a signal to the validator); returns how many there were.
+/// Kills every tracked group (on a signal to the validator) and lets no server start after
+/// it; returns how many there were.
 pub fn kill_all() -> usize {
-    let all = std::mem::take(&mut *groups());
+    let all = {
+        let mut groups = groups();
+        STOPPING.store(true, Ordering::SeqCst);
+        std::mem::take(&mut *groups)
+    };
     for group in &all {
         // SAFETY: as in kill_group.
         unsafe {

@@ -98,12 +98,18 @@ impl Session {
             .stderr(Stdio::piped())
             .process_group(0)
             .kill_on_drop(true);
-        // SAFETY: the closure runs in the child between fork and exec and only makes one
-        // async-signal-safe system call: the server dies with the thread that started it.
+        // SAFETY: the closure runs in the child between fork and exec and only makes
+        // async-signal-safe system calls: the server dies with the thread that started it.
+        // A validator that exited between the fork and the prctl sent no death signal: the
+        // parent is checked after it, so such a server never starts.
+        let validator = std::process::id();
         unsafe {
-            cmd.pre_exec(|| {
+            cmd.pre_exec(move || {
                 libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
-                Ok(())
+                match u32::try_from(libc::getppid()) == Ok(validator) {
+                    true => Ok(()),
+                    false => Err(std::io::Error::other("the validator exited")),
+                }
             });
         }
         super::timeline::event("spawn", label);
