@@ -100,3 +100,37 @@ fn without_the_feature_checks_a_negotiation_session_takes_over_the_discover_serv
     assert_eq!(status(&checks, "server.initialize.negotiates"), "pass", "{checks:?}");
     assert_eq!(status(&checks, "server.discover"), "skip", "{checks:?}");
 }
+
+/// The negotiation session offered an unknown revision (answered at the probe's, it serves
+/// the parse-error check and the declared side of server requests, whose wait for
+/// server-everything's `roots/list`, 350 ms after `initialized`, would otherwise end the run)
+/// starts beside the probe and the 2026-07-28 server, before any server has written a byte;
+/// the other offers still wait for a start-up slot (`MCP_CONFORMANCE_TIMELINE`).
+#[test]
+fn the_unknown_offer_starts_beside_the_probe() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let entry = servers::installed(root).join("node/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    let dir = tempfile::tempdir().unwrap();
+    let timeline = dir.path().join("timeline");
+    let output = std::process::Command::new(BIN)
+        .env("MCP_CONFORMANCE_TIMELINE", &timeline)
+        .args(["validate", "--timeout", "30s", "--", "node"])
+        .arg(&entry)
+        .arg("stdio")
+        .output()
+        .unwrap();
+    let text = std::fs::read_to_string(&timeline).unwrap();
+    let events: Vec<(&str, String)> = text
+        .lines()
+        .filter_map(|l| {
+            let mut words = l.split_whitespace().skip(2);
+            Some((words.next()?, words.collect::<Vec<_>>().join(" ")))
+        })
+        .collect();
+    let first_byte = events.iter().position(|(e, _)| *e == "first-byte").expect("a server wrote");
+    let mut spawned_before: Vec<&str> =
+        events[..first_byte].iter().filter(|(e, _)| *e == "spawn").map(|(_, s)| s.as_str()).collect();
+    spawned_before.sort_unstable();
+    let shown = format!("{text}\n{}", String::from_utf8_lossy(&output.stderr));
+    assert_eq!(spawned_before, ["2026-07-28", "negotiates 1999-01-01", "probe"], "{shown}");
+}

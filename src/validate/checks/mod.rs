@@ -234,6 +234,11 @@ pub struct Ctx {
     /// session is, once every offer has answered). With the probe closed beside more
     /// start-ups, a Python server once took over 5 s to exit under load.
     uncapped: bool,
+    /// The session that starts at once, beside the probe, without a start-up slot: the
+    /// negotiation session that serves the parse-error check and the declared side of server
+    /// requests, which waits for a request a server may send a while after `initialized`
+    /// (server-everything: 350 ms) — started last, that wait would be the end of the run.
+    eager: Option<String>,
 }
 
 impl Ctx {
@@ -264,6 +269,7 @@ impl Ctx {
             exit_session: Mutex::new(None),
             negotiated: tokio::sync::watch::channel(false).0,
             uncapped: false,
+            eager: None,
         }
     }
 
@@ -358,7 +364,10 @@ impl Ctx {
         let mut session = match self.take_spare(label, label).await {
             Some(session) => session,
             None => {
-                let _slot = self.start_slot().await;
+                let _slot = match self.eager.as_deref() == Some(label) {
+                    true => None,
+                    false => self.start_slot().await,
+                };
                 let mut session = self.open(label)?;
                 session.declared = declared;
                 let exchange = session.handshake(revision).await;
@@ -411,6 +420,10 @@ pub async fn run_stdio(target: &Target, plan: &Plan, spare: Option<super::spare:
     ctx.shared = shared::Shared::of(plan, &first);
     ctx.spare = spare_taker(plan, &first, &ctx.shared).zip(spare);
     ctx.uncapped = !plan.wants(stdio::EXITS_ON_CLOSE) || ctx.shared.exit.is_some();
+    let served_by_unknown = plan.wants(jsonrpc::PARSE_ERROR) || requests::CHECKS.iter().any(|id| plan.wants(id));
+    if plan.wants(initialize::NEGOTIATES) && served_by_unknown && ctx.shared.early != Some(initialize::UNKNOWN_REVISION) {
+        ctx.eager = Some(initialize::session_label(initialize::UNKNOWN_REVISION));
+    }
     let ctx = Arc::new(ctx);
 
     let mut tasks = tokio::task::JoinSet::new();
