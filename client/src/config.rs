@@ -221,6 +221,9 @@ pub enum Breakage {
     /// stdio: the rest of a line whose write was cut short is forgotten (half a line stays
     /// on the server's input, joined to the next message).
     CutLineForgotten,
+    /// Legacy HTTP+SSE: the stream reader POSTs its answer to a server request itself and
+    /// waits for it, so responses behind it wait for that POST's acknowledgement.
+    AnswerInline,
 }
 
 /// How the client is configured.

@@ -11,7 +11,7 @@ use hyper::header::{self, HeaderValue};
 use hyper::Method;
 use serde::Serialize;
 use serde_json::Value;
-use tokio::sync::{oneshot, watch};
+use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinHandle;
 use url::Url;
 
@@ -40,7 +40,14 @@ struct Shared {
     list_changed: AtomicU64,
     /// Bumped on every chunk read from the stream (a call's idle timer resets on it).
     activity: watch::Sender<u64>,
+    /// Answers to server requests, POSTed by a task of their own: a POST the server does not
+    /// acknowledge must not stop the stream reader (responses behind it would wait).
+    answers: mpsc::Sender<(Value, String)>,
 }
+
+/// Answers to server requests waiting for their POST; beyond it they are dropped (logged):
+/// a server that floods requests and never acknowledges them cannot grow the queue.
+const ANSWERS_QUEUED: usize = 64;
 
 /// A legacy HTTP+SSE connection.
 pub(crate) struct LegacyTransport {
@@ -48,6 +55,7 @@ pub(crate) struct LegacyTransport {
     calls: tokio::sync::Mutex<()>,
     next_id: AtomicI64,
     reader: Mutex<Option<JoinHandle<()>>>,
+    answerer: Mutex<Option<JoinHandle<()>>>,
 }
 
 impl LegacyTransport {
@@ -91,6 +99,7 @@ impl LegacyTransport {
                 None => return Err(ctx.protocol("the event stream ended before its endpoint event")),
             }
         };
+        let (answers, queued) = mpsc::channel(ANSWERS_QUEUED);
         let shared = Arc::new(Shared {
             ep,
             post_url,
@@ -99,13 +108,16 @@ impl LegacyTransport {
             dead: Mutex::new(None),
             list_changed: AtomicU64::new(0),
             activity: watch::channel(0).0,
+            answers,
         });
         let reader = tokio::spawn(read_stream(shared.clone(), reply, parser));
+        let answerer = tokio::spawn(post_answers(shared.clone(), queued));
         Ok(LegacyTransport {
             shared,
             calls: tokio::sync::Mutex::new(()),
             next_id: AtomicI64::new(1),
             reader: Mutex::new(Some(reader)),
+            answerer: Mutex::new(Some(answerer)),
         })
     }
 
@@ -187,18 +199,23 @@ impl LegacyTransport {
     pub(crate) async fn close(&self) {
         let shared = &*self.shared;
         lock(&shared.dead).get_or_insert_with(|| format!("HTTP error reaching {}: the client was closed", shared.ep.origin));
-        if let Some(reader) = lock(&self.reader).take() {
-            reader.abort();
-        }
+        self.stop_tasks();
         lock(&shared.pending).clear();
+    }
+
+    /// Ends the stream reader and the answers' POSTs.
+    fn stop_tasks(&self) {
+        for task in [&self.reader, &self.answerer] {
+            if let Some(task) = lock(task).take() {
+                task.abort();
+            }
+        }
     }
 }
 
 impl Drop for LegacyTransport {
     fn drop(&mut self) {
-        if let Some(reader) = lock(&self.reader).take() {
-            reader.abort();
-        }
+        self.stop_tasks();
     }
 }
 
@@ -245,14 +262,32 @@ impl Shared {
                 let Some(answer) = answer_server_request(id, &method, |rule| self.broken(rule)) else {
                     return;
                 };
-                let ctx = Ctx::notification(&self.ep, &format!("response to {method}"));
-                if let Err(e) = self.post(&answer, &ctx).await {
-                    tracing::debug!(target: "mcp_refclient", "answering the server failed: {e}");
+                let Ok(answer) = serde_json::to_value(&answer) else { return };
+                if self.broken(Breakage::AnswerInline) {
+                    let ctx = Ctx::notification(&self.ep, &format!("response to {method}"));
+                    if let Err(e) = self.post(&answer, &ctx).await {
+                        tracing::debug!(target: "mcp_refclient", "answering the server failed: {e}");
+                    }
+                    return;
+                }
+                if self.answers.try_send((answer, method.clone())).is_err() {
+                    tracing::debug!(target: "mcp_refclient", "dropped the answer to server request '{method}': {ANSWERS_QUEUED} answers wait for their POST");
                 }
             }
             Incoming::NotJson(_) | Incoming::Invalid(_) => {
                 tracing::warn!(target: "mcp_refclient", origin = %self.ep.origin, "skipped an event stream message that is not JSON-RPC");
             }
+        }
+    }
+}
+
+/// POSTs the answers to server requests one after the other, each bounded as a notification
+/// is, until the transport stops.
+async fn post_answers(shared: Arc<Shared>, mut queued: mpsc::Receiver<(Value, String)>) {
+    while let Some((answer, method)) = queued.recv().await {
+        let ctx = Ctx::notification(&shared.ep, &format!("response to {method}"));
+        if let Err(e) = shared.post(&answer, &ctx).await {
+            tracing::debug!(target: "mcp_refclient", "answering the server failed: {e}");
         }
     }
 }
