@@ -615,3 +615,64 @@ async fn streamable_http_answers_a_discover_probe_and_a_listen_stream_as_an_olde
     );
     assert!(log.iter().any(|r| matches!(r, Record::Completed {})));
 }
+
+/// A redirect loop follows the redirected request only: a listing or a GET for a stream sent
+/// between its hops gets its incidental answer and does not use up `repeat`.
+#[tokio::test]
+async fn a_redirect_loop_takes_only_its_own_request() {
+    let mock = Mock::start(
+        r#"
+        transport = "http"
+        steps = [
+          { expect = { method = "tools/call" } },
+          { redirect = { status = 308, location = "/loop/mcp", repeat = 3 } },
+        ]
+        "#,
+    );
+    let status = |method: &'static str, body: Option<Value>| {
+        let mock = &mock;
+        async move {
+            let mut client = mock.connect().await;
+            client.send(method, "/mcp", &[], body.as_ref()).await;
+            client.head().await.status
+        }
+    };
+    assert_eq!(status("POST", Some(call(1, "tools/call"))).await, 308);
+    assert_eq!(status("POST", Some(call(2, "tools/list"))).await, 200);
+    assert_eq!(status("GET", None).await, 405);
+    assert_eq!(status("POST", Some(call(1, "tools/call"))).await, 308);
+    assert_eq!(status("POST", Some(call(1, "tools/call"))).await, 308);
+    // The three hops are used up: the script is over, and a request gets its default answer.
+    assert_eq!(status("POST", Some(call(1, "tools/call"))).await, 200);
+    let log = mock.finish();
+    let incidental: Vec<&str> = log
+        .iter()
+        .filter_map(|r| match r {
+            Record::Incidental { method } => Some(method.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(incidental, ["tools/list", "GET"]);
+}
+
+/// A redirect loop of a GET (a client's stream) takes the GETs that follow as its hops, though
+/// a GET is incidental traffic while the script waits for something else.
+#[tokio::test]
+async fn a_redirect_loop_of_a_get_takes_the_following_gets() {
+    let mock = Mock::start(
+        r#"
+        transport = "http"
+        steps = [
+          { expect = { http = { method = "GET" } } },
+          { redirect = { status = 307, location = "/loop/mcp", repeat = 2 } },
+        ]
+        "#,
+    );
+    for _ in 0..2 {
+        let mut client = mock.connect().await;
+        client.send("GET", "/mcp", &[], None).await;
+        assert_eq!(client.head().await.status, 307);
+    }
+    let log = mock.finish();
+    assert!(!log.iter().any(|r| matches!(r, Record::Incidental { .. })), "{log:?}");
+}

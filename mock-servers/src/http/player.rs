@@ -700,11 +700,14 @@ impl Player {
         if let Err(e) = self.send_response(seq, sender, head(), MockBody::empty(), String::new()) {
             return self.script_error(index, &e);
         }
-        // Further hops are the same request followed again: other traffic beside it (a
-        // listing a client sends alongside its call) goes to the incidental policy, as it
-        // does while the script waits in `expect`, and does not use up `repeat`.
-        let method = self.exchanges[i].message.as_ref().and_then(|m| m.get("method")).and_then(Value::as_str).map(String::from);
-        let same_request = Expect { method, ..Expect::default() };
+        // Further hops are the same request followed again (same HTTP method, same JSON-RPC
+        // method): other traffic beside it (a listing a client sends alongside its call, a
+        // GET opening a stream) goes to the incidental policy, as it does while the script
+        // waits in `expect`, and does not use up `repeat`.
+        let exchange = &self.exchanges[i];
+        let method = exchange.message.as_ref().and_then(|m| m.get("method")).and_then(Value::as_str).map(String::from);
+        let http = HttpMatch { method: Some(exchange.method.clone()), ..HttpMatch::default() };
+        let same_request = Expect { method, http: Some(http), ..Expect::default() };
         let mut hops = 1;
         while hops < redirect.repeat {
             let Some(incoming) = self.next_request().await else {
