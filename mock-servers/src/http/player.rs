@@ -127,6 +127,11 @@ impl Exchange {
         self.message.as_ref().is_some_and(is_rpc_request)
     }
 
+    /// The JSON-RPC method of its body, if it has one.
+    fn rpc_method(&self) -> Option<String> {
+        self.message.as_ref().and_then(|m| m.get("method")).and_then(Value::as_str).map(String::from)
+    }
+
     fn open_stream(&self) -> Option<&Stream> {
         self.stream.as_ref().filter(|s| !s.ended)
     }
@@ -313,27 +318,19 @@ impl Player {
             Step::Write(w) => {
                 let text = self.expand(w.text.as_deref().unwrap_or_default(), None);
                 let fill = w.fill.unwrap_or(0);
-                if self.script.transport == Transport::LegacySse {
-                    // legacy-sse: on the endpoint stream, where the frames go.
-                    let Some(stream) = &self.legacy else {
-                        return self.script_error(index, "write: no endpoint stream to write on");
-                    };
-                    stream.writer.write(text.clone());
-                    if fill > 0 {
-                        stream.writer.fill(fill);
-                    }
-                } else {
-                    let Some(stream) = self.current_stream(index, rest) else {
-                        return self.script_error(index, "write: no request to write on");
-                    };
-                    let stream = match stream {
-                        Ok(stream) => stream,
-                        Err(flow) => return flow,
-                    };
-                    stream.writer.write(text.clone());
-                    if fill > 0 {
-                        stream.writer.fill(fill);
-                    }
+                // legacy-sse: on the endpoint stream, where the frames go.
+                let (stream, missing) = match self.script.transport {
+                    Transport::LegacySse => (self.legacy.as_ref().map(Ok), "write: no endpoint stream to write on"),
+                    _ => (self.current_stream(index, rest), "write: no request to write on"),
+                };
+                let stream = match stream {
+                    Some(Ok(stream)) => stream,
+                    Some(Err(flow)) => return flow,
+                    None => return self.script_error(index, missing),
+                };
+                stream.writer.write(text.clone());
+                if fill > 0 {
+                    stream.writer.fill(fill);
                 }
                 let total = text.len() + fill;
                 let mut preview = text.into_bytes();
@@ -705,9 +702,8 @@ impl Player {
         // GET opening a stream) goes to the incidental policy, as it does while the script
         // waits in `expect`, and does not use up `repeat`.
         let exchange = &self.exchanges[i];
-        let method = exchange.message.as_ref().and_then(|m| m.get("method")).and_then(Value::as_str).map(String::from);
         let http = HttpMatch { method: Some(exchange.method.clone()), ..HttpMatch::default() };
-        let same_request = Expect { method, http: Some(http), ..Expect::default() };
+        let same_request = Expect { method: exchange.rpc_method(), http: Some(http), ..Expect::default() };
         let mut hops = 1;
         while hops < redirect.repeat {
             let Some(incoming) = self.next_request().await else {
@@ -865,7 +861,7 @@ impl Player {
         while let Some(incoming) = self.next_request().await {
             let mut exchange = Exchange::new(incoming, None);
             // Past the script's end, traffic outside the rule is recorded as on stdio.
-            let method = exchange.message.as_ref().and_then(|m| m.get("method")).and_then(Value::as_str).map(String::from);
+            let method = exchange.rpc_method();
             let listen = (exchange.method == "GET" && self.script.transport != Transport::LegacySse).then(|| crate::script::LISTEN_STREAM.to_string());
             if let Some(method) = method.or(listen).filter(|m| self.script.incidental.contains(m)) {
                 self.log.append(&Record::Incidental { method });
