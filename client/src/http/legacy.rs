@@ -18,7 +18,7 @@ use url::Url;
 use super::sse::{SseParser, TooLong};
 use super::wire::{Ctx, Endpoint, Outgoing, Reply};
 use super::{timed_out, HttpServer};
-use crate::jsonrpc::{answer_server_request, classify, ErrorObject, Incoming, Notification, Request};
+use crate::jsonrpc::{answer_server_request, classify, ErrorObject, Incoming, Notification, Request, Response};
 use crate::redact::origin_of;
 use crate::stdio::fmt_duration;
 use crate::{Breakage, ClientConfig, McpError, TestHooks};
@@ -42,7 +42,7 @@ struct Shared {
     activity: watch::Sender<u64>,
     /// Answers to server requests, POSTed by a task of their own: a POST the server does not
     /// acknowledge must not stop the stream reader (responses behind it would wait).
-    answers: mpsc::Sender<(Value, String)>,
+    answers: mpsc::Sender<(Response, String)>,
 }
 
 /// Answers to server requests waiting for their POST; beyond it they are dropped (logged):
@@ -232,6 +232,15 @@ impl Shared {
         Ok(())
     }
 
+    /// POSTs the answer to a server request `method` (bounded as a notification is); a
+    /// failure is only logged: the server asked, nothing of the client's waits on it.
+    async fn post_answer(&self, answer: &Response, method: &str) {
+        let ctx = Ctx::notification(&self.ep, &format!("response to {method}"));
+        if let Err(e) = self.post(answer, &ctx).await {
+            tracing::debug!(target: "mcp_refclient", "answering the server failed: {e}");
+        }
+    }
+
     fn broken(&self, rule: Breakage) -> bool {
         self.hooks.broken.contains(&rule)
     }
@@ -262,13 +271,8 @@ impl Shared {
                 let Some(answer) = answer_server_request(id, &method, |rule| self.broken(rule)) else {
                     return;
                 };
-                let Ok(answer) = serde_json::to_value(&answer) else { return };
                 if self.broken(Breakage::AnswerInline) {
-                    let ctx = Ctx::notification(&self.ep, &format!("response to {method}"));
-                    if let Err(e) = self.post(&answer, &ctx).await {
-                        tracing::debug!(target: "mcp_refclient", "answering the server failed: {e}");
-                    }
-                    return;
+                    return self.post_answer(&answer, &method).await;
                 }
                 if self.answers.try_send((answer, method.clone())).is_err() {
                     tracing::debug!(target: "mcp_refclient", "dropped the answer to server request '{method}': {ANSWERS_QUEUED} answers wait for their POST");
@@ -283,12 +287,9 @@ impl Shared {
 
 /// POSTs the answers to server requests one after the other, each bounded as a notification
 /// is, until the transport stops.
-async fn post_answers(shared: Arc<Shared>, mut queued: mpsc::Receiver<(Value, String)>) {
+async fn post_answers(shared: Arc<Shared>, mut queued: mpsc::Receiver<(Response, String)>) {
     while let Some((answer, method)) = queued.recv().await {
-        let ctx = Ctx::notification(&shared.ep, &format!("response to {method}"));
-        if let Err(e) = shared.post(&answer, &ctx).await {
-            tracing::debug!(target: "mcp_refclient", "answering the server failed: {e}");
-        }
+        shared.post_answer(&answer, &method).await;
     }
 }
 
