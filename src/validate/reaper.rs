@@ -123,14 +123,20 @@ fn parents() -> Vec<(i32, i32)> {
     let mut found = Vec::new();
     for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
         let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else { continue };
-        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else { continue };
-        // `pid (comm) state ppid …`: comm may hold spaces and parentheses; fields follow the last `)`.
-        let Some((_, rest)) = stat.rsplit_once(')') else { continue };
-        if let Some(parent) = rest.split_whitespace().nth(1).and_then(|p| p.parse().ok()) {
+        let Some(stat) = stat_fields(pid) else { continue };
+        if let Some(parent) = stat.split_whitespace().nth(1).and_then(|p| p.parse().ok()) {
             found.push((pid, parent));
         }
     }
     found
+}
+
+/// The fields of `/proc/PID/stat` after the command name (`state ppid pgrp …`, see proc(5));
+/// `None` when the process is gone. `pid (comm) state …`: comm may hold spaces and
+/// parentheses, so the fields are those after the last `)`.
+pub fn stat_fields(pid: i32) -> Option<String> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat.rsplit_once(')').map(|(_, rest)| rest.to_string())
 }
 
 /// The pids whose parent is this process.

@@ -62,9 +62,9 @@ pub fn cpu_millis(who: libc::c_int) -> u128 {
 /// User plus system CPU of the live process `pid` (its threads included) in milliseconds,
 /// from `/proc/PID/stat`; `None` when it cannot be read.
 pub fn process_cpu_millis(pid: i32) -> Option<u128> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // The fields after the command name, which is in parentheses and may hold spaces.
-    let fields: Vec<&str> = stat.get(stat.rfind(')')? + 2..)?.split(' ').collect();
+    let stat = super::reaper::stat_fields(pid)?;
+    let fields: Vec<&str> = stat.split_whitespace().collect();
+    // utime and stime, fields 14 and 15 of the whole line.
     let ticks = fields.get(11)?.parse::<u128>().ok()? + fields.get(12)?.parse::<u128>().ok()?;
     // SAFETY: sysconf only reads a system setting.
     let per_second = u128::try_from(unsafe { libc::sysconf(libc::_SC_CLK_TCK) }).ok().filter(|t| *t > 0)?;
