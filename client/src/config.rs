@@ -224,6 +224,9 @@ pub enum Breakage {
     /// Legacy HTTP+SSE: the stream reader POSTs its answer to a server request itself and
     /// waits for it, so responses behind it wait for that POST's acknowledgement.
     AnswerInline,
+    /// Legacy HTTP+SSE: the stream reader waits for room in the full queue of answers
+    /// instead of dropping the answer, so a flood of server requests stalls the stream.
+    AnswerQueueWaits,
 }
 
 /// How the client is configured.

@@ -28,6 +28,7 @@ pub fn describe_step(step: &Step) -> String {
             text
         }
         Step::Notify(n) => format!("notify {}", n.method),
+        Step::Request(r) if r.times > 1 => format!("request {} ×{} (ids {} …)", r.method, r.times, r.id),
         Step::Request(r) => format!("request {} (id {})", r.method, r.id),
         Step::Banner(b) => format!("banner ({})", plural(b.lines.len(), "line")),
         Step::LongLine(l) => format!("long_line ({})", plural(l.bytes, "byte")),

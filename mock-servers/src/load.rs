@@ -178,6 +178,11 @@ fn check_transport(place: &str, step: &Step, transport: Transport) -> Result<(),
             r.status
         )),
         Step::Redirect(r) if r.repeat == 0 => Err(format!("{place}: repeat must be at least 1")),
+        Step::Request(r) if r.times == 0 => Err(format!("{place}: times must be at least 1")),
+        Step::Request(r) if r.times > 1 && !r.id.is_string() => Err(format!(
+            "{place}: a request sent {} times needs a string id (`-2`, `-3`, … is appended to it)",
+            r.times
+        )),
         _ => Ok(()),
     }
 }
@@ -303,6 +308,22 @@ mod tests {
         );
         let text = "transport = \"http\"\nsteps = [{ expect = { http = { method = \"DELETE\" } } }, { respond = { status = 405 } }]";
         assert_eq!(parse_toml(text, origin()).unwrap().steps.len(), 2);
+    }
+
+    #[test]
+    fn a_request_flood_has_a_count_and_ids_of_its_own() {
+        let text = "steps = [{ request = { id = \"f\", method = \"ping\", times = 3 } }]";
+        let script = parse_toml(text, origin()).unwrap();
+        let Step::Request(flood) = &script.steps[0] else { panic!("{:?}", script.steps) };
+        let ids: Vec<_> = flood.messages().iter().map(|m| m["id"].clone()).collect();
+        assert_eq!(ids, ["f", "f-2", "f-3"]);
+        let error = parse_toml("steps = [{ request = { id = 7, method = \"ping\", times = 2 } }]", origin()).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "s.toml: steps[0]: a request sent 2 times needs a string id (`-2`, `-3`, … is appended to it)"
+        );
+        let error = parse_toml("steps = [{ request = { id = \"f\", method = \"ping\", times = 0 } }]", origin()).unwrap_err();
+        assert_eq!(error.to_string(), "s.toml: steps[0]: times must be at least 1");
     }
 
     #[test]

@@ -680,6 +680,31 @@ pub struct ServerRequest {
     /// The params.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub params: Option<Value>,
+    /// Send it this many times, one right after the other (a flood of server requests; 1 by
+    /// default): the first with `id`, the k-th with `id` and `-k` appended (`id` must then be
+    /// a string: `"f"`, `"f-2"`, `"f-3"`, …).
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub times: usize,
+}
+
+impl ServerRequest {
+    /// The messages to send: `times` copies, each with its own id.
+    pub fn messages(&self) -> Vec<Value> {
+        (1..=self.times)
+            .map(|k| {
+                let id = match (&self.id, k) {
+                    (id, 1) => id.clone(),
+                    (Value::String(id), k) => Value::String(format!("{id}-{k}")),
+                    (id, _) => id.clone(),
+                };
+                crate::responder::message(Some(&id), &self.method, self.params.as_ref())
+            })
+            .collect()
+    }
+}
+
+fn is_one(n: &usize) -> bool {
+    *n == 1
 }
 
 /// Non-JSON lines on stdout.

@@ -274,6 +274,10 @@ impl Shared {
                 if self.broken(Breakage::AnswerInline) {
                     return self.post_answer(&answer, &method).await;
                 }
+                if self.broken(Breakage::AnswerQueueWaits) {
+                    let _ = self.answers.send((answer, method)).await;
+                    return;
+                }
                 if self.answers.try_send((answer, method.clone())).is_err() {
                     tracing::debug!(target: "mcp_refclient", "dropped the answer to server request '{method}': {ANSWERS_QUEUED} answers wait for their POST");
                 }

@@ -271,7 +271,13 @@ impl Player {
                 self.frame(index, message(None, &n.method, params.as_ref()), rest)
             }
             Step::Request(r) => {
-                self.frame(index, message(Some(&r.id), &r.method, r.params.as_ref()), rest)
+                for message in r.messages() {
+                    match self.frame(index, message, rest) {
+                        Flow::Next => {}
+                        other => return other,
+                    }
+                }
+                Flow::Next
             }
             Step::Stall(s) => match s.ms {
                 Some(ms) => {

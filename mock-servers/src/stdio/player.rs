@@ -120,7 +120,9 @@ impl<'a> Player<'a> {
                 Flow::Next
             }
             Step::Request(r) => {
-                self.send(message(Some(&r.id), &r.method, r.params.as_ref()), None);
+                for message in r.messages() {
+                    self.send(message, None);
+                }
                 Flow::Next
             }
             Step::Banner(b) => {
