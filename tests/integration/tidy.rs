@@ -81,6 +81,31 @@ fn every_snapshot_belongs_to_a_scenario_and_every_scenario_has_one() {
     assert!(missing.is_empty(), "scenarios without a snapshot: {missing:?}");
 }
 
+/// insta compares a snapshot's body only: a header left from an older scenario text would
+/// show a reviewer a requirement the scenario no longer states.
+#[test]
+fn every_snapshot_header_quotes_its_scenarios_requirement() {
+    let mut stale = Vec::new();
+    for s in all_scenarios() {
+        let path = snapshots_root().join(format!("{}.snap", s.name));
+        let Ok(text) = std::fs::read_to_string(&path) else { continue };
+        let header = text.strip_prefix("---\n").and_then(|t| t.split("\n---\n").next()).unwrap_or_default();
+        let field = |key: &str| {
+            header.lines().find_map(|l| l.strip_prefix(key)).map(|raw| match raw.starts_with('"') {
+                true => serde_json::from_str::<String>(raw).unwrap_or_else(|_| raw.to_string()),
+                false => raw.to_string(),
+            })
+        };
+        if field("description: ").as_deref() != Some(s.scenario.requirement.as_str()) {
+            stale.push(format!("{}: description", s.name));
+        }
+        if field("input_file: ") != Some(format!("scenarios/{}.toml", s.name)) {
+            stale.push(format!("{}: input_file", s.name));
+        }
+    }
+    assert!(stale.is_empty(), "snapshot headers that are not their scenario's (rewrite them: `INSTA_UPDATE=always INSTA_FORCE_UPDATE=1 cargo test --test scenarios -- NAME`): {stale:?}");
+}
+
 #[test]
 fn the_checked_in_scenario_schema_is_fresh() {
     assert_schema_fresh(&scenarios_root().join("scenario.schema.json"), &mcp_conformance::scenario::json_schema());
