@@ -227,6 +227,9 @@ pub enum Breakage {
     /// Legacy HTTP+SSE: the stream reader waits for room in the full queue of answers
     /// instead of dropping the answer, so a flood of server requests stalls the stream.
     AnswerQueueWaits,
+    /// 2026-07-28 over HTTP: a request whose response timed out is re-issued as if its
+    /// stream had broken.
+    ReissueTimedOut,
 }
 
 /// How the client is configured.

@@ -39,6 +39,7 @@ use rstest::rstest;
 #[case::token_cached_at_connect("auth/token-asked-on-every-request", Breakage::TokenCachedAtConnect, "http_requests")]
 #[case::answer_posted_inline("legacy-sse/server-request-answer-beside-stream", Breakage::AnswerInline, "step 2")]
 #[case::answer_queue_waits("legacy-sse/server-request-flood-answers-bounded", Breakage::AnswerQueueWaits, "step 2")]
+#[case::timed_out_request_reissued("stateless/timed-out-stream-not-reissued", Breakage::ReissueTimedOut, "step 2")]
 #[case::handshake_timer_restarts("lifecycle/handshake-bounded-despite-chatter", Breakage::HandshakeTimerRestarts, "step 1")]
 #[case::per_call_timeout_ignored_over_http("timeouts/http-per-call-override", Breakage::PerCallTimeoutIgnored, "step")]
 #[case::cancelled_without_request_id_over_http("timeouts/http-timeout-sends-cancelled", Breakage::CancelledWithoutRequestId, "received_includes")]

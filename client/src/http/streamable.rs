@@ -244,9 +244,11 @@ impl StreamableTransport {
         let outcome = self.call_marking(method, id.clone(), params.clone(), ctx, &mut broken).await;
         // The connection dying after the request went out, before or during its response,
         // loses the request just the same.
-        let lost = broken || ctx.fate() == Fate::DeadMaybeSent;
+        // A timed-out request was given up on, not lost: closing its stream cancelled it.
+        let reissue_timeouts = self.broken(Breakage::ReissueTimedOut);
+        let lost = broken || ctx.fate() == Fate::DeadMaybeSent || reissue_timeouts;
         let error = match outcome {
-            Err(error) if lost && error.kind() != crate::ErrorKind::Timeout && lock(&self.state).stateless => error,
+            Err(error) if lost && (error.kind() != crate::ErrorKind::Timeout || reissue_timeouts) && lock(&self.state).stateless => error,
             other => return other,
         };
         if method == "tools/call" && !self.broken(Breakage::ReissueCalls) {
