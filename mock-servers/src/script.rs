@@ -692,10 +692,9 @@ impl ServerRequest {
     pub fn messages(&self) -> Vec<Value> {
         (1..=self.times)
             .map(|k| {
-                let id = match (&self.id, k) {
-                    (id, 1) => id.clone(),
-                    (Value::String(id), k) => Value::String(format!("{id}-{k}")),
-                    (id, _) => id.clone(),
+                let id = match &self.id {
+                    Value::String(id) if k > 1 => Value::String(format!("{id}-{k}")),
+                    id => id.clone(),
                 };
                 crate::responder::message(Some(&id), &self.method, self.params.as_ref())
             })

@@ -581,14 +581,7 @@ async fn legacy_sse_answers_incidental_traffic_on_the_stream_and_records_it() {
     assert_eq!((&replies[1]["id"], &replies[1]["result"]["tools"][0]["name"]), (&json!(2), &json!("echo")));
     assert_eq!(replies[2]["id"], 3);
     let log = mock.finish();
-    let incidental: Vec<&str> = log
-        .iter()
-        .filter_map(|r| match r {
-            Record::Incidental { method } => Some(method.as_str()),
-            _ => None,
-        })
-        .collect();
-    assert_eq!(incidental, ["server/discover", "tools/list"]);
+    assert_eq!(incidental_methods(&log), ["server/discover", "tools/list"]);
     assert!(log.iter().any(|r| matches!(r, Record::Completed {})));
 }
 
@@ -608,11 +601,7 @@ async fn streamable_http_answers_a_discover_probe_and_a_listen_stream_as_an_olde
     call_client.send("POST", "/mcp", &[], Some(&call(2, "tools/call"))).await;
     assert_eq!(call_client.head().await.status, 200);
     let log = mock.finish();
-    let incidental: Vec<&Record> = log.iter().filter(|r| matches!(r, Record::Incidental { .. })).collect();
-    assert_eq!(
-        incidental,
-        [&Record::Incidental { method: "server/discover".into() }, &Record::Incidental { method: "GET".into() }]
-    );
+    assert_eq!(incidental_methods(&log), ["server/discover", "GET"]);
     assert!(log.iter().any(|r| matches!(r, Record::Completed {})));
 }
 
@@ -645,14 +634,7 @@ async fn a_redirect_loop_takes_only_its_own_request() {
     // The three hops are used up: the script is over, and a request gets its default answer.
     assert_eq!(status("POST", Some(call(1, "tools/call"))).await, 200);
     let log = mock.finish();
-    let incidental: Vec<&str> = log
-        .iter()
-        .filter_map(|r| match r {
-            Record::Incidental { method } => Some(method.as_str()),
-            _ => None,
-        })
-        .collect();
-    assert_eq!(incidental, ["tools/list", "GET"]);
+    assert_eq!(incidental_methods(&log), ["tools/list", "GET"]);
 }
 
 /// A redirect loop of a GET (a client's stream) takes the GETs that follow as its hops, though
@@ -674,5 +656,15 @@ async fn a_redirect_loop_of_a_get_takes_the_following_gets() {
         assert_eq!(client.head().await.status, 307);
     }
     let log = mock.finish();
-    assert!(!log.iter().any(|r| matches!(r, Record::Incidental { .. })), "{log:?}");
+    assert_eq!(incidental_methods(&log), Vec::<&str>::new(), "{log:?}");
+}
+
+/// The methods the mock answered as incidental traffic, in order.
+fn incidental_methods(log: &[Record]) -> Vec<&str> {
+    log.iter()
+        .filter_map(|r| match r {
+            Record::Incidental { method } => Some(method.as_str()),
+            _ => None,
+        })
+        .collect()
 }

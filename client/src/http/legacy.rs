@@ -278,7 +278,8 @@ impl Shared {
                     let _ = self.answers.send((answer, method)).await;
                     return;
                 }
-                if self.answers.try_send((answer, method.clone())).is_err() {
+                if let Err(full) = self.answers.try_send((answer, method)) {
+                    let (_, method) = full.into_inner();
                     tracing::debug!(target: "mcp_refclient", "dropped the answer to server request '{method}': {ANSWERS_QUEUED} answers wait for their POST");
                 }
             }

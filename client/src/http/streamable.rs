@@ -242,11 +242,11 @@ impl StreamableTransport {
     ) -> Result<Result<Value, ErrorObject>, McpError> {
         let mut broken = false;
         let outcome = self.call_marking(method, id.clone(), params.clone(), ctx, &mut broken).await;
+        let reissue_timeouts = self.broken(Breakage::ReissueTimedOut);
         // The connection dying after the request went out, before or during its response,
         // loses the request just the same.
-        // A timed-out request was given up on, not lost: closing its stream cancelled it.
-        let reissue_timeouts = self.broken(Breakage::ReissueTimedOut);
         let lost = broken || ctx.fate() == Fate::DeadMaybeSent || reissue_timeouts;
+        // A timed-out request was given up on, not lost: closing its stream cancelled it.
         let error = match outcome {
             Err(error) if lost && (error.kind() != crate::ErrorKind::Timeout || reissue_timeouts) && lock(&self.state).stateless => error,
             other => return other,
