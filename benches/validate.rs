@@ -76,18 +76,44 @@ fn main() {
         eprintln!("server-everything is not installed: run `bash tests/validate/install-servers.sh` first");
         std::process::exit(1);
     }
-    let baseline = root.join("tests/validate/baseline/server-everything.toml").display().to_string();
+    let baseline = root
+        .join("tests/validate/baseline/server-everything.toml")
+        .display()
+        .to_string();
     let strict = |extra: &[&str]| {
-        let mut args: Vec<String> = ["--strict", "--baseline", &baseline].iter().map(|s| s.to_string()).collect();
+        let mut args: Vec<String> = ["--strict", "--baseline", &baseline]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
         args.extend(extra.iter().map(|s| s.to_string()));
         args
     };
     let original: Vec<&str> = ORIGINAL.iter().flat_map(|id| ["--only", id]).collect();
     let rows = [
-        Row { name: "server start-up (no validator)", args: None, goal: None, per_check: false },
-        Row { name: "one handshake (validate)", args: Some(strict(&["--only", "server.initialize.result"])), goal: None, per_check: false },
-        Row { name: "the 22 original checks", args: Some(strict(&original)), goal: Some(Duration::from_millis(500)), per_check: false },
-        Row { name: "every check", args: Some(strict(&[])), goal: Some(Duration::from_secs(1)), per_check: true },
+        Row {
+            name: "server start-up (no validator)",
+            args: None,
+            goal: None,
+            per_check: false,
+        },
+        Row {
+            name: "one handshake (validate)",
+            args: Some(strict(&["--only", "server.initialize.result"])),
+            goal: None,
+            per_check: false,
+        },
+        Row {
+            name: "the 22 original checks",
+            args: Some(strict(&original)),
+            goal: Some(Duration::from_millis(500)),
+            per_check: false,
+        },
+        Row {
+            name: "every check",
+            args: Some(strict(&[])),
+            goal: Some(Duration::from_secs(1)),
+            per_check: true,
+        },
         Row {
             name: "every check, 2025-11-25 alone",
             args: Some(strict(&["--revision", "2025-11-25"])),
@@ -95,7 +121,8 @@ fn main() {
             per_check: false,
         },
     ];
-    let json = std::env::temp_dir().join(format!("mcp-conformance-bench-{}.json", std::process::id()));
+    let json =
+        std::env::temp_dir().join(format!("mcp-conformance-bench-{}.json", std::process::id()));
     let load_before = load();
     let mut times = vec![Vec::new(); rows.len()];
     let mut cpus = vec![Vec::new(); rows.len()];
@@ -113,7 +140,12 @@ fn main() {
             if row.per_check {
                 args.extend(["--json".to_string(), json.display().to_string()]);
             }
-            args.extend(["--".to_string(), "node".to_string(), server.display().to_string(), "stdio".to_string()]);
+            args.extend([
+                "--".to_string(),
+                "node".to_string(),
+                server.display().to_string(),
+                "stdio".to_string(),
+            ]);
             times.push(run(&args));
             cpus.push(children_cpu() - cpu_before);
             if row.per_check {
@@ -130,7 +162,10 @@ fn main() {
     let median = |t: &Vec<Duration>| t[RUNS / 2];
     let (startup, handshake) = (median(&times[0]), median(&times[1]));
     println!("validate on @modelcontextprotocol/server-everything over stdio, {RUNS} interleaved runs each");
-    println!("load average (1 min) {load_before} before, {load_after} after, on {} cores", cores());
+    println!(
+        "load average (1 min) {load_before} before, {load_after} after, on {} cores",
+        cores()
+    );
     println!("goals beyond the server's start-up (spawn to `initialize` answered); beyond the one-handshake row beside it");
     println!(
         "{:<32} {:>7} {:>7} {:>7}   {:>7} {:>7} {:>7}   {:>9} {:>9}  goal",
@@ -141,7 +176,11 @@ fn main() {
         let (goal, beyond, beyond_handshake) = match row.goal {
             None => (String::new(), String::new(), String::new()),
             Some(goal) => (
-                format!("+{} {}", secs(goal), if beyond <= goal { "met" } else { "NOT met" }),
+                format!(
+                    "+{} {}",
+                    secs(goal),
+                    if beyond <= goal { "met" } else { "NOT met" }
+                ),
                 format!("+{}", secs(beyond)),
                 format!("+{}", secs(median(t).saturating_sub(handshake))),
             ),
@@ -175,12 +214,19 @@ fn main() {
 /// figure of a failing run means nothing.
 fn run(args: &[String]) -> Duration {
     let started = Instant::now();
-    let output = Command::new(env!("CARGO_BIN_EXE_mcp-conformance")).args(args).output().expect("mcp-conformance runs");
+    let output = Command::new(env!("CARGO_BIN_EXE_mcp-conformance"))
+        .args(args)
+        .output()
+        .expect("mcp-conformance runs");
     let elapsed = started.elapsed();
     if !output.status.success() {
         eprintln!("{}", String::from_utf8_lossy(&output.stdout));
         eprintln!("{}", String::from_utf8_lossy(&output.stderr));
-        panic!("`mcp-conformance {}` failed: {}", args.join(" "), output.status);
+        panic!(
+            "`mcp-conformance {}` failed: {}",
+            args.join(" "),
+            output.status
+        );
     }
     elapsed
 }
@@ -201,9 +247,14 @@ fn bare_startup(server: &Path) -> Duration {
     let mut stdin = child.stdin.take().expect("stdin is piped");
     writeln!(stdin, "{initialize}").expect("the server reads its stdin");
     let mut answer = String::new();
-    std::io::BufReader::new(child.stdout.take().expect("stdout is piped")).read_line(&mut answer).expect("the server answers");
+    std::io::BufReader::new(child.stdout.take().expect("stdout is piped"))
+        .read_line(&mut answer)
+        .expect("the server answers");
     let elapsed = started.elapsed();
-    assert!(answer.contains("protocolVersion"), "the server answered `initialize` with {answer}");
+    assert!(
+        answer.contains("protocolVersion"),
+        "the server answered `initialize` with {answer}"
+    );
     drop(stdin);
     child.wait().expect("the server exits");
     elapsed
@@ -225,7 +276,10 @@ fn per_check(path: &Path) -> Vec<(String, u64)> {
         .map(|check| {
             let id = check["id"].as_str().unwrap_or("?");
             let revision = check["revision"].as_str().unwrap_or("?");
-            (format!("{id}@{revision}"), check["millis"].as_u64().unwrap_or(0))
+            (
+                format!("{id}@{revision}"),
+                check["millis"].as_u64().unwrap_or(0),
+            )
         })
         .collect()
 }

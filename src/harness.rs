@@ -75,17 +75,40 @@ impl Baseline {
             Err(e) => return Err(format!("cannot read the baseline {}: {e}", path.display())),
         };
         let baseline: Baseline = toml::from_str(&text).map_err(|e| {
-            format!("the baseline {} is not valid: {}", path.display(), e.to_string().replace('\n', " ").trim())
+            format!(
+                "the baseline {} is not valid: {}",
+                path.display(),
+                e.to_string().replace('\n', " ").trim()
+            )
         })?;
-        if let Some(unknown) = baseline.expected.iter().find(|e| !scenarios.iter().any(|s| s.name == e.scenario)) {
-            return Err(format!("the baseline {} names an unknown scenario `{}`", path.display(), unknown.scenario));
+        if let Some(unknown) = baseline
+            .expected
+            .iter()
+            .find(|e| !scenarios.iter().any(|s| s.name == e.scenario))
+        {
+            return Err(format!(
+                "the baseline {} names an unknown scenario `{}`",
+                path.display(),
+                unknown.scenario
+            ));
         }
         for (i, entry) in baseline.expected.iter().enumerate() {
-            if baseline.expected[..i].iter().any(|e| e.scenario == entry.scenario) {
-                return Err(format!("the baseline {} lists `{}` twice", path.display(), entry.scenario));
+            if baseline.expected[..i]
+                .iter()
+                .any(|e| e.scenario == entry.scenario)
+            {
+                return Err(format!(
+                    "the baseline {} lists `{}` twice",
+                    path.display(),
+                    entry.scenario
+                ));
             }
             let Some(rule) = &entry.rule else { continue };
-            let rules = scenarios.iter().find(|s| s.name == entry.scenario).map(|s| s.scenario.rules.clone()).unwrap_or_default();
+            let rules = scenarios
+                .iter()
+                .find(|s| s.name == entry.scenario)
+                .map(|s| s.scenario.rules.clone())
+                .unwrap_or_default();
             if !rules.contains(rule) {
                 return Err(format!(
                     "the baseline {}: `{}` checks {}, not the rule `{rule}`",
@@ -102,7 +125,10 @@ impl Baseline {
     /// baseline is a list of claims about someone else's client, each to be checked.
     pub fn require_evidence(&self, path: &Path) -> Result<(), String> {
         let missing = |e: &&KnownFailure| {
-            e.rule.is_none() || e.evidence.as_deref().is_none_or(|line| line.trim().is_empty() || line.contains('\n'))
+            e.rule.is_none()
+                || e.evidence
+                    .as_deref()
+                    .is_none_or(|line| line.trim().is_empty() || line.contains('\n'))
         };
         match self.expected.iter().find(missing) {
             Some(entry) => Err(format!(
@@ -155,24 +181,37 @@ where
     };
     let launcher = match MockLauncher::this_binary() {
         Ok(launcher) => launcher,
-        Err(e) => return usage(&format!("cannot find this test binary to serve the scripted servers: {e}")),
+        Err(e) => {
+            return usage(&format!(
+                "cannot find this test binary to serve the scripted servers: {e}"
+            ))
+        }
     };
     let described = factory().describe();
     let Some(profile) = mcp_refclient::Profile::from_name(&described.profile) else {
-        return usage(&format!("the adapter claims the unknown profile `{}` (expected strict, yoagent or kova)", described.profile));
+        return usage(&format!(
+            "the adapter claims the unknown profile `{}` (expected strict, yoagent or kova)",
+            described.profile
+        ));
     };
     // A filter that reads as a rule id (`stdio.banner`) selects by rule.
     let rule_filter = args.filter.take_if(|f| f.contains('.') && !f.contains('/'));
     if args.test_threads.is_none() {
         // Scenarios wait far more than they compute.
-        let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2);
+        let cores = std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(2);
         args.test_threads = Some(cores * 4);
     }
     let factory = Arc::new(factory);
     let trials = scenarios
         .into_iter()
         .filter(|s| s.profiles().contains(&profile))
-        .filter(|s| rule_filter.as_ref().is_none_or(|f| s.scenario.rules.iter().any(|r| r.starts_with(f.as_str()))))
+        .filter(|s| {
+            rule_filter
+                .as_ref()
+                .is_none_or(|f| s.scenario.rules.iter().any(|r| r.starts_with(f.as_str())))
+        })
         .map(|loaded| {
             let applicable = applicability(&described, &loaded);
             let name = loaded.name.clone();
@@ -182,8 +221,12 @@ where
                 }
             }
             let ignored = applicable.is_err();
-            let (factory, launcher, baseline) = (factory.clone(), launcher.clone(), baseline.clone());
-            Trial::test(name, move || trial(&loaded, applicable.clone(), &*factory, &launcher, &baseline)).with_ignored_flag(ignored)
+            let (factory, launcher, baseline) =
+                (factory.clone(), launcher.clone(), baseline.clone());
+            Trial::test(name, move || {
+                trial(&loaded, applicable.clone(), &*factory, &launcher, &baseline)
+            })
+            .with_ignored_flag(ignored)
         })
         .collect();
     libtest_mimic::run(&args, trials).exit_code()
@@ -192,7 +235,8 @@ where
 /// Whether the client `described` is judged on `loaded`: it can express the scenario and its
 /// profile promises every rule of it; else why not.
 fn applicability(described: &cut::Described, loaded: &LoadedScenario) -> Result<(), String> {
-    cut::can_express(described, &cut::needs::of(&loaded.scenario)).and_then(|()| cut::sources::held_to(&described.profile, loaded))
+    cut::can_express(described, &cut::needs::of(&loaded.scenario))
+        .and_then(|()| cut::sources::held_to(&described.profile, loaded))
 }
 
 /// A trial; one that is not applicable (ignored, but run all the same by `--ignored`,
@@ -205,7 +249,11 @@ fn trial<A: ClientUnderTest + 'static>(
     baseline: &Baseline,
 ) -> Result<(), Failed> {
     let verdict = match applicable {
-        Ok(()) => verdict::run_client_one(loaded, factory(), launcher, RunOptions::portable()).0.verdict,
+        Ok(()) => {
+            verdict::run_client_one(loaded, factory(), launcher, RunOptions::portable())
+                .0
+                .verdict
+        }
         Err(reason) => Verdict::NotApplicable { reason },
     };
     against_baseline(loaded, verdict, baseline.find(&loaded.name)).map_err(Failed::from)
@@ -213,9 +261,15 @@ fn trial<A: ClientUnderTest + 'static>(
 
 /// A trial's result: a failure the baseline lists passes, a listed scenario that passes
 /// is a stale entry and fails.
-fn against_baseline(loaded: &LoadedScenario, verdict: Verdict, known: Option<&KnownFailure>) -> Result<(), String> {
+fn against_baseline(
+    loaded: &LoadedScenario,
+    verdict: Verdict,
+    known: Option<&KnownFailure>,
+) -> Result<(), String> {
     match (verdict, known) {
-        (Verdict::Pass, None) | (Verdict::NotApplicable { .. }, None) | (Verdict::Fail { .. }, Some(_)) => Ok(()),
+        (Verdict::Pass, None)
+        | (Verdict::NotApplicable { .. }, None)
+        | (Verdict::Fail { .. }, Some(_)) => Ok(()),
         (Verdict::Pass, Some(entry)) => Err(format!(
             "stale baseline entry: {} passes now (listed because: {}); remove it from the baseline",
             loaded.name, entry.reason
@@ -223,12 +277,26 @@ fn against_baseline(loaded: &LoadedScenario, verdict: Verdict, known: Option<&Kn
         (Verdict::Fail { failures }, None) => {
             let lines: Vec<String> = failures
                 .iter()
-                .map(|f| format!("{}\n    expected: {}\n    actual:   {}", f.what, f.expected, f.actual))
+                .map(|f| {
+                    format!(
+                        "{}\n    expected: {}\n    actual:   {}",
+                        f.what, f.expected, f.actual
+                    )
+                })
                 .collect();
-            Err(format!("{} ({})\n{}", loaded.name, loaded.scenario.rules.join(", "), lines.join("\n")))
+            Err(format!(
+                "{} ({})\n{}",
+                loaded.name,
+                loaded.scenario.rules.join(", "),
+                lines.join("\n")
+            ))
         }
-        (Verdict::NotApplicable { reason }, Some(_)) => Err(format!("listed in the baseline, but not applicable: {reason}")),
-        (Verdict::HarnessFault { reason }, _) => Err(format!("harness fault (not the client's): {reason}")),
+        (Verdict::NotApplicable { reason }, Some(_)) => Err(format!(
+            "listed in the baseline, but not applicable: {reason}"
+        )),
+        (Verdict::HarnessFault { reason }, _) => {
+            Err(format!("harness fault (not the client's): {reason}"))
+        }
     }
 }
 
@@ -244,10 +312,19 @@ mod tests {
     #[test]
     fn a_listed_failure_passes_and_a_listed_pass_is_a_stale_entry() {
         let root = bundled_scenarios();
-        let loaded = scenario::load(&root, &root.join("stdio/banner-before-initialize.toml")).unwrap();
-        let known = KnownFailure { scenario: loaded.name.clone(), reason: "r".into(), rule: None, evidence: None };
+        let loaded =
+            scenario::load(&root, &root.join("stdio/banner-before-initialize.toml")).unwrap();
+        let known = KnownFailure {
+            scenario: loaded.name.clone(),
+            reason: "r".into(),
+            rule: None,
+            evidence: None,
+        };
         let failed = Verdict::Fail { failures: vec![] };
-        assert_eq!(against_baseline(&loaded, failed.clone(), Some(&known)), Ok(()));
+        assert_eq!(
+            against_baseline(&loaded, failed.clone(), Some(&known)),
+            Ok(())
+        );
         assert!(against_baseline(&loaded, failed, None).is_err());
         let stale = against_baseline(&loaded, Verdict::Pass, Some(&known)).unwrap_err();
         assert!(stale.starts_with("stale baseline entry"), "{stale}");
@@ -273,7 +350,12 @@ mod tests {
         async fn list_tools(&self) -> cut::StepResult {
             panic!("run")
         }
-        async fn call_tool(&self, _: &str, _: serde_json::Value, _: Option<std::time::Duration>) -> cut::StepResult {
+        async fn call_tool(
+            &self,
+            _: &str,
+            _: serde_json::Value,
+            _: Option<std::time::Duration>,
+        ) -> cut::StepResult {
             panic!("run")
         }
         async fn close(&self) -> cut::StepResult {
@@ -290,13 +372,31 @@ mod tests {
         // A rule of yoagent's documentation: a strict client does not promise it.
         let loaded = scenario::load(&root, &root.join("stdio/banner-then-exit.toml")).unwrap();
         let applicable = applicability(&Untouchable.describe(), &loaded);
-        assert!(applicable.as_ref().is_err_and(|why| why.contains("holds the reference client only")), "{applicable:?}");
+        assert!(
+            applicable
+                .as_ref()
+                .is_err_and(|why| why.contains("holds the reference client only")),
+            "{applicable:?}"
+        );
         let launcher = MockLauncher::conformance_binary("/nonexistent");
-        let factory = || -> Untouchable { panic!("the factory of a not-applicable trial was called") };
+        let factory =
+            || -> Untouchable { panic!("the factory of a not-applicable trial was called") };
         let known = |reason: &str| Baseline {
-            expected: vec![KnownFailure { scenario: loaded.name.clone(), reason: reason.into(), rule: None, evidence: None }],
+            expected: vec![KnownFailure {
+                scenario: loaded.name.clone(),
+                reason: reason.into(),
+                rule: None,
+                evidence: None,
+            }],
         };
-        assert!(trial(&loaded, applicable.clone(), &factory, &launcher, &Baseline::default()).is_ok());
+        assert!(trial(
+            &loaded,
+            applicable.clone(),
+            &factory,
+            &launcher,
+            &Baseline::default()
+        )
+        .is_ok());
         // A baseline entry for it says so, as for a scenario the client cannot express.
         assert!(trial(&loaded, applicable, &factory, &launcher, &known("r")).is_err());
     }
@@ -305,9 +405,19 @@ mod tests {
     fn a_baseline_naming_no_bundled_scenario_is_refused() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("baseline.toml");
-        std::fs::write(&path, "[[expected]]\nscenario = \"stdio/nowhere\"\nreason = \"r\"\n").unwrap();
+        std::fs::write(
+            &path,
+            "[[expected]]\nscenario = \"stdio/nowhere\"\nreason = \"r\"\n",
+        )
+        .unwrap();
         let error = Baseline::load(&path, &[]).unwrap_err();
-        assert!(error.contains("unknown scenario `stdio/nowhere`"), "{error}");
-        assert!(Baseline::load(&dir.path().join("absent.toml"), &[]).unwrap().expected.is_empty());
+        assert!(
+            error.contains("unknown scenario `stdio/nowhere`"),
+            "{error}"
+        );
+        assert!(Baseline::load(&dir.path().join("absent.toml"), &[])
+            .unwrap()
+            .expected
+            .is_empty());
     }
 }

@@ -32,7 +32,10 @@ pub fn host_main(args: HostArgs) -> u8 {
         eprintln!("error: unknown profile `{}`", args.profile);
         return crate::exit_code::USAGE;
     };
-    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
         Ok(runtime) => runtime,
         Err(e) => {
             eprintln!("error: cannot start a runtime: {e}");
@@ -47,7 +50,10 @@ pub fn host_main(args: HostArgs) -> u8 {
             own_process_group: args.own_process_group,
             ..Default::default()
         };
-        let config = ClientConfig { revision: args.revision.clone(), ..ClientConfig::new(profile) };
+        let config = ClientConfig {
+            revision: args.revision.clone(),
+            ..ClientConfig::new(profile)
+        };
         let client = match McpClient::connect_stdio(server, config).await {
             Ok(client) => client,
             Err(e) => {

@@ -1,7 +1,9 @@
 //! The `mcp-conformance` command line: a thin layer over the library.
 
 use clap::{Parser, Subcommand};
-use mcp_conformance::{error_chain, exit_code, report, rules, runner::MockLauncher, scenario, terminal, verdict};
+use mcp_conformance::{
+    error_chain, exit_code, report, rules, runner::MockLauncher, scenario, terminal, verdict,
+};
 use mcp_refclient::Profile;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -96,7 +98,10 @@ struct RunArgs {
 fn revision_arg(text: &str) -> Result<String, String> {
     match rules::REVISIONS.contains(&text) {
         true => Ok(text.to_string()),
-        false => Err(format!("unknown revision `{text}` (expected one of {})", rules::REVISIONS.join(", "))),
+        false => Err(format!(
+            "unknown revision `{text}` (expected one of {})",
+            rules::REVISIONS.join(", ")
+        )),
     }
 }
 
@@ -161,10 +166,17 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => {
             if let Err(why) = e.print() {
-                fail(&format!("cannot write to {}: {why}", if e.use_stderr() { "stderr" } else { "stdout" }));
+                fail(&format!(
+                    "cannot write to {}: {why}",
+                    if e.use_stderr() { "stderr" } else { "stdout" }
+                ));
                 return ExitCode::from(exit_code::HARNESS_FAULT);
             }
-            return ExitCode::from(if e.use_stderr() { exit_code::USAGE } else { exit_code::SUCCESS });
+            return ExitCode::from(if e.use_stderr() {
+                exit_code::USAGE
+            } else {
+                exit_code::SUCCESS
+            });
         }
     };
     let code = dispatch(cli);
@@ -200,7 +212,9 @@ fn dispatch(cli: Cli) -> ExitCode {
                 Err(code) => code,
             },
             None => {
-                fail(&format!("unknown profile `{name}` (expected strict, yoagent or kova)"));
+                fail(&format!(
+                    "unknown profile `{name}` (expected strict, yoagent or kova)"
+                ));
                 ExitCode::from(exit_code::USAGE)
             }
         },
@@ -208,13 +222,23 @@ fn dispatch(cli: Cli) -> ExitCode {
         Command::MockHttp { args } => mcp_mock_servers::http_main(args),
         Command::Driver { profile } => match Profile::from_name(&profile) {
             Some(profile) => {
-                let _ = tracing_subscriber::fmt().with_writer(std::io::stderr).with_ansi(false).with_max_level(tracing::Level::DEBUG).try_init();
+                let _ = tracing_subscriber::fmt()
+                    .with_writer(std::io::stderr)
+                    .with_ansi(false)
+                    .with_max_level(tracing::Level::DEBUG)
+                    .try_init();
                 let program = std::env::current_exe().unwrap_or_default();
-                let adapter = mcp_conformance::cut::reference::ReferenceClient::new(profile, Default::default(), program);
+                let adapter = mcp_conformance::cut::reference::ReferenceClient::new(
+                    profile,
+                    Default::default(),
+                    program,
+                );
                 ExitCode::from(mcp_conformance::cut::driver::serve::serve(adapter))
             }
             None => {
-                fail(&format!("unknown profile `{profile}` (expected strict, yoagent or kova)"));
+                fail(&format!(
+                    "unknown profile `{profile}` (expected strict, yoagent or kova)"
+                ));
                 ExitCode::from(exit_code::USAGE)
             }
         },
@@ -238,16 +262,28 @@ fn load(folder: &Path) -> Result<Vec<scenario::LoadedScenario>, ExitCode> {
 
 fn run(args: RunArgs) -> ExitCode {
     let Some(profiles) = parse_profiles(&args.profile) else {
-        fail(&format!("unknown profile `{}` (expected strict, yoagent, kova or all)", args.profile));
+        fail(&format!(
+            "unknown profile `{}` (expected strict, yoagent, kova or all)",
+            args.profile
+        ));
         return ExitCode::from(exit_code::USAGE);
     };
-    let (selected, launcher) = match prepare(&args.scenarios, args.prefix.as_deref(), args.revision.as_deref()) {
+    let (selected, launcher) = match prepare(
+        &args.scenarios,
+        args.prefix.as_deref(),
+        args.revision.as_deref(),
+    ) {
         Ok(prepared) => prepared,
         Err(code) => return code,
     };
     let results = match &args.client {
         None => verdict::run_all(&selected, &profiles, &launcher),
-        Some(command) => match run_driver(command, &selected, &launcher, Duration::from_millis(args.step_guard_ms)) {
+        Some(command) => match run_driver(
+            command,
+            &selected,
+            &launcher,
+            Duration::from_millis(args.step_guard_ms),
+        ) {
             Ok(results) => results,
             Err(code) => return code,
         },
@@ -263,7 +299,10 @@ fn run(args: RunArgs) -> ExitCode {
     if let Err(code) = emit(&table) {
         return code;
     }
-    for (path, text) in [(&args.json, report::json::render(&results)), (&args.junit, report::junit::render(&results))] {
+    for (path, text) in [
+        (&args.json, report::json::render(&results)),
+        (&args.junit, report::junit::render(&results)),
+    ] {
         if let Some(path) = path {
             if let Err(e) = std::fs::write(path, text) {
                 fail(&format!("cannot write {}: {e}", path.display()));
@@ -294,46 +333,75 @@ fn watch_signals() -> std::io::Result<()> {
     use mcp_conformance::validate::reaper;
     use tokio::signal::unix::{signal, SignalKind};
     reaper::become_subreaper();
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
     let (mut interrupt, mut terminate, mut hangup) = {
         let _entered = runtime.enter();
-        (signal(SignalKind::interrupt())?, signal(SignalKind::terminate())?, signal(SignalKind::hangup())?)
+        (
+            signal(SignalKind::interrupt())?,
+            signal(SignalKind::terminate())?,
+            signal(SignalKind::hangup())?,
+        )
     };
-    std::thread::Builder::new().name("signals".into()).spawn(move || {
-        runtime.block_on(async move {
-            let (name, number) = tokio::select! {
-                _ = interrupt.recv() => ("SIGINT", libc::SIGINT),
-                _ = terminate.recv() => ("SIGTERM", libc::SIGTERM),
-                _ = hangup.recv() => ("SIGHUP", libc::SIGHUP),
-            };
-            INTERRUPTED.store(true, std::sync::atomic::Ordering::SeqCst);
-            let ended = reaper::kill_descendants();
-            fail(&format!("interrupted by {name}: {ended} process(es) ended"));
-            std::process::exit(i32::from(exit_code::SIGNALLED) + number);
-        })
-    })?;
+    std::thread::Builder::new()
+        .name("signals".into())
+        .spawn(move || {
+            runtime.block_on(async move {
+                let (name, number) = tokio::select! {
+                    _ = interrupt.recv() => ("SIGINT", libc::SIGINT),
+                    _ = terminate.recv() => ("SIGTERM", libc::SIGTERM),
+                    _ = hangup.recv() => ("SIGHUP", libc::SIGHUP),
+                };
+                INTERRUPTED.store(true, std::sync::atomic::Ordering::SeqCst);
+                let ended = reaper::kill_descendants();
+                fail(&format!("interrupted by {name}: {ended} process(es) ended"));
+                std::process::exit(i32::from(exit_code::SIGNALLED) + number);
+            })
+        })?;
     Ok(())
 }
 
 /// Runs the scenarios of the driver's profile through the driver.
-fn run_driver(command: &str, scenarios: &[scenario::LoadedScenario], launcher: &MockLauncher, step_guard: Duration) -> Result<Vec<verdict::ScenarioResult>, ExitCode> {
+fn run_driver(
+    command: &str,
+    scenarios: &[scenario::LoadedScenario],
+    launcher: &MockLauncher,
+    step_guard: Duration,
+) -> Result<Vec<verdict::ScenarioResult>, ExitCode> {
     use mcp_conformance::cut::driver::{self, DriverClient};
     let give_up = |e: &dyn std::error::Error, code: u8| {
         fail(&error_chain(e));
         ExitCode::from(code)
     };
     let argv = driver::split_command(command).map_err(|e| give_up(&e, exit_code::USAGE))?;
-    let described = driver::probe(&argv, step_guard).map_err(|e| give_up(&e, exit_code::FAILURES))?;
+    let described =
+        driver::probe(&argv, step_guard).map_err(|e| give_up(&e, exit_code::FAILURES))?;
     if Profile::from_name(&described.profile).is_none() {
-        fail(&format!("the driver claims the unknown profile `{}` (expected strict, yoagent or kova)", described.profile));
+        fail(&format!(
+            "the driver claims the unknown profile `{}` (expected strict, yoagent or kova)",
+            described.profile
+        ));
         return Err(ExitCode::from(exit_code::FAILURES));
     }
-    let options = mcp_conformance::runner::RunOptions { step_guard, ..mcp_conformance::runner::RunOptions::portable() };
-    Ok(verdict::run_all_clients(scenarios, || DriverClient::new(argv.clone(), described.clone(), step_guard), launcher, options))
+    let options = mcp_conformance::runner::RunOptions {
+        step_guard,
+        ..mcp_conformance::runner::RunOptions::portable()
+    };
+    Ok(verdict::run_all_clients(
+        scenarios,
+        || DriverClient::new(argv.clone(), described.clone(), step_guard),
+        launcher,
+        options,
+    ))
 }
 
 fn matrix(args: MatrixArgs) -> ExitCode {
-    use mcp_conformance::matrix::{render, rows::{Placeholders, Rows}, run};
+    use mcp_conformance::matrix::{
+        render,
+        rows::{Placeholders, Rows},
+        run,
+    };
     let mut rows = match Rows::load(&args.rows) {
         Ok(rows) => rows,
         Err(e) => {
@@ -341,7 +409,11 @@ fn matrix(args: MatrixArgs) -> ExitCode {
             return ExitCode::from(exit_code::USAGE);
         }
     };
-    if let Some(unknown) = args.only.iter().find(|name| !rows.row.iter().any(|r| &r.name == *name)) {
+    if let Some(unknown) = args
+        .only
+        .iter()
+        .find(|name| !rows.row.iter().any(|r| &r.name == *name))
+    {
         fail(&format!("no row `{unknown}` in {}", args.rows.display()));
         return ExitCode::from(exit_code::USAGE);
     }
@@ -369,11 +441,17 @@ fn matrix(args: MatrixArgs) -> ExitCode {
         step_guard: Duration::from_millis(args.step_guard_ms),
         workers: mcp_conformance::runner::RunOptions::default().workers,
     };
-    let matrix = match run::build(&rows, &options).and_then(|()| run::run(&rows, &selected, &launcher, &options)) {
+    let matrix = match run::build(&rows, &options)
+        .and_then(|()| run::run(&rows, &selected, &launcher, &options))
+    {
         Ok(matrix) => matrix,
         Err(e) => {
             fail(&error_chain(&e));
-            return ExitCode::from(if e.is_usage() { exit_code::USAGE } else { exit_code::HARNESS_FAULT });
+            return ExitCode::from(if e.is_usage() {
+                exit_code::USAGE
+            } else {
+                exit_code::HARNESS_FAULT
+            });
         }
     };
     while INTERRUPTED.load(std::sync::atomic::Ordering::SeqCst) {
@@ -385,9 +463,14 @@ fn matrix(args: MatrixArgs) -> ExitCode {
             return code;
         }
     }
-    for (path, text) in [(&args.json, render::json(&matrix)), (&args.markdown, render::markdown(&matrix))] {
+    for (path, text) in [
+        (&args.json, render::json(&matrix)),
+        (&args.markdown, render::markdown(&matrix)),
+    ] {
         let Some(path) = path else { continue };
-        let written = if path == Path::new("-") { emit(&text) } else {
+        let written = if path == Path::new("-") {
+            emit(&text)
+        } else {
             std::fs::write(path, text).map_err(|e| {
                 fail(&format!("cannot write {}: {e}", path.display()));
                 ExitCode::from(exit_code::HARNESS_FAULT)
@@ -397,7 +480,10 @@ fn matrix(args: MatrixArgs) -> ExitCode {
             return code;
         }
     }
-    let marks = matrix.columns.iter().flat_map(|c| c.cells.iter().map(|cell| cell.mark));
+    let marks = matrix
+        .columns
+        .iter()
+        .flat_map(|c| c.cells.iter().map(|cell| cell.mark));
     let counts = render::Counts::of(marks);
     ExitCode::from(if counts.harness_faults > 0 {
         exit_code::HARNESS_FAULT
@@ -422,11 +508,17 @@ fn prepare(
         .filter(|s| revision.is_none_or(|revision| s.applies_at(revision)))
         .collect();
     if selected.is_empty() {
-        fail(&format!("no scenario matches `{}` in {}", prefix.unwrap_or_default(), folder.display()));
+        fail(&format!(
+            "no scenario matches `{}` in {}",
+            prefix.unwrap_or_default(),
+            folder.display()
+        ));
         return Err(ExitCode::from(exit_code::USAGE));
     }
     let launcher = MockLauncher::this_binary().map_err(|e| {
-        fail(&format!("cannot find this program to launch the scripted servers: {e}"));
+        fail(&format!(
+            "cannot find this program to launch the scripted servers: {e}"
+        ));
         ExitCode::from(exit_code::HARNESS_FAULT)
     })?;
     watch_signals().map_err(|e| {
@@ -436,12 +528,17 @@ fn prepare(
     Ok((selected, launcher))
 }
 
-fn select(scenarios: Vec<scenario::LoadedScenario>, prefix: Option<&str>) -> Vec<scenario::LoadedScenario> {
+fn select(
+    scenarios: Vec<scenario::LoadedScenario>,
+    prefix: Option<&str>,
+) -> Vec<scenario::LoadedScenario> {
     scenarios
         .into_iter()
         .filter(|s| match prefix {
             None => true,
-            Some(prefix) => s.name.starts_with(prefix) || s.scenario.rules.iter().any(|r| r.starts_with(prefix)),
+            Some(prefix) => {
+                s.name.starts_with(prefix) || s.scenario.rules.iter().any(|r| r.starts_with(prefix))
+            }
         })
         .collect()
 }
@@ -452,8 +549,14 @@ fn list(args: ListArgs) -> ExitCode {
         Err(code) => return code,
     };
     let revision = args.revision.as_deref();
-    let scenarios: Vec<_> = scenarios.into_iter().filter(|s| revision.is_none_or(|r| s.applies_at(r))).collect();
-    let listed: Vec<&rules::Rule> = rules::all().iter().filter(|r| revision.is_none_or(|rev| r.applies_at(rev))).collect();
+    let scenarios: Vec<_> = scenarios
+        .into_iter()
+        .filter(|s| revision.is_none_or(|r| s.applies_at(r)))
+        .collect();
+    let listed: Vec<&rules::Rule> = rules::all()
+        .iter()
+        .filter(|r| revision.is_none_or(|rev| r.applies_at(rev)))
+        .collect();
     let mut out = String::from("rules:\n");
     let mut uncovered = 0;
     for rule in listed.iter().copied() {
@@ -469,15 +572,34 @@ fn list(args: ListArgs) -> ExitCode {
             rules::RuleKind::Client => "client",
             rules::RuleKind::Server => "server",
         };
-        let _ = writeln!(out, "  {:<45} {:<6} {:<6} {} scenario(s)", rule.id, rule.level.name(), kind, covering.len());
+        let _ = writeln!(
+            out,
+            "  {:<45} {:<6} {:<6} {} scenario(s)",
+            rule.id,
+            rule.level.name(),
+            kind,
+            covering.len()
+        );
     }
     out.push_str("\nscenarios:\n");
     for s in &scenarios {
         let profiles: Vec<&str> = s.profiles().iter().map(|p| p.name()).collect();
-        let _ = writeln!(out, "  {:<50} [{}] {}", terminal::line(&s.name), profiles.join(","), s.scenario.rules.join(", "));
+        let _ = writeln!(
+            out,
+            "  {:<50} [{}] {}",
+            terminal::line(&s.name),
+            profiles.join(","),
+            s.scenario.rules.join(", ")
+        );
     }
     let at = revision.map(|r| format!(" at {r}")).unwrap_or_default();
-    let _ = writeln!(out, "\n{} rules{at}, {} scenarios, {} client rules without a scenario", listed.len(), scenarios.len(), uncovered);
+    let _ = writeln!(
+        out,
+        "\n{} rules{at}, {} scenarios, {} client rules without a scenario",
+        listed.len(),
+        scenarios.len(),
+        uncovered
+    );
     match emit(&out) {
         Ok(()) => ExitCode::from(exit_code::SUCCESS),
         Err(code) => code,

@@ -57,7 +57,13 @@ pub struct Rule {
 }
 
 /// Every protocol revision the suite knows, oldest first.
-pub const REVISIONS: &[&str] = &["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"];
+pub const REVISIONS: &[&str] = &[
+    "2024-11-05",
+    "2025-03-26",
+    "2025-06-18",
+    "2025-11-25",
+    "2026-07-28",
+];
 
 /// The newest revision with an `initialize` handshake ("legacy" in the 2026-07-28 text).
 pub const LAST_LEGACY_REVISION: &str = "2025-11-25";
@@ -78,7 +84,10 @@ pub struct RevisionSpecError {
 /// Whether `revision` falls under one `revisions` item (`X`, `X..` or `..X`).
 pub fn revision_matches(item: &str, revision: &str) -> Result<bool, RevisionSpecError> {
     let known = |r: &str| REVISIONS.contains(&r);
-    let bad = || RevisionSpecError { item: item.into(), known: REVISIONS.join(", ") };
+    let bad = || RevisionSpecError {
+        item: item.into(),
+        known: REVISIONS.join(", "),
+    };
     // Revisions are ISO dates, so string order is time order.
     let matched = if let Some(from) = item.strip_suffix("..") {
         known(from).then(|| revision >= from)
@@ -94,7 +103,11 @@ impl Rule {
     /// Whether the rule applies at `revision` (an item the registry cannot read applies
     /// nowhere; a test keeps every item readable).
     pub fn applies_at(&self, revision: &str) -> bool {
-        self.revisions.is_empty() || self.revisions.iter().any(|item| revision_matches(item, revision).unwrap_or(false))
+        self.revisions.is_empty()
+            || self
+                .revisions
+                .iter()
+                .any(|item| revision_matches(item, revision).unwrap_or(false))
     }
 
     /// The group: the id up to its first dot (`stdio` for `stdio.ping.answered`).
@@ -111,16 +124,28 @@ struct Registry {
 
 /// The client rule groups whose every rule must have a scenario (grown as transports land).
 pub const COVERED_GROUPS: &[&str] = &[
-    "lifecycle", "stdio", "process", "timeouts", "http", "headers", "redirects", "auth", "redaction", "legacy-sse",
-    "resilience", "tools", "errors", "stateless",
+    "lifecycle",
+    "stdio",
+    "process",
+    "timeouts",
+    "http",
+    "headers",
+    "redirects",
+    "auth",
+    "redaction",
+    "legacy-sse",
+    "resilience",
+    "tools",
+    "errors",
+    "stateless",
 ];
 
 /// Every rule, in registry order.
 pub fn all() -> &'static [Rule] {
     static RULES: OnceLock<Vec<Rule>> = OnceLock::new();
     RULES.get_or_init(|| {
-        let registry: Registry =
-            toml::from_str(include_str!("rules.toml")).expect("src/rules.toml is valid (checked by a test)");
+        let registry: Registry = toml::from_str(include_str!("rules.toml"))
+            .expect("src/rules.toml is valid (checked by a test)");
         registry.rule
     })
 }
@@ -153,7 +178,11 @@ mod tests {
     fn every_revisions_item_names_known_revisions() {
         for rule in all() {
             for item in &rule.revisions {
-                assert!(revision_matches(item, LATEST_REVISION).is_ok(), "{}: {item} is not readable", rule.id);
+                assert!(
+                    revision_matches(item, LATEST_REVISION).is_ok(),
+                    "{}: {item} is not readable",
+                    rule.id
+                );
             }
         }
     }
@@ -172,23 +201,58 @@ mod tests {
 
     #[test]
     fn the_handshake_ping_and_sessions_are_neither_checked_nor_counted_at_2026_07_28() {
-        let modern: Vec<&str> = at_revision(LATEST_REVISION).map(|r| r.id.as_str()).collect();
-        let legacy: Vec<&str> = at_revision(LAST_LEGACY_REVISION).map(|r| r.id.as_str()).collect();
-        for gone in ["lifecycle.initialize.sent-first", "stdio.ping.answered", "http.session.captured"] {
-            assert!(!modern.contains(&gone), "{gone} applies at {LATEST_REVISION}");
-            assert!(legacy.contains(&gone), "{gone} does not apply at {LAST_LEGACY_REVISION}");
+        let modern: Vec<&str> = at_revision(LATEST_REVISION)
+            .map(|r| r.id.as_str())
+            .collect();
+        let legacy: Vec<&str> = at_revision(LAST_LEGACY_REVISION)
+            .map(|r| r.id.as_str())
+            .collect();
+        for gone in [
+            "lifecycle.initialize.sent-first",
+            "stdio.ping.answered",
+            "http.session.captured",
+        ] {
+            assert!(
+                !modern.contains(&gone),
+                "{gone} applies at {LATEST_REVISION}"
+            );
+            assert!(
+                legacy.contains(&gone),
+                "{gone} does not apply at {LAST_LEGACY_REVISION}"
+            );
         }
-        assert!(modern.contains(&"stateless.meta.every-request") && !legacy.contains(&"stateless.meta.every-request"));
-        assert!(modern.contains(&"stdio.framing.newline") && legacy.contains(&"stdio.framing.newline"));
+        assert!(
+            modern.contains(&"stateless.meta.every-request")
+                && !legacy.contains(&"stateless.meta.every-request")
+        );
+        assert!(
+            modern.contains(&"stdio.framing.newline") && legacy.contains(&"stdio.framing.newline")
+        );
     }
 
     #[test]
     fn every_2026_07_28_client_rule_quotes_its_sentence_and_level() {
-        for rule in all().iter().filter(|r| r.kind == RuleKind::Client && r.revisions.iter().any(|i| i == "2026-07-28..")) {
-            assert!(rule.text.contains('"'), "{} quotes no spec sentence", rule.id);
+        for rule in all().iter().filter(|r| {
+            r.kind == RuleKind::Client && r.revisions.iter().any(|i| i == "2026-07-28..")
+        }) {
+            assert!(
+                rule.text.contains('"'),
+                "{} quotes no spec sentence",
+                rule.id
+            );
             let level = rule.level.name().to_uppercase();
-            assert!(rule.text.contains("MUST") || rule.text.contains("SHOULD") || rule.text.contains("MAY"), "{} names no spec level", rule.id);
-            assert!(rule.sources.iter().any(|s| s == "S" || s == "R"), "{} ({level}) names no source", rule.id);
+            assert!(
+                rule.text.contains("MUST")
+                    || rule.text.contains("SHOULD")
+                    || rule.text.contains("MAY"),
+                "{} names no spec level",
+                rule.id
+            );
+            assert!(
+                rule.sources.iter().any(|s| s == "S" || s == "R"),
+                "{} ({level}) names no source",
+                rule.id
+            );
         }
     }
 }

@@ -8,7 +8,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 /// Whether a character is shown escaped: C0 and C1 controls, DEL, and the invisible
 /// direction and format marks that reorder what a line appears to say.
 fn hidden(c: char) -> bool {
-    c.is_control() || matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{feff}')
+    c.is_control()
+        || matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{feff}')
 }
 
 /// `c` as text that shows it: `\n`, `\r`, `\t`, `\x1b`, `\u{202e}`.
@@ -77,8 +78,14 @@ mod tests {
     #[test]
     fn control_characters_are_shown_not_obeyed() {
         assert_eq!(line("ok"), "ok");
-        assert_eq!(line("a\x1b]0;x\x07b\r\n12 passed"), "a\\x1b]0;x\\x07b\\r\\n12 passed");
-        assert_eq!(line("\u{9b}2J \u{202e}abc \u{7f}"), "\\x9b2J \\u{202e}abc \\x7f");
+        assert_eq!(
+            line("a\x1b]0;x\x07b\r\n12 passed"),
+            "a\\x1b]0;x\\x07b\\r\\n12 passed"
+        );
+        assert_eq!(
+            line("\u{9b}2J \u{202e}abc \u{7f}"),
+            "\\x9b2J \\u{202e}abc \\x7f"
+        );
         assert_eq!(lines("one\ntwo\x1b[2K"), "one\ntwo\\x1b[2K");
         assert_eq!(line("é ü ✓"), "é ü ✓");
     }

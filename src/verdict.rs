@@ -52,7 +52,9 @@ pub struct ScenarioResult {
 /// portable ones.
 pub fn judge(scenario: &LoadedScenario, outcome: &Outcome) -> Verdict {
     if let Some(reason) = &outcome.harness_fault {
-        return Verdict::HarnessFault { reason: outcome.redact(reason) };
+        return Verdict::HarnessFault {
+            reason: outcome.redact(reason),
+        };
     }
     if let Some(fault) = &outcome.client_fault {
         let failure = Failure {
@@ -60,20 +62,38 @@ pub fn judge(scenario: &LoadedScenario, outcome: &Outcome) -> Verdict {
             expected: "a client that answers every step as the protocol says".into(),
             actual: outcome.redact(fault),
         };
-        return Verdict::Fail { failures: vec![failure] };
+        return Verdict::Fail {
+            failures: vec![failure],
+        };
     }
-    if let Some(step) = outcome.steps.iter().find(|s| matches!(&s.result, Err(e) if e.kind == "harness")) {
-        let reason = step.result.as_ref().err().map(|e| e.text.clone()).unwrap_or_default();
-        return Verdict::HarnessFault { reason: format!("step {}: {reason}", step.number) };
+    if let Some(step) = outcome
+        .steps
+        .iter()
+        .find(|s| matches!(&s.result, Err(e) if e.kind == "harness"))
+    {
+        let reason = step
+            .result
+            .as_ref()
+            .err()
+            .map(|e| e.text.clone())
+            .unwrap_or_default();
+        return Verdict::HarnessFault {
+            reason: format!("step {}: {reason}", step.number),
+        };
     }
     let expect = match outcome.judged {
         Judged::Everything => scenario.scenario.expect.clone(),
         Judged::Portable => scenario.scenario.expect.portable(),
     };
     let mut failures = runner::check::check(&expect, &scenario.scenario.server, outcome);
-    if let (Judged::Everything, Some(reference)) = (outcome.judged, &scenario.scenario.expect.reference) {
+    if let (Judged::Everything, Some(reference)) =
+        (outcome.judged, &scenario.scenario.expect.reference)
+    {
         // The reference client's own choices, on top; what the rest checks is not said twice.
-        let part = Expectations { script_completed: false, ..(**reference).clone() };
+        let part = Expectations {
+            script_completed: false,
+            ..(**reference).clone()
+        };
         for failure in runner::check::check(&part, &scenario.scenario.server, outcome) {
             if !failures.contains(&failure) {
                 failures.push(failure);
@@ -88,7 +108,12 @@ pub fn judge(scenario: &LoadedScenario, outcome: &Outcome) -> Verdict {
 }
 
 /// Runs one scenario with the reference client under one profile and judges it.
-pub fn run_one(scenario: &LoadedScenario, profile: Profile, launcher: &MockLauncher, hooks: &TestHooks) -> (ScenarioResult, Outcome) {
+pub fn run_one(
+    scenario: &LoadedScenario,
+    profile: Profile,
+    launcher: &MockLauncher,
+    hooks: &TestHooks,
+) -> (ScenarioResult, Outcome) {
     let started = std::time::Instant::now();
     let outcome = runner::run(scenario, profile, launcher, hooks);
     let verdict = judge(scenario, &outcome);
@@ -106,18 +131,36 @@ pub fn run_client_one<A: ClientUnderTest + 'static>(
     let started = std::time::Instant::now();
     let described = adapter.describe();
     if let Err(reason) = cut::can_express(&described, &cut::needs::of(&scenario.scenario)) {
-        return (result(scenario, &described, Verdict::NotApplicable { reason }, started), None);
+        return (
+            result(
+                scenario,
+                &described,
+                Verdict::NotApplicable { reason },
+                started,
+            ),
+            None,
+        );
     }
     let outcome = runner::run_client(scenario, adapter, launcher, options);
     let verdict = judge(scenario, &outcome);
-    (result(scenario, &described, verdict, started), Some(outcome))
+    (
+        result(scenario, &described, verdict, started),
+        Some(outcome),
+    )
 }
 
-fn result(scenario: &LoadedScenario, client: &Described, verdict: Verdict, started: std::time::Instant) -> ScenarioResult {
+fn result(
+    scenario: &LoadedScenario,
+    client: &Described,
+    verdict: Verdict,
+    started: std::time::Instant,
+) -> ScenarioResult {
     ScenarioResult {
         scenario: scenario.name.clone(),
         client: client.label(),
-        profile: Profile::from_name(&client.profile).map(Profile::name).unwrap_or("strict"),
+        profile: Profile::from_name(&client.profile)
+            .map(Profile::name)
+            .unwrap_or("strict"),
         rules: scenario.scenario.rules.clone(),
         verdict,
         millis: started.elapsed().as_millis(),
@@ -126,31 +169,57 @@ fn result(scenario: &LoadedScenario, client: &Described, verdict: Verdict, start
 
 /// Runs every scenario under each of `profiles` it applies to with the reference client,
 /// several at a time, and returns the results in scenario order.
-pub fn run_all(scenarios: &[LoadedScenario], profiles: &[Profile], launcher: &MockLauncher) -> Vec<ScenarioResult> {
+pub fn run_all(
+    scenarios: &[LoadedScenario],
+    profiles: &[Profile],
+    launcher: &MockLauncher,
+) -> Vec<ScenarioResult> {
     let jobs: Vec<(&LoadedScenario, Profile)> = scenarios
         .iter()
-        .flat_map(|s| s.profiles().into_iter().filter(|p| profiles.contains(p)).map(move |p| (s, p)))
+        .flat_map(|s| {
+            s.profiles()
+                .into_iter()
+                .filter(|p| profiles.contains(p))
+                .map(move |p| (s, p))
+        })
         .collect();
     let workers = RunOptions::default().workers;
-    let least_ms = |(scenario, _): &(&LoadedScenario, Profile)| runner::estimate::least_ms(&scenario.scenario);
-    in_parallel_longest_first(&jobs, workers, least_ms, |(scenario, profile)| run_one(scenario, *profile, launcher, &TestHooks::default()).0)
+    let least_ms =
+        |(scenario, _): &(&LoadedScenario, Profile)| runner::estimate::least_ms(&scenario.scenario);
+    in_parallel_longest_first(&jobs, workers, least_ms, |(scenario, profile)| {
+        run_one(scenario, *profile, launcher, &TestHooks::default()).0
+    })
 }
 
 /// Runs every scenario of the client's profile with clients from `factory` (one per
 /// scenario), several at a time, and returns the results in scenario order.
-pub fn run_all_clients<A, F>(scenarios: &[LoadedScenario], factory: F, launcher: &MockLauncher, options: RunOptions) -> Vec<ScenarioResult>
+pub fn run_all_clients<A, F>(
+    scenarios: &[LoadedScenario],
+    factory: F,
+    launcher: &MockLauncher,
+    options: RunOptions,
+) -> Vec<ScenarioResult>
 where
     A: ClientUnderTest + 'static,
     F: Fn() -> A + Sync,
 {
     let profile = Profile::from_name(&factory().describe().profile).unwrap_or_default();
-    let jobs: Vec<&LoadedScenario> = scenarios.iter().filter(|s| s.profiles().contains(&profile)).collect();
+    let jobs: Vec<&LoadedScenario> = scenarios
+        .iter()
+        .filter(|s| s.profiles().contains(&profile))
+        .collect();
     let least_ms = |scenario: &&LoadedScenario| runner::estimate::least_ms(&scenario.scenario);
-    in_parallel_longest_first(&jobs, options.workers, least_ms, |scenario| run_client_one(scenario, factory(), launcher, options).0)
+    in_parallel_longest_first(&jobs, options.workers, least_ms, |scenario| {
+        run_client_one(scenario, factory(), launcher, options).0
+    })
 }
 
 /// Runs `job` over `jobs` on `workers` threads; results in the jobs' order.
-pub(crate) fn in_parallel<J: Sync, R: Send>(jobs: &[J], workers: usize, job: impl Fn(&J) -> R + Sync) -> Vec<R> {
+pub(crate) fn in_parallel<J: Sync, R: Send>(
+    jobs: &[J],
+    workers: usize,
+    job: impl Fn(&J) -> R + Sync,
+) -> Vec<R> {
     in_parallel_longest_first(jobs, workers, |_| 0, job)
 }
 
@@ -165,11 +234,19 @@ pub(crate) fn in_parallel_longest_first<J: Sync, R: Send>(
     job: impl Fn(&J) -> R + Sync,
 ) -> Vec<R> {
     let order = runner::estimate::longest_first(jobs, &least_ms);
-    let waiting = order.iter().take_while(|&&i| least_ms(&jobs[i]) >= runner::estimate::MOSTLY_WAITING_MS).count();
+    let waiting = order
+        .iter()
+        .take_while(|&&i| least_ms(&jobs[i]) >= runner::estimate::MOSTLY_WAITING_MS)
+        .count();
     let (waiting, shared) = order.split_at(waiting);
     let next = std::sync::atomic::AtomicUsize::new(0);
     let results = std::sync::Mutex::new(Vec::new());
-    let keep = |i: usize, result: R| results.lock().unwrap_or_else(|e| e.into_inner()).push((i, result));
+    let keep = |i: usize, result: R| {
+        results
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push((i, result))
+    };
     let workers = workers.clamp(1, shared.len().max(1));
     std::thread::scope(|scope| {
         for &i in waiting {
@@ -178,7 +255,9 @@ pub(crate) fn in_parallel_longest_first<J: Sync, R: Send>(
         }
         for _ in 0..workers {
             scope.spawn(|| {
-                while let Some(&i) = shared.get(next.fetch_add(1, std::sync::atomic::Ordering::SeqCst)) {
+                while let Some(&i) =
+                    shared.get(next.fetch_add(1, std::sync::atomic::Ordering::SeqCst))
+                {
                     keep(i, job(&jobs[i]));
                 }
             });

@@ -11,7 +11,6 @@
 #[allow(dead_code)]
 mod support;
 
-use support::*;
 use mcp_conformance::cut::driver::{self, DriverClient};
 use mcp_conformance::cut::reference::ReferenceClient;
 use mcp_conformance::runner::RunOptions;
@@ -20,6 +19,7 @@ use mcp_conformance::verdict::{self, ScenarioResult, Verdict};
 use mcp_refclient::Profile;
 use std::path::Path;
 use std::time::{Duration, Instant};
+use support::*;
 
 fn drivers_dir() -> &'static Path {
     Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/drivers"))
@@ -32,14 +32,32 @@ const WORKERS: usize = 4;
 const HELLO_WITHIN: Duration = Duration::from_secs(30);
 
 /// Runs `scenarios` through the driver `argv` with the step guard `guard`, as `run --client` does.
-fn run_driver(argv: Vec<String>, scenarios: &[LoadedScenario], guard: Duration) -> Vec<ScenarioResult> {
+fn run_driver(
+    argv: Vec<String>,
+    scenarios: &[LoadedScenario],
+    guard: Duration,
+) -> Vec<ScenarioResult> {
     let described = driver::probe(&argv, HELLO_WITHIN).expect("the driver says hello");
-    let options = RunOptions { step_guard: guard, workers: WORKERS, ..RunOptions::portable() };
-    verdict::run_all_clients(scenarios, || DriverClient::new(argv.clone(), described.clone(), HELLO_WITHIN), &launcher(), options)
+    let options = RunOptions {
+        step_guard: guard,
+        workers: WORKERS,
+        ..RunOptions::portable()
+    };
+    verdict::run_all_clients(
+        scenarios,
+        || DriverClient::new(argv.clone(), described.clone(), HELLO_WITHIN),
+        &launcher(),
+        options,
+    )
 }
 
 fn reference_driver(profile: Profile) -> Vec<String> {
-    vec![conformance_bin().into(), "driver".into(), "--profile".into(), profile.name().into()]
+    vec![
+        conformance_bin().into(),
+        "driver".into(),
+        "--profile".into(),
+        profile.name().into(),
+    ]
 }
 
 /// One test at a time (see the module's comment).
@@ -52,14 +70,18 @@ fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
 fn gist(verdict: &Verdict) -> String {
     match verdict {
         Verdict::Pass => "pass".into(),
-        Verdict::Fail { failures } => format!("fail {:?}", failures.iter().map(|f| &f.what).collect::<Vec<_>>()),
+        Verdict::Fail { failures } => format!(
+            "fail {:?}",
+            failures.iter().map(|f| &f.what).collect::<Vec<_>>()
+        ),
         Verdict::NotApplicable { .. } => "n/a".into(),
         Verdict::HarnessFault { reason } => format!("harness {reason}"),
     }
 }
 
 #[test]
-fn the_reference_client_through_the_driver_gets_the_in_process_verdict_on_every_portable_expectation() {
+fn the_reference_client_through_the_driver_gets_the_in_process_verdict_on_every_portable_expectation(
+) {
     let _one = one_at_a_time();
     let scenarios = all_scenarios();
     for profile in Profile::ALL {
@@ -67,15 +89,34 @@ fn the_reference_client_through_the_driver_gets_the_in_process_verdict_on_every_
             &scenarios,
             || ReferenceClient::new(profile, Default::default(), conformance_bin().into()),
             &launcher(),
-            RunOptions { workers: WORKERS, ..RunOptions::portable() },
+            RunOptions {
+                workers: WORKERS,
+                ..RunOptions::portable()
+            },
         );
-        let driven = run_driver(reference_driver(profile), &scenarios, Duration::from_secs(20));
+        let driven = run_driver(
+            reference_driver(profile),
+            &scenarios,
+            Duration::from_secs(20),
+        );
         assert_eq!(in_process.len(), driven.len());
         for (local, remote) in in_process.iter().zip(&driven) {
             assert_eq!(local.scenario, remote.scenario);
             // Every scenario, the `interrupt_host` ones too: the driver is its client's host.
-            assert_eq!(gist(&local.verdict), gist(&remote.verdict), "{} under {}", local.scenario, profile.name());
-            assert_eq!(local.verdict, Verdict::Pass, "{} under {} in process", local.scenario, profile.name());
+            assert_eq!(
+                gist(&local.verdict),
+                gist(&remote.verdict),
+                "{} under {}",
+                local.scenario,
+                profile.name()
+            );
+            assert_eq!(
+                local.verdict,
+                Verdict::Pass,
+                "{} under {} in process",
+                local.scenario,
+                profile.name()
+            );
         }
     }
 }
@@ -84,22 +125,41 @@ fn the_reference_client_through_the_driver_gets_the_in_process_verdict_on_every_
 /// reference driver) and asserts that exactly those carrying one of `rules` fail — each
 /// with a failure of the client, not of the harness — and the others pass or do not apply.
 fn assert_fails_exactly(script: &str, folders: &[&str], rules: &[&str], must_fail: &[&str]) {
-    let scenarios: Vec<LoadedScenario> =
-        all_scenarios().into_iter().filter(|s| folders.contains(&s.area()) && s.profiles().contains(&Profile::Strict)).collect();
-    let mut argv = vec!["python3".to_string(), drivers_dir().join(script).display().to_string(), "--".into()];
+    let scenarios: Vec<LoadedScenario> = all_scenarios()
+        .into_iter()
+        .filter(|s| folders.contains(&s.area()) && s.profiles().contains(&Profile::Strict))
+        .collect();
+    let mut argv = vec![
+        "python3".to_string(),
+        drivers_dir().join(script).display().to_string(),
+        "--".into(),
+    ];
     argv.extend(reference_driver(Profile::Strict));
     let results = run_driver(argv, &scenarios, Duration::from_secs(10));
     for result in &results {
         let its_rules = result.rules.iter().any(|r| rules.contains(&r.as_str()));
         match &result.verdict {
-            Verdict::Fail { .. } => assert!(its_rules, "{script}: {} failed outside {rules:?}: {:?}", result.scenario, result.verdict),
-            Verdict::HarnessFault { reason } => panic!("{script}: {} harness fault: {reason}", result.scenario),
+            Verdict::Fail { .. } => assert!(
+                its_rules,
+                "{script}: {} failed outside {rules:?}: {:?}",
+                result.scenario, result.verdict
+            ),
+            Verdict::HarnessFault { reason } => {
+                panic!("{script}: {} harness fault: {reason}", result.scenario)
+            }
             Verdict::Pass | Verdict::NotApplicable { .. } => {}
         }
     }
     for name in must_fail {
-        let result = results.iter().find(|r| r.scenario == *name).unwrap_or_else(|| panic!("{name} ran"));
-        assert!(matches!(result.verdict, Verdict::Fail { .. }), "{script}: {name} should fail: {:?}", result.verdict);
+        let result = results
+            .iter()
+            .find(|r| r.scenario == *name)
+            .unwrap_or_else(|| panic!("{name} ran"));
+        assert!(
+            matches!(result.verdict, Verdict::Fail { .. }),
+            "{script}: {name} should fail: {:?}",
+            result.verdict
+        );
     }
 }
 
@@ -109,8 +169,16 @@ fn a_driver_that_quotes_the_full_url_fails_exactly_the_redaction_scenarios() {
     assert_fails_exactly(
         "leaks_url.py",
         &["redaction", "redirects", "auth"],
-        &["redaction.origin-only", "redaction.key-like-parts", "redaction.credentials"],
-        &["redaction/handshake-error-origin-only", "redaction/userinfo-kept-out-of-connect-error", "redaction/status-body-origin-only"],
+        &[
+            "redaction.origin-only",
+            "redaction.key-like-parts",
+            "redaction.credentials",
+        ],
+        &[
+            "redaction/handshake-error-origin-only",
+            "redaction/userinfo-kept-out-of-connect-error",
+            "redaction/status-body-origin-only",
+        ],
     );
 }
 
@@ -121,8 +189,16 @@ fn a_driver_that_leaves_the_server_running_on_close_fails_exactly_the_kill_scena
         "keeps_server.py",
         // timeouts/: scenarios that close after a bounded call, some naming a kill rule.
         &["process", "lifecycle", "timeouts"],
-        &["process.drop.kills-command", "process.group.kills-group", "process.exited.closed"],
-        &["process/close-kills-command", "process/drop-kills-command", "process/group-close-kills-descendants"],
+        &[
+            "process.drop.kills-command",
+            "process.group.kills-group",
+            "process.exited.closed",
+        ],
+        &[
+            "process/close-kills-command",
+            "process/drop-kills-command",
+            "process/group-close-kills-descendants",
+        ],
     );
 }
 
@@ -132,8 +208,15 @@ fn a_driver_that_ignores_the_per_call_timeout_fails_exactly_the_per_call_bound_s
     assert_fails_exactly(
         "no_call_timeout.py",
         &["timeouts"],
-        &["timeouts.call.override", "timeouts.call.bounded", "timeouts.call.cancelled"],
-        &["timeouts/per-call-override", "timeouts/per-call-override-shorter"],
+        &[
+            "timeouts.call.override",
+            "timeouts.call.bounded",
+            "timeouts.call.cancelled",
+        ],
+        &[
+            "timeouts/per-call-override",
+            "timeouts/per-call-override-shorter",
+        ],
     );
 }
 
@@ -154,9 +237,18 @@ fn a_driver_that_starts_every_server_in_a_group_of_its_own_fails_the_sigint_scen
 #[test]
 fn a_driver_that_can_only_forget_a_connection_is_not_judged_on_what_a_drop_ends() {
     let _one = one_at_a_time();
-    let scenarios: Vec<LoadedScenario> =
-        all_scenarios().into_iter().filter(|s| s.area() == "process" && s.profiles().contains(&Profile::Strict)).collect();
-    let mut argv = vec!["python3".to_string(), drivers_dir().join("forgets_on_drop.py").display().to_string(), "--".into()];
+    let scenarios: Vec<LoadedScenario> = all_scenarios()
+        .into_iter()
+        .filter(|s| s.area() == "process" && s.profiles().contains(&Profile::Strict))
+        .collect();
+    let mut argv = vec![
+        "python3".to_string(),
+        drivers_dir()
+            .join("forgets_on_drop.py")
+            .display()
+            .to_string(),
+        "--".into(),
+    ];
     argv.extend(reference_driver(Profile::Strict));
     let results = run_driver(argv, &scenarios, Duration::from_secs(10));
     let mut not_applicable = Vec::new();
@@ -164,7 +256,11 @@ fn a_driver_that_can_only_forget_a_connection_is_not_judged_on_what_a_drop_ends(
         match &result.verdict {
             Verdict::Pass => {}
             Verdict::NotApplicable { reason } => {
-                assert!(reason.contains("`drop`") && reason.contains("not declared by"), "{}: {reason}", result.scenario);
+                assert!(
+                    reason.contains("`drop`") && reason.contains("not declared by"),
+                    "{}: {reason}",
+                    result.scenario
+                );
                 not_applicable.push(result.scenario.as_str());
             }
             other => panic!("{}: {other:?}", result.scenario),
@@ -184,12 +280,15 @@ fn a_driver_that_can_only_forget_a_connection_is_not_judged_on_what_a_drop_ends(
 
 /// Pids of live processes whose command line mentions `needle`.
 fn processes_running(needle: &str) -> Vec<u32> {
-    let Ok(entries) = std::fs::read_dir("/proc") else { return Vec::new() };
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
     entries
         .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
         .filter(|pid| {
             let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-            String::from_utf8_lossy(&cmdline).contains(needle) && mcp_conformance::runner::procs::is_alive(*pid)
+            String::from_utf8_lossy(&cmdline).contains(needle)
+                && mcp_conformance::runner::procs::is_alive(*pid)
         })
         .collect()
 }
@@ -198,35 +297,64 @@ fn processes_running(needle: &str) -> Vec<u32> {
 #[case::sleeps_forever("hangs.py", &["did not finish within the step guard"])]
 #[case::exits_at_once("exits.py", &["the driver closed its output", "cannot write to the driver"])]
 #[case::prints_garbage("garbage.py", &["the driver wrote something that is not a reply"])]
-fn a_driver_that_breaks_the_protocol_fails_each_scenario_bounded_and_leaves_nothing(#[case] script: &str, #[case] says: &[&str]) {
+fn a_driver_that_breaks_the_protocol_fails_each_scenario_bounded_and_leaves_nothing(
+    #[case] script: &str,
+    #[case] says: &[&str],
+) {
     let _one = one_at_a_time();
     let path = drivers_dir().join(script).display().to_string();
-    let scenarios = vec![scenario("stdio/banner-before-initialize"), scenario("http/accept-every-post")];
+    let scenarios = vec![
+        scenario("stdio/banner-before-initialize"),
+        scenario("http/accept-every-post"),
+    ];
     let started = Instant::now();
-    let results = run_driver(vec!["python3".into(), path.clone()], &scenarios, Duration::from_millis(500));
-    assert!(started.elapsed() < Duration::from_secs(15), "took {:?}", started.elapsed());
+    let results = run_driver(
+        vec!["python3".into(), path.clone()],
+        &scenarios,
+        Duration::from_millis(500),
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(15),
+        "took {:?}",
+        started.elapsed()
+    );
     for result in &results {
         match &result.verdict {
             Verdict::Fail { failures } => {
                 assert_eq!(failures[0].what, "client", "{script}: {failures:?}");
-                assert!(says.iter().any(|text| failures[0].actual.contains(text)), "{script}: {failures:?}");
+                assert!(
+                    says.iter().any(|text| failures[0].actual.contains(text)),
+                    "{script}: {failures:?}"
+                );
             }
-            other => panic!("{script} on {}: expected a failure, got {other:?}", result.scenario),
+            other => panic!(
+                "{script} on {}: expected a failure, got {other:?}",
+                result.scenario
+            ),
         }
     }
-    assert_eq!(processes_running(&path), Vec::<u32>::new(), "{script} left processes behind");
+    assert_eq!(
+        processes_running(&path),
+        Vec::<u32>::new(),
+        "{script} left processes behind"
+    );
 }
 
 #[test]
 fn a_client_that_lists_tools_before_each_call_passes_by_the_incidental_policy() {
     let _one = one_at_a_time();
-    let mut argv = vec!["python3".to_string(), drivers_dir().join("lists_first.py").display().to_string(), "--".into()];
+    let mut argv = vec![
+        "python3".to_string(),
+        drivers_dir().join("lists_first.py").display().to_string(),
+        "--".into(),
+    ];
     argv.extend(reference_driver(Profile::Strict));
     let described = driver::probe(&argv, HELLO_WITHIN).expect("the driver says hello");
     let client = DriverClient::new(argv, described, HELLO_WITHIN);
     // The issue's example: a script about banners that expects `tools/call` sees `tools/list` first.
     let loaded = scenario("stdio/banner-before-initialize");
-    let (result, outcome) = verdict::run_client_one(&loaded, client, &launcher(), RunOptions::portable());
+    let (result, outcome) =
+        verdict::run_client_one(&loaded, client, &launcher(), RunOptions::portable());
     assert_eq!(result.verdict, Verdict::Pass);
     let wire = outcome.expect("it ran").wire;
     assert!(wire.iter().any(|r| matches!(r, mcp_mock_servers::wire_log::Record::Incidental { method } if method == "tools/list")));
@@ -240,7 +368,11 @@ fn a_client_that_lists_tools_before_each_call_passes_every_strict_scenario() {
         .into_iter()
         .filter(|s| s.profiles().contains(&Profile::Strict))
         .collect();
-    let mut argv = vec!["python3".to_string(), drivers_dir().join("lists_first.py").display().to_string(), "--".into()];
+    let mut argv = vec![
+        "python3".to_string(),
+        drivers_dir().join("lists_first.py").display().to_string(),
+        "--".into(),
+    ];
     argv.extend(reference_driver(Profile::Strict));
     let results = run_driver(argv, &scenarios, Duration::from_secs(20));
     let failed: Vec<String> = results
@@ -249,18 +381,29 @@ fn a_client_that_lists_tools_before_each_call_passes_every_strict_scenario() {
         .map(|r| format!("{}: {}", r.scenario, gist(&r.verdict)))
         .collect();
     assert_eq!(failed, Vec::<String>::new());
-    assert!(results.iter().filter(|r| r.verdict == Verdict::Pass).count() > 150);
+    assert!(
+        results
+            .iter()
+            .filter(|r| r.verdict == Verdict::Pass)
+            .count()
+            > 150
+    );
 }
 
 #[rstest::rstest]
 #[case::answered_by_default(None, 0)]
 #[case::a_mismatch_without_the_policy(Some("[]"), 3)]
-fn a_tools_list_before_the_expected_call_is_incidental_traffic(#[case] policy: Option<&str>, #[case] exit: i32) {
+fn a_tools_list_before_the_expected_call_is_incidental_traffic(
+    #[case] policy: Option<&str>,
+    #[case] exit: i32,
+) {
     let _one = one_at_a_time();
     let dir = tempfile::tempdir().unwrap();
     let script = dir.path().join("script.json");
     let log = dir.path().join("wire.jsonl");
-    let incidental = policy.map(|p| format!(", \"incidental\": {p}")).unwrap_or_default();
+    let incidental = policy
+        .map(|p| format!(", \"incidental\": {p}"))
+        .unwrap_or_default();
     let text = format!("{{\"steps\": [{{\"handshake\": {{}}}}, {{\"expect\": {{\"method\": \"tools/call\"}}}}, {{\"reply\": {{}}}}]{incidental}}}");
     std::fs::write(&script, text).unwrap();
     let input = [
@@ -279,16 +422,27 @@ fn a_tools_list_before_the_expected_call_is_incidental_traffic(#[case] policy: O
         .timeout(Duration::from_secs(10))
         .output()
         .unwrap();
-    assert_eq!(output.status.code(), Some(exit), "{}", String::from_utf8_lossy(&output.stderr));
+    assert_eq!(
+        output.status.code(),
+        Some(exit),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     let stdout = String::from_utf8_lossy(&output.stdout);
     let wire = mcp_mock_servers::wire_log::read_wire_log(&log).unwrap();
     let recorded = wire.iter().any(|r| matches!(r, mcp_mock_servers::wire_log::Record::Incidental { method } if method == "tools/list"));
     if exit == 0 {
-        assert!(stdout.contains(r#""id":2"#) && stdout.contains(r#""tools""#), "{stdout}");
+        assert!(
+            stdout.contains(r#""id":2"#) && stdout.contains(r#""tools""#),
+            "{stdout}"
+        );
         assert!(stdout.contains(r#""id":3"#), "{stdout}");
         assert!(recorded);
         let summary = mcp_conformance::runner::check::received_summary(&wire);
-        assert_eq!(summary, ["initialize", "notifications/initialized", "tools/call"]);
+        assert_eq!(
+            summary,
+            ["initialize", "notifications/initialized", "tools/call"]
+        );
     } else {
         assert!(!recorded && !stdout.contains(r#""id":2"#), "{stdout}");
     }
@@ -301,7 +455,15 @@ fn run_client_names_the_client_in_every_report_and_exits_as_run_does() {
     let (json, junit) = (dir.path().join("r.json"), dir.path().join("r.xml"));
     let garbage = format!("python3 {}", drivers_dir().join("garbage.py").display());
     assert_cmd::Command::new(conformance_bin())
-        .args(["run", "stdio/banner-before-initialize", "--step-guard-ms", "2000", "--client", &garbage, "--json"])
+        .args([
+            "run",
+            "stdio/banner-before-initialize",
+            "--step-guard-ms",
+            "2000",
+            "--client",
+            &garbage,
+            "--json",
+        ])
         .arg(&json)
         .arg("--junit")
         .arg(&junit)
@@ -310,13 +472,21 @@ fn run_client_names_the_client_in_every_report_and_exits_as_run_does() {
         .code(1)
         .stdout(predicates::str::contains("client: garbage 0"))
         .stdout(predicates::str::contains("not a reply"));
-    let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!(report["clients"], serde_json::json!(["garbage 0"]));
     assert_eq!(report["results"][0]["client"], "garbage 0");
-    assert!(std::fs::read_to_string(&junit).unwrap().contains("garbage 0"));
+    assert!(std::fs::read_to_string(&junit)
+        .unwrap()
+        .contains("garbage 0"));
     let reference = format!("{} driver", conformance_bin());
     assert_cmd::Command::new(conformance_bin())
-        .args(["run", "stdio/banner-before-initialize", "--client", &reference])
+        .args([
+            "run",
+            "stdio/banner-before-initialize",
+            "--client",
+            &reference,
+        ])
         .timeout(Duration::from_secs(60))
         .assert()
         .code(0)

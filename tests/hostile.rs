@@ -21,22 +21,43 @@ use std::path::PathBuf;
 use support::*;
 
 #[rstest]
-fn a_hostile_stdio_server_cannot_break_a_promise(#[files("tests/hostile/stdio/*.py")]
+fn a_hostile_stdio_server_cannot_break_a_promise(
+    #[files("tests/hostile/stdio/*.py")]
     #[exclude("/_")]
-    script: PathBuf,) {
+    script: PathBuf,
+) {
     let case = Case::read(&script);
-    let run = Run::validate(&["--env", &format!("API_KEY={ENV_SECRET}"), "--", python(), "-S"], &script, None);
+    let run = Run::validate(
+        &[
+            "--env",
+            &format!("API_KEY={ENV_SECRET}"),
+            "--",
+            python(),
+            "-S",
+        ],
+        &script,
+        None,
+    );
     run.assert_promises(&case);
 }
 
 #[rstest]
-fn a_hostile_http_server_cannot_break_a_promise(#[files("tests/hostile/http/*.py")]
+fn a_hostile_http_server_cannot_break_a_promise(
+    #[files("tests/hostile/http/*.py")]
     #[exclude("/_")]
-    script: PathBuf,) {
+    script: PathBuf,
+) {
     let case = Case::read(&script);
     let server = HttpServer::start(&script);
-    let url = format!("http://{URL_USER}:{URL_PASSWORD}@127.0.0.1:{}/mcp?token={URL_TOKEN}", server.port);
+    let url = format!(
+        "http://{URL_USER}:{URL_PASSWORD}@127.0.0.1:{}/mcp?token={URL_TOKEN}",
+        server.port
+    );
     let header = format!("Authorization: Bearer {HEADER_SECRET}");
-    let run = Run::validate(&["--url", &url, "--header", &header], &script, Some(&server));
+    let run = Run::validate(
+        &["--url", &url, "--header", &header],
+        &script,
+        Some(&server),
+    );
     run.assert_promises(&case);
 }

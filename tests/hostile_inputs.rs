@@ -77,11 +77,32 @@ fn assert_one_clear_error(loader: &str, kind: &str) {
     make(kind, &file);
     let f = file.to_str().unwrap();
     let (args, says): (Vec<&str>, &str) = match loader {
-        "config" => (vec!["validate", "--config", f], "cannot read the config file"),
-        "baseline" => (vec!["validate", "--baseline", f, "--", "true"], "cannot read the baseline"),
-        "ca-cert" => (vec!["validate", "--url", "https://127.0.0.1:9/mcp", "--ca-cert", f], "--ca-cert"),
-        "run" => (vec!["run", "--scenarios", dir.path().to_str().unwrap()], "cannot read scenario"),
-        "list" => (vec!["list", "--scenarios", dir.path().to_str().unwrap()], "cannot read scenario"),
+        "config" => (
+            vec!["validate", "--config", f],
+            "cannot read the config file",
+        ),
+        "baseline" => (
+            vec!["validate", "--baseline", f, "--", "true"],
+            "cannot read the baseline",
+        ),
+        "ca-cert" => (
+            vec![
+                "validate",
+                "--url",
+                "https://127.0.0.1:9/mcp",
+                "--ca-cert",
+                f,
+            ],
+            "--ca-cert",
+        ),
+        "run" => (
+            vec!["run", "--scenarios", dir.path().to_str().unwrap()],
+            "cannot read scenario",
+        ),
+        "list" => (
+            vec!["list", "--scenarios", dir.path().to_str().unwrap()],
+            "cannot read scenario",
+        ),
         "mock-stdio" => (vec!["mock-stdio", "--script", f], "cannot read"),
         "mock-http" => (vec!["mock-http", "--script", f], "cannot read"),
         _ => unreachable!(),
@@ -92,9 +113,19 @@ fn assert_one_clear_error(loader: &str, kind: &str) {
     assert!(started.elapsed() < INPUT_BOUND);
     assert_eq!(stderr.trim().lines().count(), 1, "not one line: {stderr}");
     // A certificate file is bytes: not UTF-8 is not PEM.
-    let reason = if (loader, kind) == ("ca-cert", "not-utf8") { "holds no PEM certificate" } else { reason(kind) };
-    assert!(stderr.contains(says) && stderr.contains(reason), "{loader}/{kind}: {stderr}");
-    assert!(stderr.contains(f), "{loader}/{kind} does not name the file: {stderr}");
+    let reason = if (loader, kind) == ("ca-cert", "not-utf8") {
+        "holds no PEM certificate"
+    } else {
+        reason(kind)
+    };
+    assert!(
+        stderr.contains(says) && stderr.contains(reason),
+        "{loader}/{kind}: {stderr}"
+    );
+    assert!(
+        stderr.contains(f),
+        "{loader}/{kind} does not name the file: {stderr}"
+    );
 }
 
 #[rstest]
@@ -104,7 +135,11 @@ fn assert_one_clear_error(loader: &str, kind: &str) {
 fn a_mock_exit_code_that_would_wrap_is_refused_at_load(#[case] step: &str, #[case] says: &str) {
     let dir = tempfile::tempdir().unwrap();
     let script = dir.path().join("s.toml");
-    std::fs::write(&script, format!("steps = [{{ handshake = {{}} }}, {step}]\n")).unwrap();
+    std::fs::write(
+        &script,
+        format!("steps = [{{ handshake = {{}} }}, {step}]\n"),
+    )
+    .unwrap();
     for mock in ["mock-stdio", "mock-http"] {
         conformance()
             .args([mock, "--script", script.to_str().unwrap()])
@@ -121,8 +156,14 @@ fn a_mock_exit_code_that_would_wrap_is_refused_at_load(#[case] step: &str, #[cas
 #[case::validate(&["validate", "--only", "server.ping", "--", "PYTHON", "-S", "tests/hostile/stdio/control-well-behaved.py"])]
 #[case::run(&["run", "stdio/banner-before-initialize"])]
 fn a_stdout_that_cannot_be_written_is_a_clear_error(#[case] args: &[&str]) {
-    let args: Vec<&str> = args.iter().map(|a| if *a == "PYTHON" { python() } else { a }).collect();
-    let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+    let args: Vec<&str> = args
+        .iter()
+        .map(|a| if *a == "PYTHON" { python() } else { a })
+        .collect();
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
     let output = std::process::Command::new(BIN)
         .args(&args)
         .current_dir(env!("CARGO_MANIFEST_DIR"))
@@ -131,22 +172,53 @@ fn a_stdout_that_cannot_be_written_is_a_clear_error(#[case] args: &[&str]) {
         .unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(3), "{stderr}");
-    assert!(stderr.contains("error: cannot write to stdout: No space left on device"), "{stderr}");
+    assert!(
+        stderr.contains("error: cannot write to stdout: No space left on device"),
+        "{stderr}"
+    );
     assert!(!stderr.contains("panicked"), "{stderr}");
 }
 
 #[test]
 fn a_stderr_that_cannot_be_written_is_no_panic() {
-    let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
-    let output =
-        std::process::Command::new(BIN).args(["validate", "--", "mcp-conformance-no-such-command"]).stderr(full).output().unwrap();
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
+    let output = std::process::Command::new(BIN)
+        .args(["validate", "--", "mcp-conformance-no-such-command"])
+        .stderr(full)
+        .output()
+        .unwrap();
     assert_eq!(output.status.code(), Some(4));
-    let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
-    let output = std::process::Command::new(BIN).args(["validate", "--timeout", "soon"]).stderr(full).output().unwrap();
-    assert_eq!(output.status.code(), Some(3), "a usage error that cannot be shown is a harness fault");
-    let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
-    let output = std::process::Command::new(BIN).args(["mock-stdio", "--script", "/dev/zero"]).stderr(full).output().unwrap();
-    assert_eq!(output.status.code(), Some(2), "the mock's usage error, unseen but no panic");
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
+    let output = std::process::Command::new(BIN)
+        .args(["validate", "--timeout", "soon"])
+        .stderr(full)
+        .output()
+        .unwrap();
+    assert_eq!(
+        output.status.code(),
+        Some(3),
+        "a usage error that cannot be shown is a harness fault"
+    );
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
+    let output = std::process::Command::new(BIN)
+        .args(["mock-stdio", "--script", "/dev/zero"])
+        .stderr(full)
+        .output()
+        .unwrap();
+    assert_eq!(
+        output.status.code(),
+        Some(2),
+        "the mock's usage error, unseen but no panic"
+    );
 }
 
 /// SIGINT, SIGTERM and SIGHUP to the validator mid-run: every server process ends (the one
@@ -160,7 +232,9 @@ fn a_signal_to_the_validator_ends_every_server_process(#[case] signal: i32, #[ca
     let mark = format!("mcp-hostile-signal-{}-{name}", std::process::id());
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/hostile/signal-target.py");
     let mut command = std::process::Command::new(BIN);
-    command.args(["validate", "--timeout", "30s", "--", python(), "-S"]).arg(&script);
+    command
+        .args(["validate", "--timeout", "30s", "--", python(), "-S"])
+        .arg(&script);
     // The validator, then its servers (each with an escaped child and grandchild).
     assert_a_signal_mid_run_leaves_nothing(command, &mark, 7, signal, name);
 }
@@ -168,7 +242,13 @@ fn a_signal_to_the_validator_ends_every_server_process(#[case] signal: i32, #[ca
 /// Starts `command` with `mark` in its environment, waits (bounded) until `processes` carry
 /// it, sends `signal`, and asserts the run stops at once with 128 plus the signal's number,
 /// saying so, and leaves no process carrying the mark.
-fn assert_a_signal_mid_run_leaves_nothing(mut command: std::process::Command, mark: &str, processes: usize, signal: i32, name: &str) {
+fn assert_a_signal_mid_run_leaves_nothing(
+    mut command: std::process::Command,
+    mark: &str,
+    processes: usize,
+    signal: i32,
+    name: &str,
+) {
     let child = command
         .env("MCP_HOSTILE_MARK", mark)
         .stdout(std::process::Stdio::piped())
@@ -185,15 +265,28 @@ fn assert_a_signal_mid_run_leaves_nothing(mut command: std::process::Command, ma
         }
         std::thread::sleep(Duration::from_millis(20));
     };
-    assert!(seen.len() >= processes, "the servers did not start: {seen:?}");
+    assert!(
+        seen.len() >= processes,
+        "the servers did not start: {seen:?}"
+    );
     let sent = Instant::now();
     // SAFETY: kill sends a signal to our own child.
-    assert_eq!(unsafe { libc::kill(i32::try_from(child.id()).unwrap(), signal) }, 0);
+    assert_eq!(
+        unsafe { libc::kill(i32::try_from(child.id()).unwrap(), signal) },
+        0
+    );
     let output = child.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(sent.elapsed() < Duration::from_secs(3), "took {:?} to stop", sent.elapsed());
+    assert!(
+        sent.elapsed() < Duration::from_secs(3),
+        "took {:?} to stop",
+        sent.elapsed()
+    );
     assert_eq!(output.status.code(), Some(128 + signal), "{stderr}");
-    assert!(stderr.contains(&format!("error: interrupted by {name}")), "{stderr}");
+    assert!(
+        stderr.contains(&format!("error: interrupted by {name}")),
+        "{stderr}"
+    );
     let left = processes_marked(mark);
     assert!(left.is_empty(), "processes left after {name}: {left:?}");
 }
@@ -210,7 +303,11 @@ fn processes_marked_now(mark: &str) -> Vec<(u32, String)> {
 #[case::url_not_http(&["--url", "ftp://admin:sk-live-0123456789@127.0.0.1/mcp"], 2, "is not an http or https URL")]
 #[case::url_refused(&["--url", "http://admin:sk-live-0123456789@127.0.0.1:9/mcp/sk-live-0123456789?key=sk-live-0123456789", "--header", "X-Key: sk-live-0123456789"], 4, "cannot connect to 127.0.0.1:9")]
 #[case::env_echoed(&["--env", "KEY=sk-live-0123456789", "--", "sh", "-c", "echo \"bad key $KEY\" >&2; exit 1"], 4, "bad key [redacted]")]
-fn a_secret_on_the_command_line_never_reaches_an_error(#[case] args: &[&str], #[case] code: i32, #[case] says: &str) {
+fn a_secret_on_the_command_line_never_reaches_an_error(
+    #[case] args: &[&str],
+    #[case] code: i32,
+    #[case] says: &str,
+) {
     conformance()
         .arg("validate")
         .args(args)
@@ -232,7 +329,13 @@ fn a_config_file_keeps_its_secrets_and_its_escapes_out_of_the_terminal() {
     std::fs::write(&config, json.to_string()).unwrap();
     let json_report = dir.path().join("r.json");
     let assert = conformance()
-        .args(["validate", "--config", config.to_str().unwrap(), "--json", json_report.to_str().unwrap()])
+        .args([
+            "validate",
+            "--config",
+            config.to_str().unwrap(),
+            "--json",
+            json_report.to_str().unwrap(),
+        ])
         .assert()
         .code(4);
     let output = assert.get_output();
@@ -246,8 +349,15 @@ fn a_config_file_keeps_its_secrets_and_its_escapes_out_of_the_terminal() {
         assert!(!all.contains(secret), "{secret} in:\n{all}");
     }
     assert!(all.contains("evil\\x1b[2J\\rname"), "{all}");
-    let terminal = format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
-    assert!(!terminal.chars().any(|c| c.is_control() && c != '\n'), "{terminal}");
+    let terminal = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(
+        !terminal.chars().any(|c| c.is_control() && c != '\n'),
+        "{terminal}"
+    );
 }
 
 #[rstest]
@@ -256,7 +366,11 @@ fn a_config_file_keeps_its_secrets_and_its_escapes_out_of_the_terminal() {
 #[case::too_long("86401s", "is longer than the greatest bound, 86400s")]
 #[case::not_a_number("soon", "`soon` is not a duration")]
 fn timeouts_are_bounded_with_clear_errors(#[case] timeout: &str, #[case] says: &str) {
-    conformance().args(["validate", "--timeout", timeout]).assert().code(2).stderr(predicate::str::contains(says));
+    conformance()
+        .args(["validate", "--timeout", timeout])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(says));
 }
 
 #[test]
@@ -269,7 +383,9 @@ fn a_fifo_named_like_a_scenario_does_not_hang_the_runner() {
         .args(["run", "--scenarios", scenarios.to_str().unwrap()])
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("hang.toml: is not a regular file (it is a FIFO)"));
+        .stderr(predicate::str::contains(
+            "hang.toml: is not a regular file (it is a FIFO)",
+        ));
 }
 
 /// The runner drives the reference client against a mock that writes terminal escapes, from
@@ -302,8 +418,16 @@ logs = [{{ level = "WARN", contains = "{expect_log}" }}]
 "#
         )
     };
-    std::fs::write(dir.path().join("stdio/evil\u{1b}[2J\rname.toml"), scenario("0 failed")).unwrap();
-    std::fs::write(dir.path().join("stdio/fails.toml"), scenario("a log line that never comes")).unwrap();
+    std::fs::write(
+        dir.path().join("stdio/evil\u{1b}[2J\rname.toml"),
+        scenario("0 failed"),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("stdio/fails.toml"),
+        scenario("a log line that never comes"),
+    )
+    .unwrap();
     let mark = format!("mcp-hostile-runner-{}", std::process::id());
     let mut command = std::process::Command::new(BIN);
     command
@@ -314,11 +438,21 @@ logs = [{{ level = "WARN", contains = "{expect_log}" }}]
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped());
     let (output, wall, peak_mib) = run_measured(command);
-    let terminal = format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+    let terminal = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
     assert_eq!(output.status.code(), Some(1), "{terminal}");
-    assert!(terminal.contains("stdio/evil\\x1b[2J\\rname  strict    pass"), "{terminal}");
+    assert!(
+        terminal.contains("stdio/evil\\x1b[2J\\rname  strict    pass"),
+        "{terminal}"
+    );
     assert!(terminal.contains("1 passed, 1 failed"), "{terminal}");
-    assert!(!terminal.chars().any(|c| c.is_control() && c != '\n'), "{terminal}");
+    assert!(
+        !terminal.chars().any(|c| c.is_control() && c != '\n'),
+        "{terminal}"
+    );
     assert!(wall < Duration::from_secs(10), "took {wall:?}");
     assert!(peak_mib < RSS_BOUND_MIB, "peak {peak_mib} MiB");
     let left = processes_marked(&mark);
@@ -355,7 +489,9 @@ steps = [{ step = 2, ok = false }]
     )
     .unwrap();
     let mut command = std::process::Command::new(BIN);
-    command.args(["run", "--profile", "strict", "--scenarios"]).arg(folder.path());
+    command
+        .args(["run", "--profile", "strict", "--scenarios"])
+        .arg(folder.path());
     // `run`, then the server and its child.
     assert_a_signal_mid_run_leaves_nothing(command, &mark, 3, signal, name);
 }

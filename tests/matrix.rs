@@ -60,52 +60,108 @@ fn a_listed_failure_is_known_an_unlisted_one_fails_the_matrix() {
     matrix(&rows, &[])
         .code(1)
         .stdout(predicate::str::is_match(r"timeouts/per-call-override +pass +known\n").unwrap())
-        .stdout(predicate::str::is_match(r"timeouts/per-call-override-shorter +pass +FAIL\n").unwrap())
-        .stdout(predicate::str::contains("no-call-timeout FAIL: timeouts/per-call-override-shorter"))
-        .stdout(predicate::str::is_match(r"no-call-timeout +mcp-refclient 0.1.0 +strict +0 +1 +1 +0 +0 +0").unwrap())
+        .stdout(
+            predicate::str::is_match(r"timeouts/per-call-override-shorter +pass +FAIL\n").unwrap(),
+        )
+        .stdout(predicate::str::contains(
+            "no-call-timeout FAIL: timeouts/per-call-override-shorter",
+        ))
+        .stdout(
+            predicate::str::is_match(
+                r"no-call-timeout +mcp-refclient 0.1.0 +strict +0 +1 +1 +0 +0 +0",
+            )
+            .unwrap(),
+        )
         .stdout(predicate::str::is_match(r"timeouts +2/2 +0/2").unwrap())
-        .stderr(predicate::str::contains("matrix: no-call-timeout done: 2 scenario(s), 2 failed before the baseline"));
+        .stderr(predicate::str::contains(
+            "matrix: no-call-timeout done: 2 scenario(s), 2 failed before the baseline",
+        ));
 }
 
 #[test]
 fn every_failure_listed_is_a_green_matrix_and_json_and_markdown_say_so() {
     let dir = tempfile::tempdir().unwrap();
     let rows = rows(dir.path());
-    baseline(dir.path(), &["timeouts/per-call-override", "timeouts/per-call-override-shorter"]);
+    baseline(
+        dir.path(),
+        &[
+            "timeouts/per-call-override",
+            "timeouts/per-call-override-shorter",
+        ],
+    );
     let json = dir.path().join("matrix.json");
-    let out = matrix(&rows, &["--markdown", "-", "--json", json.to_str().unwrap()]).code(0);
+    let out = matrix(
+        &rows,
+        &["--markdown", "-", "--json", json.to_str().unwrap()],
+    )
+    .code(0);
     let markdown = String::from_utf8(out.get_output().stdout.clone()).unwrap();
-    assert!(markdown.contains("| no-call-timeout | mcp-refclient 0.1.0 | strict | 0 | 0 | 2 | 0 | 0 | 0 |"), "{markdown}");
-    assert!(markdown.contains("| `timeouts/per-call-override-shorter` | pass | known |"), "{markdown}");
-    let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(json).unwrap()).unwrap();
+    assert!(
+        markdown
+            .contains("| no-call-timeout | mcp-refclient 0.1.0 | strict | 0 | 0 | 2 | 0 | 0 | 0 |"),
+        "{markdown}"
+    );
+    assert!(
+        markdown.contains("| `timeouts/per-call-override-shorter` | pass | known |"),
+        "{markdown}"
+    );
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(json).unwrap()).unwrap();
     assert_eq!(report["rows"][1]["counts"]["baselined"], 2, "{report}");
     assert_eq!(report["rows"][0]["counts"]["pass"], 2, "{report}");
-    assert_eq!(report["groups"]["timeouts"]["no-call-timeout"], "0/2", "{report}");
-    assert_eq!(report["columns"][1]["cells"][0]["rule"], "timeouts.call.override", "{report}");
+    assert_eq!(
+        report["groups"]["timeouts"]["no-call-timeout"], "0/2",
+        "{report}"
+    );
+    assert_eq!(
+        report["columns"][1]["cells"][0]["rule"], "timeouts.call.override",
+        "{report}"
+    );
 }
 
 #[test]
 fn a_prefix_run_holds_its_scenarios_to_a_baseline_that_names_others_too() {
     let dir = tempfile::tempdir().unwrap();
     let rows = rows(dir.path());
-    baseline(dir.path(), &["timeouts/per-call-override", "timeouts/per-call-override-shorter"]);
+    baseline(
+        dir.path(),
+        &[
+            "timeouts/per-call-override",
+            "timeouts/per-call-override-shorter",
+        ],
+    );
     Command::cargo_bin("mcp-conformance")
         .unwrap()
         .args(["matrix", "--rows"])
         .arg(&rows)
-        .args(["--no-build", "--row", "no-call-timeout", "timeouts/per-call-override-shorter"])
+        .args([
+            "--no-build",
+            "--row",
+            "no-call-timeout",
+            "timeouts/per-call-override-shorter",
+        ])
         .timeout(std::time::Duration::from_secs(120))
         .assert()
         .code(0)
         .stdout(predicate::str::is_match(r"timeouts/per-call-override-shorter +known\n").unwrap())
-        .stdout(predicate::str::is_match(r"timeouts/per-call-override +").unwrap().not());
+        .stdout(
+            predicate::str::is_match(r"timeouts/per-call-override +")
+                .unwrap()
+                .not(),
+        );
 }
 
 #[test]
 fn a_listed_scenario_that_passes_is_stale_and_fails_the_matrix() {
     let dir = tempfile::tempdir().unwrap();
     let rows = rows(dir.path());
-    baseline(dir.path(), &["timeouts/per-call-override", "timeouts/per-call-override-shorter"]);
+    baseline(
+        dir.path(),
+        &[
+            "timeouts/per-call-override",
+            "timeouts/per-call-override-shorter",
+        ],
+    );
     std::fs::create_dir_all(dir.path().join("reference-strict")).unwrap();
     let stale = "[[expected]]\nscenario = \"timeouts/per-call-override\"\nrule = \"timeouts.call.override\"\nreason = \"r\"\nevidence = \"e\"\n";
     std::fs::write(dir.path().join("reference-strict/baseline.toml"), stale).unwrap();
@@ -122,9 +178,13 @@ fn a_baseline_entry_without_evidence_or_with_a_rule_the_scenario_does_not_check_
     std::fs::create_dir_all(dir.path().join("no-call-timeout")).unwrap();
     let path = dir.path().join("no-call-timeout/baseline.toml");
     std::fs::write(&path, "[[expected]]\nscenario = \"timeouts/per-call-override\"\nrule = \"timeouts.call.override\"\nreason = \"r\"\n").unwrap();
-    matrix(&rows, &[]).code(2).stderr(predicate::str::contains("needs a `rule` and one line of `evidence`"));
+    matrix(&rows, &[]).code(2).stderr(predicate::str::contains(
+        "needs a `rule` and one line of `evidence`",
+    ));
     std::fs::write(&path, "[[expected]]\nscenario = \"timeouts/per-call-override\"\nrule = \"stdio.banner.skipped\"\nreason = \"r\"\nevidence = \"e\"\n").unwrap();
-    matrix(&rows, &[]).code(2).stderr(predicate::str::contains("not the rule `stdio.banner.skipped`"));
+    matrix(&rows, &[]).code(2).stderr(predicate::str::contains(
+        "not the rule `stdio.banner.skipped`",
+    ));
 }
 
 #[test]
@@ -132,8 +192,12 @@ fn a_driver_claiming_another_profile_than_its_row_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("matrix.toml");
     std::fs::write(&path, "[[row]]\nname = \"liar\"\nprofile = \"kova\"\ndriver = \"{mcp-conformance} driver --profile strict\"\n").unwrap();
-    matrix(&path, &[]).code(3).stderr(predicate::str::contains("row `liar`: the driver claims the profile `strict`, the row says `kova`"));
-    matrix(&path, &["--row", "nobody"]).code(2).stderr(predicate::str::contains("no row `nobody`"));
+    matrix(&path, &[]).code(3).stderr(predicate::str::contains(
+        "row `liar`: the driver claims the profile `strict`, the row says `kova`",
+    ));
+    matrix(&path, &["--row", "nobody"])
+        .code(2)
+        .stderr(predicate::str::contains("no row `nobody`"));
 }
 
 #[test]
@@ -141,7 +205,14 @@ fn the_checked_in_rows_and_every_baseline_are_valid_each_entry_with_its_rule_and
     let rows = Rows::load(&root().join("adapters/matrix.toml")).unwrap();
     let scenarios = scenario::load_all(&root().join("scenarios")).unwrap();
     let names: Vec<&str> = rows.row.iter().map(|r| r.name.as_str()).collect();
-    for wanted in ["reference-strict", "rmcp", "yoagent", "kova", "typescript-sdk", "python-sdk"] {
+    for wanted in [
+        "reference-strict",
+        "rmcp",
+        "yoagent",
+        "kova",
+        "typescript-sdk",
+        "python-sdk",
+    ] {
         assert!(names.contains(&wanted), "no row {wanted} in {names:?}");
     }
     for row in &rows.row {

@@ -16,7 +16,9 @@ fn main() {
     // Scenarios wait on servers and bounds far more than they compute: run several per core
     // unless told otherwise (`--test-threads`).
     if args.test_threads.is_none() {
-        let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2);
+        let cores = std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(2);
         args.test_threads = Some(cores * 4);
     }
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
@@ -24,7 +26,12 @@ fn main() {
     let trials = paths
         .into_iter()
         .map(|path| {
-            let name = path.strip_prefix(&root).unwrap().with_extension("").to_string_lossy().replace('\\', "/");
+            let name = path
+                .strip_prefix(&root)
+                .unwrap()
+                .with_extension("")
+                .to_string_lossy()
+                .replace('\\', "/");
             let root = root.clone();
             Trial::test(name, move || run_trial(&root, &path))
         })
@@ -38,18 +45,29 @@ fn run_trial(root: &Path, path: &Path) -> Result<(), Failed> {
     let mut transcripts = String::new();
     let mut problems = Vec::new();
     for profile in loaded.profiles() {
-        let (result, outcome) = verdict::run_one(&loaded, profile, &launcher, &TestHooks::default());
+        let (result, outcome) =
+            verdict::run_one(&loaded, profile, &launcher, &TestHooks::default());
         transcripts.push_str(&transcript::render(&outcome));
         match result.verdict {
             Verdict::Pass => {}
             Verdict::Fail { failures } => {
                 for failure in failures {
-                    problems.push(format!("[{}] {}\n    expected: {}\n    actual:   {}", profile.name(), failure.what, failure.expected, failure.actual));
+                    problems.push(format!(
+                        "[{}] {}\n    expected: {}\n    actual:   {}",
+                        profile.name(),
+                        failure.what,
+                        failure.expected,
+                        failure.actual
+                    ));
                 }
             }
-            Verdict::HarnessFault { reason } => problems.push(format!("[{}] harness fault: {reason}", profile.name())),
+            Verdict::HarnessFault { reason } => {
+                problems.push(format!("[{}] harness fault: {reason}", profile.name()))
+            }
             // The reference client expresses every capability.
-            Verdict::NotApplicable { reason } => problems.push(format!("[{}] not applicable: {reason}", profile.name())),
+            Verdict::NotApplicable { reason } => {
+                problems.push(format!("[{}] not applicable: {reason}", profile.name()))
+            }
         }
     }
     if !problems.is_empty() {
@@ -59,8 +77,15 @@ fn run_trial(root: &Path, path: &Path) -> Result<(), Failed> {
 }
 
 fn assert_snapshot(loaded: &LoadedScenario, transcripts: &str) -> Result<(), Failed> {
-    let snapshots = Path::new(env!("CARGO_MANIFEST_DIR")).join("snapshots").join(loaded.area());
-    let file_name = loaded.name.rsplit('/').next().unwrap_or(&loaded.name).to_string();
+    let snapshots = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("snapshots")
+        .join(loaded.area());
+    let file_name = loaded
+        .name
+        .rsplit('/')
+        .next()
+        .unwrap_or(&loaded.name)
+        .to_string();
     let mut settings = insta::Settings::clone_current();
     settings.set_snapshot_path(snapshots);
     settings.set_prepend_module_to_snapshot(false);

@@ -6,11 +6,11 @@
 //! The SDKs are installed on first use by the validator's installer
 //! (tests/validate/install-servers.sh, pinned versions, into target/validate-servers/).
 
+#[path = "validate/servers.rs"]
+mod servers;
 #[path = "integration/support.rs"]
 #[allow(dead_code)]
 mod support;
-#[path = "validate/servers.rs"]
-mod servers;
 
 use mcp_conformance::matrix::rows::{Placeholders, Rows};
 use mcp_conformance::matrix::run::{self, Mark, Options};
@@ -20,8 +20,11 @@ use support::*;
 
 /// Connect, list, call and close over each transport the SDK clients speak: these pass, or
 /// the driver or the harness is wrong.
-const BASIC: &[&str] =
-    &["stdio/framing-one-line-per-message", "http/protocol-version-header", "legacy-sse/strict-handshake-then-call"];
+const BASIC: &[&str] = &[
+    "stdio/framing-one-line-per-message",
+    "http/protocol-version-header",
+    "legacy-sse/strict-handshake-then-call",
+];
 
 /// The fewest passes a working row has (37 and 43 today, of the strict scenarios whose every
 /// rule the specification states).
@@ -42,7 +45,10 @@ fn assert_row_holds_its_baseline(name: &str) {
     assert_eq!(rows.row.len(), 1, "adapters/matrix.toml has a row `{name}`");
     let options = Options {
         folder: run::folder_of(&rows_file),
-        placeholders: Placeholders { program: conformance_bin().into(), target: root().join("target") },
+        placeholders: Placeholders {
+            program: conformance_bin().into(),
+            target: root().join("target"),
+        },
         build: false,
         // Node and Python start slowly on a loaded 2-core machine: the hello and each step get room.
         step_guard: Duration::from_secs(60),
@@ -59,18 +65,35 @@ fn assert_row_holds_its_baseline(name: &str) {
         .filter(|cell| cell.mark.fails())
         .map(|cell| {
             let what = serde_json::to_string(&cell.result).unwrap_or_default();
-            format!("{} {:?}: {}", cell.scenario, cell.mark, what.chars().take(600).collect::<String>())
+            format!(
+                "{} {:?}: {}",
+                cell.scenario,
+                cell.mark,
+                what.chars().take(600).collect::<String>()
+            )
         })
         .collect();
-    assert!(wrong.is_empty(), "{name}: {} cell(s) off the baseline:\n{}", wrong.len(), wrong.join("\n"));
+    assert!(
+        wrong.is_empty(),
+        "{name}: {} cell(s) off the baseline:\n{}",
+        wrong.len(),
+        wrong.join("\n")
+    );
     for basic in BASIC {
-        let cell = column.cells.iter().find(|c| c.scenario == *basic).unwrap_or_else(|| panic!("{basic} exists"));
+        let cell = column
+            .cells
+            .iter()
+            .find(|c| c.scenario == *basic)
+            .unwrap_or_else(|| panic!("{basic} exists"));
         assert_eq!(cell.mark, Mark::Pass, "{name}: {basic}");
     }
     // A strict third-party row is held to the specification's rules only (most rules are the
     // seed docs' promises): a floor that still catches a row that stopped working.
     let passes = column.cells.iter().filter(|c| c.mark == Mark::Pass).count();
-    assert!(passes >= PASS_FLOOR, "{name}: {passes} passes, fewer than {PASS_FLOOR}");
+    assert!(
+        passes >= PASS_FLOOR,
+        "{name}: {passes} passes, fewer than {PASS_FLOOR}"
+    );
 }
 
 #[test]

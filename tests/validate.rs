@@ -107,22 +107,43 @@ fn servers() -> PathBuf {
 
 /// The installed server-everything entry point.
 fn everything() -> Vec<String> {
-    let entry = servers().join("node/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
-    assert!(entry.is_file(), "server-everything is missing at {} after its install", entry.display());
+    let entry =
+        servers().join("node/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    assert!(
+        entry.is_file(),
+        "server-everything is missing at {} after its install",
+        entry.display()
+    );
     vec!["node".into(), entry.display().to_string(), "stdio".into()]
 }
 
 /// The Python SDK server.
 fn python_server() -> Vec<String> {
     let python = servers().join("venv/bin/python");
-    assert!(python.is_file(), "the Python SDK venv is missing at {} after its install", python.display());
-    vec![python.display().to_string(), root().join("tests/validate/python_server.py").display().to_string()]
+    assert!(
+        python.is_file(),
+        "the Python SDK venv is missing at {} after its install",
+        python.display()
+    );
+    vec![
+        python.display().to_string(),
+        root()
+            .join("tests/validate/python_server.py")
+            .display()
+            .to_string(),
+    ]
 }
 
 /// The installed npm reference server `name` (`server-filesystem`), its entry point.
 fn reference_server(name: &str) -> String {
-    let entry = servers().join(format!("node/node_modules/@modelcontextprotocol/{name}/dist/index.js"));
-    assert!(entry.is_file(), "{name} is missing at {} after its install", entry.display());
+    let entry = servers().join(format!(
+        "node/node_modules/@modelcontextprotocol/{name}/dist/index.js"
+    ));
+    assert!(
+        entry.is_file(),
+        "{name} is missing at {} after its install",
+        entry.display()
+    );
     entry.display().to_string()
 }
 
@@ -173,9 +194,18 @@ fn free_port() -> u16 {
 /// Starts `command` in its own process group and waits (at most 20 s) until 127.0.0.1:`port`
 /// accepts connections.
 fn serve(mut command: Command, port: u16, what: &str) -> Served {
-    command.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null()).process_group(0);
-    let child = command.spawn().unwrap_or_else(|e| panic!("cannot start {what}: {e}"));
-    let mut served = Served { child, url: format!("http://127.0.0.1:{port}/mcp") };
+    command
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0);
+    let child = command
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start {what}: {e}"));
+    let mut served = Served {
+        child,
+        url: format!("http://127.0.0.1:{port}/mcp"),
+    };
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
         if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
@@ -184,7 +214,10 @@ fn serve(mut command: Command, port: u16, what: &str) -> Served {
         if let Ok(Some(status)) = served.child.try_wait() {
             panic!("{what} exited before listening on 127.0.0.1:{port}: {status}");
         }
-        assert!(Instant::now() < deadline, "{what} is not listening on 127.0.0.1:{port} after 20 s");
+        assert!(
+            Instant::now() < deadline,
+            "{what} is not listening on 127.0.0.1:{port} after 20 s"
+        );
         std::thread::sleep(Duration::from_millis(50));
     }
 }
@@ -209,7 +242,9 @@ fn python_http() -> Served {
     let command = python_server();
     let port = free_port();
     let mut cmd = Command::new(&command[0]);
-    cmd.arg(&command[1]).arg("streamable-http").arg(port.to_string());
+    cmd.arg(&command[1])
+        .arg("streamable-http")
+        .arg(port.to_string());
     serve(cmd, port, "the Python SDK server (streamable-http)")
 }
 
@@ -233,20 +268,27 @@ fn mock_http(script: &Path) -> (Served, Vec<String>) {
     let mut lines = Vec::new();
     let mut line = String::new();
     while stdout.read_line(&mut line).unwrap_or(0) > 0 {
-        let done = line.starts_with("second:") && !script_is_https(script) || line.starts_with("ca:");
+        let done =
+            line.starts_with("second:") && !script_is_https(script) || line.starts_with("ca:");
         lines.push(line.trim().to_string());
         line.clear();
         if done {
             break;
         }
     }
-    assert!(!lines.is_empty(), "mock-http printed no URL for {}", script.display());
+    assert!(
+        !lines.is_empty(),
+        "mock-http printed no URL for {}",
+        script.display()
+    );
     let url = lines[0].clone();
     (Served { child, url }, lines)
 }
 
 fn script_is_https(script: &Path) -> bool {
-    std::fs::read_to_string(script).unwrap_or_default().contains("transport = \"https\"")
+    std::fs::read_to_string(script)
+        .unwrap_or_default()
+        .contains("transport = \"https\"")
 }
 
 /// `mcp-conformance validate ARGS [-- COMMAND]`, ready to run and assert on (assert_cmd).
@@ -260,7 +302,9 @@ fn validate_cmd(args: &[&str], command: &[String]) -> assert_cmd::Command {
 }
 
 fn validate(args: &[&str], command: &[String]) -> Output {
-    validate_cmd(args, command).output().expect("run mcp-conformance validate")
+    validate_cmd(args, command)
+        .output()
+        .expect("run mcp-conformance validate")
 }
 
 fn text(bytes: &[u8]) -> String {
@@ -274,9 +318,18 @@ fn validate_json(args: &[&str], command: &[String]) -> (i32, Value, String) {
     let mut all = vec!["--json", json.to_str().unwrap()];
     all.extend_from_slice(args);
     let output = validate(&all, command);
-    let shown = format!("stdout:\n{}\nstderr:\n{}", text(&output.stdout), text(&output.stderr));
-    let report = std::fs::read_to_string(&json).unwrap_or_else(|e| panic!("no JSON report ({e}); {shown}"));
-    (output.status.code().unwrap_or(-1), serde_json::from_str(&report).unwrap(), shown)
+    let shown = format!(
+        "stdout:\n{}\nstderr:\n{}",
+        text(&output.stdout),
+        text(&output.stderr)
+    );
+    let report =
+        std::fs::read_to_string(&json).unwrap_or_else(|e| panic!("no JSON report ({e}); {shown}"));
+    (
+        output.status.code().unwrap_or(-1),
+        serde_json::from_str(&report).unwrap(),
+        shown,
+    )
 }
 
 fn statuses(report: &Value) -> Vec<(String, String)> {
@@ -284,7 +337,12 @@ fn statuses(report: &Value) -> Vec<(String, String)> {
         .as_array()
         .unwrap()
         .iter()
-        .map(|c| (c["id"].as_str().unwrap().to_string(), c["status"].as_str().unwrap().to_string()))
+        .map(|c| {
+            (
+                c["id"].as_str().unwrap().to_string(),
+                c["status"].as_str().unwrap().to_string(),
+            )
+        })
         .collect()
 }
 
@@ -294,13 +352,27 @@ fn statuses(report: &Value) -> Vec<(String, String)> {
 /// seen to pass 10 s.
 fn assert_keeps_its_baseline(command: &[String], baseline: &str) -> Value {
     let baseline = root().join("tests/validate/baseline").join(baseline);
-    let (code, report, shown) =
-        validate_json(&["--strict", "--timeout", "30s", "--baseline", baseline.to_str().unwrap()], command);
+    let (code, report, shown) = validate_json(
+        &[
+            "--strict",
+            "--timeout",
+            "30s",
+            "--baseline",
+            baseline.to_str().unwrap(),
+        ],
+        command,
+    );
     assert_eq!(code, 0, "{shown}");
     let statuses = statuses(&report);
     for id in STDIO_CHECKS {
-        let status = statuses.iter().find(|(i, _)| i == id).map(|(_, s)| s.as_str());
-        assert!(matches!(status, Some("pass" | "expected_failure")), "{id}: {status:?}\n{shown}");
+        let status = statuses
+            .iter()
+            .find(|(i, _)| i == id)
+            .map(|(_, s)| s.as_str());
+        assert!(
+            matches!(status, Some("pass" | "expected_failure")),
+            "{id}: {status:?}\n{shown}"
+        );
     }
     for (id, status) in &statuses {
         if id.starts_with("server.http.") {
@@ -314,8 +386,14 @@ fn assert_keeps_its_baseline(command: &[String], baseline: &str) -> Value {
 /// Every feature check was reported, and none failed (a skip says why it had nothing to do).
 fn assert_features_judged(statuses: &[(String, String)], shown: &str) {
     for id in FEATURE_CHECKS {
-        let status = statuses.iter().find(|(i, _)| i == id).map(|(_, s)| s.as_str());
-        assert!(matches!(status, Some("pass" | "expected_failure" | "skip")), "{id}: {status:?}\n{shown}");
+        let status = statuses
+            .iter()
+            .find(|(i, _)| i == id)
+            .map(|(_, s)| s.as_str());
+        assert!(
+            matches!(status, Some("pass" | "expected_failure" | "skip")),
+            "{id}: {status:?}\n{shown}"
+        );
     }
 }
 
@@ -327,21 +405,39 @@ fn assert_keeps_its_http_baseline(url: &str, baseline: &str) -> (Duration, Value
 
 /// [`assert_keeps_its_http_baseline`], the checks of `sessionless` skipped because the server
 /// issues no session id (a stateless server).
-fn assert_keeps_its_http_baseline_but(url: &str, baseline: &str, sessionless: &[&str]) -> (Duration, Value) {
+fn assert_keeps_its_http_baseline_but(
+    url: &str,
+    baseline: &str,
+    sessionless: &[&str],
+) -> (Duration, Value) {
     let baseline = root().join("tests/validate/baseline").join(baseline);
     let started = Instant::now();
-    let (code, report, shown) =
-        validate_json(&["--strict", "--baseline", baseline.to_str().unwrap(), "--url", url], &[]);
+    let (code, report, shown) = validate_json(
+        &[
+            "--strict",
+            "--baseline",
+            baseline.to_str().unwrap(),
+            "--url",
+            url,
+        ],
+        &[],
+    );
     let elapsed = started.elapsed();
     assert_eq!(code, 0, "{shown}");
     let statuses = statuses(&report);
     for id in HTTP_CHECKS {
-        let status = statuses.iter().find(|(i, _)| i == id).map(|(_, s)| s.as_str());
+        let status = statuses
+            .iter()
+            .find(|(i, _)| i == id)
+            .map(|(_, s)| s.as_str());
         if sessionless.contains(id) {
             assert_eq!(status, Some("skip"), "{id}\n{shown}");
             continue;
         }
-        assert!(matches!(status, Some("pass" | "expected_failure")), "{id}: {status:?}\n{shown}");
+        assert!(
+            matches!(status, Some("pass" | "expected_failure")),
+            "{id}: {status:?}\n{shown}"
+        );
     }
     for (id, status) in &statuses {
         if id.starts_with("server.stdio.") {
@@ -355,7 +451,8 @@ fn assert_keeps_its_http_baseline_but(url: &str, baseline: &str, sessionless: &[
 #[test]
 fn server_everything_over_http_keeps_every_rule_but_its_baseline() {
     let server = everything_http();
-    let (elapsed, report) = assert_keeps_its_http_baseline(&server.url, "server-everything-http.toml");
+    let (elapsed, report) =
+        assert_keeps_its_http_baseline(&server.url, "server-everything-http.toml");
     assert_does_not_speak_2026(&report);
     println!("validate --url against server-everything: {elapsed:?}");
     // A coarse bound (the bench measures): the feature checks add a session whose slowest
@@ -373,13 +470,22 @@ fn a_python_sdk_server_over_http_keeps_every_rule_but_its_baseline() {
 
 /// `<check id>.toml`, or `<check id>+<what is broken>.toml` for a second way to fail it.
 fn check_of(path: &Path) -> String {
-    path.file_stem().unwrap().to_str().unwrap().split('+').next().unwrap().to_string()
+    path.file_stem()
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .split('+')
+        .next()
+        .unwrap()
+        .to_string()
 }
 
 /// The checks that have a broken server in `folder`.
 fn broken_servers_in(folder: &str) -> Vec<String> {
-    let mut covered: Vec<String> =
-        std::fs::read_dir(root().join(folder)).unwrap().map(|entry| check_of(&entry.unwrap().path())).collect();
+    let mut covered: Vec<String> = std::fs::read_dir(root().join(folder))
+        .unwrap()
+        .map(|entry| check_of(&entry.unwrap().path()))
+        .collect();
     covered.sort();
     covered.dedup();
     covered
@@ -388,26 +494,66 @@ fn broken_servers_in(folder: &str) -> Vec<String> {
 /// Asserts a run of one check failed exactly that check, with expected and actual.
 fn assert_fails_only(id: &str, (code, report, shown): (i32, Value, String)) {
     assert_eq!(code, 1, "{id}: {shown}");
-    assert_eq!(statuses(&report), vec![(id.to_string(), "fail".to_string())], "{id}: {shown}");
+    assert_eq!(
+        statuses(&report),
+        vec![(id.to_string(), "fail".to_string())],
+        "{id}: {shown}"
+    );
     let check = &report["targets"][0]["checks"][0];
-    assert!(check["failure"]["expected"].is_string() && check["failure"]["actual"].is_string(), "{check}");
+    assert!(
+        check["failure"]["expected"].is_string() && check["failure"]["actual"].is_string(),
+        "{check}"
+    );
 }
 
 /// One test per file of `tests/validate/broken-http/` (build.rs rebuilds when one is added).
 #[rstest]
-fn a_broken_http_server_fails_its_check(#[files("tests/validate/broken-http/*.toml")] path: PathBuf) {
+fn a_broken_http_server_fails_its_check(
+    #[files("tests/validate/broken-http/*.toml")] path: PathBuf,
+) {
     let id = check_of(&path);
     let (server, _) = mock_http(&path);
-    assert_fails_only(&id, validate_json(&["--strict", "--timeout", "3s", "--only", &id, "--url", &server.url], &[]));
+    assert_fails_only(
+        &id,
+        validate_json(
+            &[
+                "--strict",
+                "--timeout",
+                "3s",
+                "--only",
+                &id,
+                "--url",
+                &server.url,
+            ],
+            &[],
+        ),
+    );
 }
 
 /// One test per file of `tests/validate/correct-http/`: the check passes against it over HTTP.
 #[rstest]
-fn a_correct_http_server_passes_its_check(#[files("tests/validate/correct-http/*.toml")] path: PathBuf) {
+fn a_correct_http_server_passes_its_check(
+    #[files("tests/validate/correct-http/*.toml")] path: PathBuf,
+) {
     let id = check_of(&path);
     let (server, _) = mock_http(&path);
-    let (code, report, shown) = validate_json(&["--strict", "--timeout", "3s", "--only", &id, "--url", &server.url], &[]);
-    assert_eq!((code, statuses(&report)), (0, vec![(id.clone(), "pass".to_string())]), "{id}: {shown}");
+    let (code, report, shown) = validate_json(
+        &[
+            "--strict",
+            "--timeout",
+            "3s",
+            "--only",
+            &id,
+            "--url",
+            &server.url,
+        ],
+        &[],
+    );
+    assert_eq!(
+        (code, statuses(&report)),
+        (0, vec![(id.clone(), "pass".to_string())]),
+        "{id}: {shown}"
+    );
 }
 
 /// Every feature check that applies over Streamable HTTP (all but the stdio-only
@@ -415,36 +561,77 @@ fn a_correct_http_server_passes_its_check(#[files("tests/validate/correct-http/*
 /// in `tests/validate/correct-http/`, as over stdio.
 #[test]
 fn every_feature_check_has_a_broken_and_a_correct_http_server() {
-    let mut wanted: Vec<String> =
-        FEATURE_CHECKS.iter().filter(|id| **id != "server.lifecycle.before-initialize").map(ToString::to_string).collect();
+    let mut wanted: Vec<String> = FEATURE_CHECKS
+        .iter()
+        .filter(|id| **id != "server.lifecycle.before-initialize")
+        .map(ToString::to_string)
+        .collect();
     wanted.sort();
     assert_eq!(broken_servers_in("tests/validate/correct-http"), wanted);
     let broken = broken_servers_in("tests/validate/broken-http");
     for id in &wanted {
-        assert!(broken.contains(id), "{id} needs a broken server in tests/validate/broken-http");
+        assert!(
+            broken.contains(id),
+            "{id} needs a broken server in tests/validate/broken-http"
+        );
     }
 }
 
 #[test]
 fn every_http_check_has_a_broken_server() {
     let covered = broken_servers_in("tests/validate/broken-http");
-    for id in HTTP_CHECKS.iter().filter(|id| id.starts_with("server.http.")) {
-        assert!(covered.iter().any(|c| c == id), "{id} needs a broken server in tests/validate/broken-http");
+    for id in HTTP_CHECKS
+        .iter()
+        .filter(|id| id.starts_with("server.http."))
+    {
+        assert!(
+            covered.iter().any(|c| c == id),
+            "{id} needs a broken server in tests/validate/broken-http"
+        );
     }
 }
 
 #[test]
 fn an_https_url_is_trusted_through_ca_cert_and_refused_without_it() {
     let dir = tempfile::tempdir().unwrap();
-    let script = write(dir.path(), "https.toml", "transport = \"https\"\nsteps = [{ handshake = {} }]\n");
+    let script = write(
+        dir.path(),
+        "https.toml",
+        "transport = \"https\"\nsteps = [{ handshake = {} }]\n",
+    );
     let (server, lines) = mock_http(&script);
-    let ca = lines.iter().find_map(|l| l.strip_prefix("ca: ")).expect("the https mock names its CA").to_string();
-    assert!(server.url.starts_with("https://127.0.0.1:"), "{}", server.url);
-    let (code, report, shown) = validate_json(&["--only", "server.ping", "--ca-cert", &ca, "--url", &server.url], &[]);
-    assert_eq!((code, statuses(&report)), (0, vec![("server.ping".to_string(), "pass".to_string())]), "{shown}");
+    let ca = lines
+        .iter()
+        .find_map(|l| l.strip_prefix("ca: "))
+        .expect("the https mock names its CA")
+        .to_string();
+    assert!(
+        server.url.starts_with("https://127.0.0.1:"),
+        "{}",
+        server.url
+    );
+    let (code, report, shown) = validate_json(
+        &[
+            "--only",
+            "server.ping",
+            "--ca-cert",
+            &ca,
+            "--url",
+            &server.url,
+        ],
+        &[],
+    );
+    assert_eq!(
+        (code, statuses(&report)),
+        (0, vec![("server.ping".to_string(), "pass".to_string())]),
+        "{shown}"
+    );
     let (code, stderr) = bad_input(&["--url", &server.url], &[]);
     assert_eq!(code, 4, "{stderr}");
-    assert!(stderr.contains("TLS handshake failed") && stderr.contains("UnknownIssuer"), "{stderr}");
+    assert!(
+        stderr.contains("TLS handshake failed") && stderr.contains("UnknownIssuer"),
+        "{stderr}"
+    );
 }
 
 #[test]
@@ -459,7 +646,10 @@ fn server_everything_keeps_every_stdio_rule_but_its_baseline() {
 fn assert_requests_exercised(report: &Value) {
     let statuses = statuses(report);
     for id in ["server.requests.valid", "server.requests.within-declared"] {
-        let status = statuses.iter().find(|(i, _)| i == id).map(|(_, s)| s.as_str());
+        let status = statuses
+            .iter()
+            .find(|(i, _)| i == id)
+            .map(|(_, s)| s.as_str());
         assert_eq!(status, Some("pass"), "{id}\n{report}");
     }
 }
@@ -474,19 +664,43 @@ fn a_python_sdk_server_keeps_every_stdio_rule_but_its_baseline() {
 #[rstest]
 fn a_broken_stdio_server_fails_its_check(#[files("tests/validate/broken/*.toml")] path: PathBuf) {
     let id = check_of(&path);
-    let mock = vec![BIN.to_string(), "mock-stdio".into(), "--script".into(), path.display().to_string()];
+    let mock = vec![
+        BIN.to_string(),
+        "mock-stdio".into(),
+        "--script".into(),
+        path.display().to_string(),
+    ];
     // exits-on-close waits min(5 s, --timeout): judged only when --timeout allows the 5 s.
-    let timeout = if id == "server.stdio.exits-on-close" { "5s" } else { "3s" };
-    assert_fails_only(&id, validate_json(&["--strict", "--timeout", timeout, "--only", &id], &mock));
+    let timeout = if id == "server.stdio.exits-on-close" {
+        "5s"
+    } else {
+        "3s"
+    };
+    assert_fails_only(
+        &id,
+        validate_json(&["--strict", "--timeout", timeout, "--only", &id], &mock),
+    );
 }
 
 /// One test per file of `tests/validate/correct/`: the check passes (not skips) against it.
 #[rstest]
-fn a_correct_stdio_server_passes_its_check(#[files("tests/validate/correct/*.toml")] path: PathBuf) {
+fn a_correct_stdio_server_passes_its_check(
+    #[files("tests/validate/correct/*.toml")] path: PathBuf,
+) {
     let id = check_of(&path);
-    let mock = vec![BIN.to_string(), "mock-stdio".into(), "--script".into(), path.display().to_string()];
-    let (code, report, shown) = validate_json(&["--strict", "--timeout", "3s", "--only", &id], &mock);
-    assert_eq!((code, statuses(&report)), (0, vec![(id.clone(), "pass".to_string())]), "{id}: {shown}");
+    let mock = vec![
+        BIN.to_string(),
+        "mock-stdio".into(),
+        "--script".into(),
+        path.display().to_string(),
+    ];
+    let (code, report, shown) =
+        validate_json(&["--strict", "--timeout", "3s", "--only", &id], &mock);
+    assert_eq!(
+        (code, statuses(&report)),
+        (0, vec![(id.clone(), "pass".to_string())]),
+        "{id}: {shown}"
+    );
 }
 
 #[test]
@@ -498,17 +712,34 @@ fn every_feature_check_has_a_correct_server() {
 
 #[test]
 fn every_stdio_check_has_a_broken_server() {
-    let mut wanted: Vec<String> = STDIO_CHECKS.iter().chain(FEATURE_CHECKS).map(ToString::to_string).collect();
+    let mut wanted: Vec<String> = STDIO_CHECKS
+        .iter()
+        .chain(FEATURE_CHECKS)
+        .map(ToString::to_string)
+        .collect();
     wanted.sort();
-    assert_eq!(broken_servers_in("tests/validate/broken"), wanted, "every stdio check needs a broken server in tests/validate/broken");
+    assert_eq!(
+        broken_servers_in("tests/validate/broken"),
+        wanted,
+        "every stdio check needs a broken server in tests/validate/broken"
+    );
 }
 
 #[test]
 fn a_should_check_failing_warns_without_strict_and_fails_with_it() {
     let script = root().join("tests/validate/broken/server.tools.unknown.toml");
-    let mock = vec![BIN.to_string(), "mock-stdio".into(), "--script".into(), script.display().to_string()];
+    let mock = vec![
+        BIN.to_string(),
+        "mock-stdio".into(),
+        "--script".into(),
+        script.display().to_string(),
+    ];
     let (code, report, shown) = validate_json(&["--only", "server.tools.unknown"], &mock);
-    assert_eq!((code, statuses(&report)[0].1.as_str()), (0, "warn"), "{shown}");
+    assert_eq!(
+        (code, statuses(&report)[0].1.as_str()),
+        (0, "warn"),
+        "{shown}"
+    );
     let (code, _, shown) = validate_json(&["--strict", "--only", "server.tools.unknown"], &mock);
     assert_eq!(code, 1, "{shown}");
 }
@@ -525,21 +756,49 @@ fn healthy_mock(dir: &Path) -> Vec<String> {
         "healthy.toml",
         "steps = [{ handshake = {} }, { expect = { method = \"ping\" } }, { reply = {} }]\n",
     );
-    vec![BIN.to_string(), "mock-stdio".into(), "--script".into(), script.display().to_string()]
+    vec![
+        BIN.to_string(),
+        "mock-stdio".into(),
+        "--script".into(),
+        script.display().to_string(),
+    ]
 }
 
 #[test]
 fn a_baseline_entry_turns_a_failure_into_an_expected_one_and_goes_stale_when_it_passes() {
     let dir = tempfile::tempdir().unwrap();
-    let baseline = write(dir.path(), "baseline.toml", "[[expected]]\ncheck = \"server.ping\"\nreason = \"known\"\n");
+    let baseline = write(
+        dir.path(),
+        "baseline.toml",
+        "[[expected]]\ncheck = \"server.ping\"\nreason = \"known\"\n",
+    );
     let broken = root().join("tests/validate/broken/server.ping.toml");
-    let mock = vec![BIN.to_string(), "mock-stdio".into(), "--script".into(), broken.display().to_string()];
-    let args = ["--strict", "--only", "server.ping", "--baseline", baseline.to_str().unwrap()];
+    let mock = vec![
+        BIN.to_string(),
+        "mock-stdio".into(),
+        "--script".into(),
+        broken.display().to_string(),
+    ];
+    let args = [
+        "--strict",
+        "--only",
+        "server.ping",
+        "--baseline",
+        baseline.to_str().unwrap(),
+    ];
     let (code, report, shown) = validate_json(&args, &mock);
-    assert_eq!((code, statuses(&report)[0].1.as_str()), (0, "expected_failure"), "{shown}");
+    assert_eq!(
+        (code, statuses(&report)[0].1.as_str()),
+        (0, "expected_failure"),
+        "{shown}"
+    );
     assert!(shown.contains("baseline: known"), "{shown}");
     let (code, report, shown) = validate_json(&args, &healthy_mock(dir.path()));
-    assert_eq!((code, statuses(&report)[0].1.as_str()), (1, "stale"), "{shown}");
+    assert_eq!(
+        (code, statuses(&report)[0].1.as_str()),
+        (1, "stale"),
+        "{shown}"
+    );
     assert!(shown.contains("remove the entry"), "{shown}");
 }
 
@@ -548,28 +807,51 @@ fn reports_come_as_a_table_grouped_by_area_json_and_junit() {
     let dir = tempfile::tempdir().unwrap();
     let junit = dir.path().join("report.xml");
     validate_cmd(
-        &["--junit", junit.to_str().unwrap(), "--only", "server.ping", "--only", "server.http.origin"],
+        &[
+            "--junit",
+            junit.to_str().unwrap(),
+            "--only",
+            "server.ping",
+            "--only",
+            "server.http.origin",
+        ],
         &healthy_mock(dir.path()),
     )
     .assert()
     .code(0)
     .stdout(
         contains("\n  ping\n    pass    must   server.ping")
-            .and(contains("skipped: an HTTP check; the target is a stdio command"))
+            .and(contains(
+                "skipped: an HTTP check; the target is a stdio command",
+            ))
             .and(contains("1 passed, 0 failed, 1 skipped")),
     );
     let xml = std::fs::read_to_string(&junit).unwrap();
-    assert!(xml.contains("server.ping@2025-11-25") && xml.contains("<skipped"), "{xml}");
+    assert!(
+        xml.contains("server.ping@2025-11-25") && xml.contains("<skipped"),
+        "{xml}"
+    );
 }
 
 #[test]
 fn several_revisions_run_the_checks_once_each() {
     let dir = tempfile::tempdir().unwrap();
-    let (code, report, shown) =
-        validate_json(&["--revision", "2024-11-05,2025-06-18", "--only", "server.ping"], &healthy_mock(dir.path()));
+    let (code, report, shown) = validate_json(
+        &[
+            "--revision",
+            "2024-11-05,2025-06-18",
+            "--only",
+            "server.ping",
+        ],
+        &healthy_mock(dir.path()),
+    );
     assert_eq!(code, 0, "{shown}");
-    let revisions: Vec<&str> =
-        report["targets"][0]["checks"].as_array().unwrap().iter().map(|c| c["revision"].as_str().unwrap()).collect();
+    let revisions: Vec<&str> = report["targets"][0]["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["revision"].as_str().unwrap())
+        .collect();
     assert_eq!(revisions, ["2024-11-05", "2025-06-18"]);
 }
 
@@ -579,11 +861,18 @@ fn bad_input(args: &[&str], command: &[&str]) -> (i32, String) {
     let started = Instant::now();
     let command: Vec<String> = command.iter().map(ToString::to_string).collect();
     let output = validate(args, &command);
-    assert!(started.elapsed() < Duration::from_secs(8), "took {:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_secs(8),
+        "took {:?}",
+        started.elapsed()
+    );
     let stderr = text(&output.stderr);
     assert_eq!(stderr.trim().lines().count(), 1, "not one line: {stderr}");
     assert!(!stderr.contains("panicked"), "{stderr}");
-    (output.status.code().unwrap_or(-1), stderr.trim().to_string())
+    (
+        output.status.code().unwrap_or(-1),
+        stderr.trim().to_string(),
+    )
 }
 
 #[test]
@@ -591,7 +880,9 @@ fn a_command_that_does_not_exist_is_unreachable() {
     let (code, stderr) = bad_input(&[], &["mcp-conformance-no-such-command"]);
     assert_eq!(code, 4, "{stderr}");
     assert!(
-        stderr.starts_with("error: cannot reach the server: cannot start `mcp-conformance-no-such-command`"),
+        stderr.starts_with(
+            "error: cannot reach the server: cannot start `mcp-conformance-no-such-command`"
+        ),
         "{stderr}"
     );
 }
@@ -600,14 +891,20 @@ fn a_command_that_does_not_exist_is_unreachable() {
 fn a_server_that_exits_at_once_is_unreachable_with_its_status_and_stderr() {
     let (code, stderr) = bad_input(&[], &["sh", "-c", "echo 'config missing' >&2; exit 3"]);
     assert_eq!(code, 4, "{stderr}");
-    assert!(stderr.contains("exited with exit status: 3; stderr: config missing"), "{stderr}");
+    assert!(
+        stderr.contains("exited with exit status: 3; stderr: config missing"),
+        "{stderr}"
+    );
 }
 
 #[test]
 fn a_server_that_never_answers_is_unreachable_within_the_timeout() {
     let (code, stderr) = bad_input(&["--timeout", "1s"], &["sleep", "30"]);
     assert_eq!(code, 4, "{stderr}");
-    assert!(stderr.contains("no answer to `initialize`: nothing within 1s"), "{stderr}");
+    assert!(
+        stderr.contains("no answer to `initialize`: nothing within 1s"),
+        "{stderr}"
+    );
 }
 
 #[test]
@@ -616,7 +913,10 @@ fn a_url_that_refuses_connections_is_unreachable() {
     let url = format!("http://127.0.0.1:{port}/mcp");
     let (code, stderr) = bad_input(&["--url", &url], &[]);
     assert_eq!(code, 4, "{stderr}");
-    assert!(stderr.contains(&format!("cannot connect to 127.0.0.1:{port}")), "{stderr}");
+    assert!(
+        stderr.contains(&format!("cannot connect to 127.0.0.1:{port}")),
+        "{stderr}"
+    );
     let (code, stderr) = bad_input(&["--url", "not a url"], &[]);
     assert_eq!(code, 2, "{stderr}");
 }
@@ -625,11 +925,26 @@ fn a_url_that_refuses_connections_is_unreachable() {
 fn a_url_that_never_answers_is_unreachable_within_the_timeout() {
     // Connections complete in the listener's backlog; no request is ever read.
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://127.0.0.1:{}/mcp", listener.local_addr().unwrap().port());
-    let (code, stderr) =
-        bad_input(&["--timeout", "1s", "--url", &url, "--header", "Authorization: Bearer secret-x"], &[]);
+    let url = format!(
+        "http://127.0.0.1:{}/mcp",
+        listener.local_addr().unwrap().port()
+    );
+    let (code, stderr) = bad_input(
+        &[
+            "--timeout",
+            "1s",
+            "--url",
+            &url,
+            "--header",
+            "Authorization: Bearer secret-x",
+        ],
+        &[],
+    );
     assert_eq!(code, 4, "{stderr}");
-    assert!(stderr.contains("no answer to `initialize`: nothing within 1s"), "{stderr}");
+    assert!(
+        stderr.contains("no answer to `initialize`: nothing within 1s"),
+        "{stderr}"
+    );
     assert!(!stderr.contains("secret-x"), "{stderr}");
     drop(listener);
 }
@@ -637,14 +952,28 @@ fn a_url_that_never_answers_is_unreachable_within_the_timeout() {
 #[test]
 fn a_config_file_with_an_error_is_a_usage_error_naming_the_place() {
     let dir = tempfile::tempdir().unwrap();
-    let config = write(dir.path(), "mcp.json", "{\"mcpServers\": {\"a\": {\"command\": [1]}}}");
+    let config = write(
+        dir.path(),
+        "mcp.json",
+        "{\"mcpServers\": {\"a\": {\"command\": [1]}}}",
+    );
     let (code, stderr) = bad_input(&["--config", config.to_str().unwrap()], &[]);
     assert_eq!(code, 2, "{stderr}");
-    assert!(stderr.contains("is not a valid mcpServers config") && stderr.contains("line 1 column"), "{stderr}");
-    let (code, stderr) = bad_input(&["--config", dir.path().join("none.json").to_str().unwrap()], &[]);
+    assert!(
+        stderr.contains("is not a valid mcpServers config") && stderr.contains("line 1 column"),
+        "{stderr}"
+    );
+    let (code, stderr) = bad_input(
+        &["--config", dir.path().join("none.json").to_str().unwrap()],
+        &[],
+    );
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains("cannot read the config file"), "{stderr}");
-    let good = write(dir.path(), "ok.json", "{\"mcpServers\": {\"a\": {\"command\": \"x\"}}}");
+    let good = write(
+        dir.path(),
+        "ok.json",
+        "{\"mcpServers\": {\"a\": {\"command\": \"x\"}}}",
+    );
     let (code, stderr) = bad_input(&["--config", good.to_str().unwrap(), "b"], &[]);
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains("no server named `b`"), "{stderr}");
@@ -655,7 +984,11 @@ fn a_config_file_with_an_error_is_a_usage_error_naming_the_place() {
 #[case::unknown_revision(&["--revision", "2020-01-01"], &["x"], "--revision `2020-01-01`")]
 #[case::prefix_matching_nothing(&["--only", "client."], &["x"], "matches no check")]
 #[case::env_without_equals(&["--env", "NOEQUALS"], &["x"], "is not KEY=VALUE")]
-fn a_bad_option_is_a_usage_error_naming_it(#[case] args: &[&str], #[case] command: &[&str], #[case] wanted: &str) {
+fn a_bad_option_is_a_usage_error_naming_it(
+    #[case] args: &[&str],
+    #[case] command: &[&str],
+    #[case] wanted: &str,
+) {
     let (code, stderr) = bad_input(args, command);
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains(wanted), "{stderr}");
@@ -670,15 +1003,23 @@ fn a_config_file_validates_each_server_with_progress() {
         "missing": {"command": "mcp-conformance-no-such-command"},
     }});
     let config = write(dir.path(), "mcp.json", &config.to_string());
-    validate_cmd(&["--config", config.to_str().unwrap(), "--only", "server.ping"], &[])
-        .assert()
-        .code(4)
-        .stderr(
-            contains("[1/2] good: validating")
-                .and(contains("[1/2] good: 1 passed, 0 failed"))
-                .and(contains("error: cannot reach missing: cannot start")),
-        )
-        .stdout(contains("UNREACHABLE: cannot start").and(contains("2 servers (1 unreachable)")));
+    validate_cmd(
+        &[
+            "--config",
+            config.to_str().unwrap(),
+            "--only",
+            "server.ping",
+        ],
+        &[],
+    )
+    .assert()
+    .code(4)
+    .stderr(
+        contains("[1/2] good: validating")
+            .and(contains("[1/2] good: 1 passed, 0 failed"))
+            .and(contains("error: cannot reach missing: cannot start")),
+    )
+    .stdout(contains("UNREACHABLE: cannot start").and(contains("2 servers (1 unreachable)")));
 }
 
 /// The checks of 2026-07-28 (`server.result.server-info` and the rest; the shared query
@@ -699,31 +1040,77 @@ const STATELESS_CHECKS: &[&str] = &[
 /// One test per file of `tests/validate/broken-2026/`: a scripted 2026-07-28 server broken in
 /// one way, over stdio, fails that check alone.
 #[rstest]
-fn a_broken_stateless_server_fails_its_check(#[files("tests/validate/broken-2026/*.toml")] path: PathBuf) {
+fn a_broken_stateless_server_fails_its_check(
+    #[files("tests/validate/broken-2026/*.toml")] path: PathBuf,
+) {
     let id = check_of(&path);
-    let mock = vec![BIN.to_string(), "mock-stdio".into(), "--script".into(), path.display().to_string()];
-    let args = ["--strict", "--timeout", "3s", "--revision", "2026-07-28", "--only", &id];
+    let mock = vec![
+        BIN.to_string(),
+        "mock-stdio".into(),
+        "--script".into(),
+        path.display().to_string(),
+    ];
+    let args = [
+        "--strict",
+        "--timeout",
+        "3s",
+        "--revision",
+        "2026-07-28",
+        "--only",
+        &id,
+    ];
     assert_fails_only(&id, validate_json(&args, &mock));
 }
 
 /// One test per file of `tests/validate/broken-2026-http/`: the same over Streamable HTTP.
 #[rstest]
-fn a_broken_stateless_http_server_fails_its_check(#[files("tests/validate/broken-2026-http/*.toml")] path: PathBuf) {
+fn a_broken_stateless_http_server_fails_its_check(
+    #[files("tests/validate/broken-2026-http/*.toml")] path: PathBuf,
+) {
     let id = check_of(&path);
     let (server, _) = mock_http(&path);
-    let args = ["--strict", "--timeout", "3s", "--revision", "2026-07-28", "--only", &id, "--url", &server.url];
+    let args = [
+        "--strict",
+        "--timeout",
+        "3s",
+        "--revision",
+        "2026-07-28",
+        "--only",
+        &id,
+        "--url",
+        &server.url,
+    ];
     assert_fails_only(&id, validate_json(&args, &[]));
 }
 
 /// One test per file of `tests/validate/correct-2026/`: a feature check that applies at
 /// 2026-07-28 passes against a correct stateless server (`server/discover`, no handshake).
 #[rstest]
-fn a_correct_stateless_server_passes_its_feature_check(#[files("tests/validate/correct-2026/*.toml")] path: PathBuf) {
+fn a_correct_stateless_server_passes_its_feature_check(
+    #[files("tests/validate/correct-2026/*.toml")] path: PathBuf,
+) {
     let id = check_of(&path);
-    let mock = vec![BIN.to_string(), "mock-stdio".into(), "--script".into(), path.display().to_string()];
-    let args = ["--strict", "--timeout", "3s", "--revision", "2026-07-28", "--only", &id];
+    let mock = vec![
+        BIN.to_string(),
+        "mock-stdio".into(),
+        "--script".into(),
+        path.display().to_string(),
+    ];
+    let args = [
+        "--strict",
+        "--timeout",
+        "3s",
+        "--revision",
+        "2026-07-28",
+        "--only",
+        &id,
+    ];
     let (code, report, shown) = validate_json(&args, &mock);
-    assert_eq!((code, statuses(&report)), (0, vec![(id.clone(), "pass".to_string())]), "{id}: {shown}");
+    assert_eq!(
+        (code, statuses(&report)),
+        (0, vec![(id.clone(), "pass".to_string())]),
+        "{id}: {shown}"
+    );
 }
 
 /// Every feature check that applies at 2026-07-28 has a broken and a correct stateless server.
@@ -731,14 +1118,19 @@ fn a_correct_stateless_server_passes_its_feature_check(#[files("tests/validate/c
 fn every_feature_check_at_2026_has_a_broken_and_a_correct_server() {
     let mut wanted: Vec<String> = FEATURE_CHECKS
         .iter()
-        .filter(|id| **id != "server.lifecycle.before-initialize" && !NOT_APPLICABLE_AT_2026.contains(id))
+        .filter(|id| {
+            **id != "server.lifecycle.before-initialize" && !NOT_APPLICABLE_AT_2026.contains(id)
+        })
         .map(ToString::to_string)
         .collect();
     wanted.sort();
     assert_eq!(broken_servers_in("tests/validate/correct-2026"), wanted);
     let broken = broken_servers_in("tests/validate/broken-2026");
     for id in &wanted {
-        assert!(broken.contains(id), "{id} needs a broken server in tests/validate/broken-2026");
+        assert!(
+            broken.contains(id),
+            "{id} needs a broken server in tests/validate/broken-2026"
+        );
     }
 }
 
@@ -747,8 +1139,13 @@ fn every_feature_check_at_2026_has_a_broken_and_a_correct_server() {
 /// servers fails here.
 #[test]
 fn the_check_lists_are_every_server_check_of_the_registry() {
-    let mut listed: Vec<&str> =
-        STDIO_CHECKS.iter().chain(HTTP_CHECKS).chain(FEATURE_CHECKS).chain(STATELESS_CHECKS).copied().collect();
+    let mut listed: Vec<&str> = STDIO_CHECKS
+        .iter()
+        .chain(HTTP_CHECKS)
+        .chain(FEATURE_CHECKS)
+        .chain(STATELESS_CHECKS)
+        .copied()
+        .collect();
     listed.sort();
     listed.dedup();
     let mut registry: Vec<&str> = mcp_conformance::rules::all()
@@ -765,7 +1162,10 @@ fn every_stateless_check_has_a_broken_server() {
     let mut covered = broken_servers_in("tests/validate/broken-2026");
     covered.extend(broken_servers_in("tests/validate/broken-2026-http"));
     for id in STATELESS_CHECKS {
-        assert!(covered.iter().any(|c| c == id), "{id} needs a broken server in tests/validate/broken-2026(-http)");
+        assert!(
+            covered.iter().any(|c| c == id),
+            "{id} needs a broken server in tests/validate/broken-2026(-http)"
+        );
     }
 }
 
@@ -786,7 +1186,12 @@ fn statuses_at(report: &Value, revision: &str) -> Vec<(String, String)> {
         .unwrap()
         .iter()
         .filter(|c| c["revision"] == revision)
-        .map(|c| (c["id"].as_str().unwrap().to_string(), c["status"].as_str().unwrap().to_string()))
+        .map(|c| {
+            (
+                c["id"].as_str().unwrap().to_string(),
+                c["status"].as_str().unwrap().to_string(),
+            )
+        })
         .collect()
 }
 
@@ -795,20 +1200,45 @@ fn statuses_at(report: &Value, revision: &str) -> Vec<(String, String)> {
 fn assert_speaks_2026(report: &Value, http: bool) {
     let at_2026 = statuses_at(report, "2026-07-28");
     for id in STATELESS_CHECKS.iter().chain(SHARED_AT_2026) {
-        let status = at_2026.iter().find(|(i, _)| i == id).map(|(_, s)| s.as_str());
-        let wanted: &[&str] =
-            if *id == "server.http.header-mismatch" && !http { &["skip"] } else { &["pass", "expected_failure"] };
-        assert!(status.is_some_and(|s| wanted.contains(&s)), "{id} at 2026-07-28: {status:?}\n{report}");
+        let status = at_2026
+            .iter()
+            .find(|(i, _)| i == id)
+            .map(|(_, s)| s.as_str());
+        let wanted: &[&str] = if *id == "server.http.header-mismatch" && !http {
+            &["skip"]
+        } else {
+            &["pass", "expected_failure"]
+        };
+        assert!(
+            status.is_some_and(|s| wanted.contains(&s)),
+            "{id} at 2026-07-28: {status:?}\n{report}"
+        );
     }
     // The feature checks ran there too (or skip, saying why: not applicable, nothing to do).
-    let features: Vec<&&str> = FEATURE_CHECKS.iter().filter(|id| **id != "server.lifecycle.before-initialize").collect();
+    let features: Vec<&&str> = FEATURE_CHECKS
+        .iter()
+        .filter(|id| **id != "server.lifecycle.before-initialize")
+        .collect();
     for id in &features {
-        let status = at_2026.iter().find(|(i, _)| i == *id).map(|(_, s)| s.as_str());
-        let wanted: &[&str] =
-            if NOT_APPLICABLE_AT_2026.contains(id) { &["skip"] } else { &["pass", "expected_failure", "skip"] };
-        assert!(status.is_some_and(|s| wanted.contains(&s)), "{id} at 2026-07-28: {status:?}\n{report}");
+        let status = at_2026
+            .iter()
+            .find(|(i, _)| i == *id)
+            .map(|(_, s)| s.as_str());
+        let wanted: &[&str] = if NOT_APPLICABLE_AT_2026.contains(id) {
+            &["skip"]
+        } else {
+            &["pass", "expected_failure", "skip"]
+        };
+        assert!(
+            status.is_some_and(|s| wanted.contains(&s)),
+            "{id} at 2026-07-28: {status:?}\n{report}"
+        );
     }
-    assert_eq!(at_2026.len(), STATELESS_CHECKS.len() + SHARED_AT_2026.len() + features.len(), "{at_2026:?}");
+    assert_eq!(
+        at_2026.len(),
+        STATELESS_CHECKS.len() + SHARED_AT_2026.len() + features.len(),
+        "{at_2026:?}"
+    );
 }
 
 /// The feature checks that do not apply at 2026-07-28 (no `initialize`, no
@@ -829,11 +1259,24 @@ const NOT_APPLICABLE_AT_2026: &[&str] = &[
 /// The default run found the server does not speak 2026-07-28 and said so once.
 fn assert_does_not_speak_2026(report: &Value) {
     let at_2026 = statuses_at(report, "2026-07-28");
-    assert_eq!(at_2026, [("server.discover".to_string(), "skip".to_string())], "{report}");
-    let check = report["targets"][0]["checks"].as_array().unwrap().iter().find(|c| c["revision"] == "2026-07-28").unwrap();
+    assert_eq!(
+        at_2026,
+        [("server.discover".to_string(), "skip".to_string())],
+        "{report}"
+    );
+    let check = report["targets"][0]["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["revision"] == "2026-07-28")
+        .unwrap();
     let note = check["note"].as_str().unwrap_or_default();
     // Over stdio an unknown method (-32601); over HTTP server-everything's 400 "Server not initialized".
-    assert!(note.contains("does not speak 2026-07-28") && (note.contains("-32601") || note.contains("400 Bad Request")), "{check}");
+    assert!(
+        note.contains("does not speak 2026-07-28")
+            && (note.contains("-32601") || note.contains("400 Bad Request")),
+        "{check}"
+    );
 }
 
 /// The TypeScript SDK 2.x server over stdio, on a free port over HTTP.
@@ -861,17 +1304,26 @@ fn a_typescript_sdk_server_over_http_keeps_every_rule_but_its_baseline_at_both_r
         "server.http.missing-session-400",
         "server.http.delete",
     ];
-    let (elapsed, report) = assert_keeps_its_http_baseline_but(&server.url, "ts-sdk-http.toml", &sessionless);
+    let (elapsed, report) =
+        assert_keeps_its_http_baseline_but(&server.url, "ts-sdk-http.toml", &sessionless);
     assert_speaks_2026(&report, true);
     println!("validate --url against the TypeScript SDK server: {elapsed:?}");
 }
 
 #[test]
 fn only_2026_07_28_against_a_server_of_the_initialize_era_is_one_not_applicable_finding() {
-    let (code, report, shown) = validate_json(&["--strict", "--revision", "2026-07-28"], &everything());
+    let (code, report, shown) =
+        validate_json(&["--strict", "--revision", "2026-07-28"], &everything());
     assert_eq!(code, 0, "{shown}");
-    assert_eq!(statuses(&report), [("server.discover".to_string(), "skip".to_string())], "{shown}");
-    assert!(shown.contains("not applicable: the server does not speak 2026-07-28"), "{shown}");
+    assert_eq!(
+        statuses(&report),
+        [("server.discover".to_string(), "skip".to_string())],
+        "{shown}"
+    );
+    assert!(
+        shown.contains("not applicable: the server does not speak 2026-07-28"),
+        "{shown}"
+    );
 }
 
 #[test]
@@ -880,11 +1332,23 @@ fn a_server_of_2026_07_28_only_is_judged_at_that_revision_alone_by_default() {
     let command = ts_server(Some(port));
     let mut cmd = Command::new(&command[0]);
     cmd.args(&command[1..]).env("MCP_TS_LEGACY", "reject");
-    let server = serve(cmd, port, "the TypeScript SDK server, 2026-07-28 only (streamable-http)");
+    let server = serve(
+        cmd,
+        port,
+        "the TypeScript SDK server, 2026-07-28 only (streamable-http)",
+    );
     // Its 2026-07-28 deviations are those of the dual-era server (the same SDK handlers).
     let baseline = root().join("tests/validate/baseline/ts-sdk-http.toml");
-    let (code, report, shown) =
-        validate_json(&["--strict", "--baseline", baseline.to_str().unwrap(), "--url", &server.url], &[]);
+    let (code, report, shown) = validate_json(
+        &[
+            "--strict",
+            "--baseline",
+            baseline.to_str().unwrap(),
+            "--url",
+            &server.url,
+        ],
+        &[],
+    );
     assert_eq!(code, 0, "{shown}");
     assert_speaks_2026(&report, true);
     assert_eq!(
@@ -892,7 +1356,11 @@ fn a_server_of_2026_07_28_only_is_judged_at_that_revision_alone_by_default() {
         [("server.initialize.result".to_string(), "skip".to_string())],
         "{shown}"
     );
-    assert!(shown.contains("speaks 2026-07-28 only and refuses `initialize`") && shown.contains("-32022"), "{shown}");
+    assert!(
+        shown.contains("speaks 2026-07-28 only and refuses `initialize`")
+            && shown.contains("-32022"),
+        "{shown}"
+    );
 }
 
 /// A scripted server with a read-only tool and a destructive one, logging every message it
@@ -931,7 +1399,12 @@ fn tools_called(log: &Path) -> Vec<String> {
         .filter_map(|line| serde_json::from_str::<Value>(line).ok())
         .filter_map(|record| {
             let message = record.get("message")?;
-            (message.get("method")? == "tools/call").then(|| message.pointer("/params/name")?.as_str().map(str::to_string))?
+            (message.get("method")? == "tools/call").then(|| {
+                message
+                    .pointer("/params/name")?
+                    .as_str()
+                    .map(str::to_string)
+            })?
         })
         .collect();
     names.retain(|name| name == "read" || name == "wipe");
@@ -946,18 +1419,34 @@ fn a_destructive_tool_is_never_called_by_default_and_is_called_when_named() {
     let (mock, log) = two_tools_mock(dir.path());
     // Every check (the invalid-argument probes and cancellation included).
     let (_, report, shown) = validate_json(&["--timeout", "3s"], &mock);
-    assert!(statuses(&report).iter().any(|(id, s)| id == "server.tools.call" && s == "pass"), "{shown}");
+    assert!(
+        statuses(&report)
+            .iter()
+            .any(|(id, s)| id == "server.tools.call" && s == "pass"),
+        "{shown}"
+    );
     assert_eq!(tools_called(&log), vec!["read".to_string()], "{shown}");
 
     std::fs::remove_file(&log).unwrap();
     let (_, _, shown) = validate_json(&["--timeout", "3s", "--call-tool", "wipe"], &mock);
-    assert_eq!(tools_called(&log), vec!["read".to_string(), "wipe".to_string()], "{shown}");
+    assert_eq!(
+        tools_called(&log),
+        vec!["read".to_string(), "wipe".to_string()],
+        "{shown}"
+    );
 
     std::fs::remove_file(&log).unwrap();
     let config = serde_json::json!({"mcpServers": {"two": {"command": mock[0], "args": mock[1..], "callTools": ["wipe"]}}});
     let config = write(dir.path(), "mcp.json", &config.to_string());
-    let (_, _, shown) = validate_json(&["--timeout", "3s", "--config", config.to_str().unwrap()], &[]);
-    assert_eq!(tools_called(&log), vec!["read".to_string(), "wipe".to_string()], "{shown}");
+    let (_, _, shown) = validate_json(
+        &["--timeout", "3s", "--config", config.to_str().unwrap()],
+        &[],
+    );
+    assert_eq!(
+        tools_called(&log),
+        vec!["read".to_string(), "wipe".to_string()],
+        "{shown}"
+    );
 }
 
 #[test]
@@ -966,7 +1455,11 @@ fn the_filesystem_reference_server_keeps_every_stdio_rule_but_its_baseline_and_i
     std::fs::write(dir.path().join("notes.txt"), "kept as it is\n").unwrap();
     std::fs::create_dir(dir.path().join("sub")).unwrap();
     let before = snapshot_of(dir.path());
-    let command = vec!["node".to_string(), reference_server("server-filesystem"), dir.path().display().to_string()];
+    let command = vec![
+        "node".to_string(),
+        reference_server("server-filesystem"),
+        dir.path().display().to_string(),
+    ];
     let report = assert_keeps_its_baseline(&command, "server-filesystem.toml");
     // It asks a client that declares roots for them (the answer, no roots, changes nothing).
     assert_requests_exercised(&report);
@@ -986,14 +1479,25 @@ fn the_memory_reference_server_keeps_every_stdio_rule_but_its_baseline_and_store
     ];
     assert_keeps_its_baseline(&command, "server-memory.toml");
     // create_entities, add_observations, delete_* are not read-only: never called.
-    assert!(!memory.exists(), "the validator stored something in the memory server");
+    assert!(
+        !memory.exists(),
+        "the validator stored something in the memory server"
+    );
 }
 
 #[test]
 fn the_time_reference_server_keeps_every_stdio_rule_but_its_baseline() {
     let program = servers().join("venv-time/bin/mcp-server-time");
-    assert!(program.is_file(), "mcp-server-time is missing at {}", program.display());
-    let command = vec![program.display().to_string(), "--local-timezone".into(), "UTC".into()];
+    assert!(
+        program.is_file(),
+        "mcp-server-time is missing at {}",
+        program.display()
+    );
+    let command = vec![
+        program.display().to_string(),
+        "--local-timezone".into(),
+        "UTC".into(),
+    ];
     assert_keeps_its_baseline(&command, "mcp-server-time.toml");
 }
 
@@ -1015,21 +1519,56 @@ steps = [
 ]
 "#,
     );
-    let mock = vec![BIN.to_string(), "mock-stdio".into(), "--script".into(), script.display().to_string()];
+    let mock = vec![
+        BIN.to_string(),
+        "mock-stdio".into(),
+        "--script".into(),
+        script.display().to_string(),
+    ];
     let outcome = |revision: &str| {
-        let (_, report, shown) =
-            validate_json(&["--strict", "--timeout", "3s", "--only", "server.tools.call", "--revision", revision], &mock);
+        let (_, report, shown) = validate_json(
+            &[
+                "--strict",
+                "--timeout",
+                "3s",
+                "--only",
+                "server.tools.call",
+                "--revision",
+                revision,
+            ],
+            &mock,
+        );
         (statuses(&report)[0].1.clone(), shown)
     };
     let (old, shown) = outcome("2025-03-26");
     assert_eq!(old, "fail", "{shown}");
-    assert!(shown.contains("content type `resource_link` is not one of text, image, audio, resource at 2025-03-26"), "{shown}");
+    assert!(
+        shown.contains(
+            "content type `resource_link` is not one of text, image, audio, resource at 2025-03-26"
+        ),
+        "{shown}"
+    );
     assert_eq!(outcome("2025-06-18").0, "pass");
     let names = root().join("tests/validate/broken/server.tools.names.toml");
-    let mock = vec![BIN.to_string(), "mock-stdio".into(), "--script".into(), names.display().to_string()];
-    let (_, report, shown) = validate_json(&["--only", "server.tools.names", "--revision", "2025-06-18"], &mock);
-    assert_eq!(statuses(&report), vec![("server.tools.names".to_string(), "skip".to_string())], "{shown}");
-    assert!(shown.contains("the tool naming guidance is from 2025-11-25"), "{shown}");
+    let mock = vec![
+        BIN.to_string(),
+        "mock-stdio".into(),
+        "--script".into(),
+        names.display().to_string(),
+    ];
+    let (_, report, shown) = validate_json(
+        &["--only", "server.tools.names", "--revision", "2025-06-18"],
+        &mock,
+    );
+    assert_eq!(
+        statuses(&report),
+        vec![("server.tools.names".to_string(), "skip".to_string())],
+        "{shown}"
+    );
+    assert!(
+        shown.contains("the tool naming guidance is from 2025-11-25"),
+        "{shown}"
+    );
 }
 
 #[test]
@@ -1037,7 +1576,12 @@ fn the_git_reference_server_keeps_every_stdio_rule_but_its_baseline_and_commits_
     let dir = tempfile::tempdir().unwrap();
     let git = |args: &[&str]| {
         let status = Command::new("git")
-            .args(["-c", "user.email=validate@example.invalid", "-c", "user.name=validate"])
+            .args([
+                "-c",
+                "user.email=validate@example.invalid",
+                "-c",
+                "user.name=validate",
+            ])
             .args(args)
             .current_dir(dir.path())
             .stdout(Stdio::null())
@@ -1054,11 +1598,24 @@ fn the_git_reference_server_keeps_every_stdio_rule_but_its_baseline_and_commits_
     // `git status` may rewrite the index's stat cache: the index is compared by what it
     // stages (`git diff --cached`), everything else byte for byte.
     let index = dir.path().join(".git/index");
-    let snapshot = || snapshot_of(dir.path()).into_iter().filter(|(path, _)| *path != index).collect::<Vec<_>>();
+    let snapshot = || {
+        snapshot_of(dir.path())
+            .into_iter()
+            .filter(|(path, _)| *path != index)
+            .collect::<Vec<_>>()
+    };
     let before = snapshot();
     let program = servers().join("venv-time/bin/mcp-server-git");
-    assert!(program.is_file(), "mcp-server-git is missing at {}", program.display());
-    let command = vec![program.display().to_string(), "--repository".into(), dir.path().display().to_string()];
+    assert!(
+        program.is_file(),
+        "mcp-server-git is missing at {}",
+        program.display()
+    );
+    let command = vec![
+        program.display().to_string(),
+        "--repository".into(),
+        dir.path().display().to_string(),
+    ];
     assert_keeps_its_baseline(&command, "mcp-server-git.toml");
     // git_add, git_commit, git_reset, git_checkout, git_create_branch are not read-only:
     // never called, so the work tree, the index and the history are as they were.
@@ -1068,16 +1625,38 @@ fn the_git_reference_server_keeps_every_stdio_rule_but_its_baseline_and_commits_
 
 #[test]
 fn a_server_of_the_initialize_era_silent_on_discover_is_not_waited_for_past_the_other_checks() {
-    let script = root().join("tests/validate/silent_legacy_server.py").display().to_string();
+    let script = root()
+        .join("tests/validate/silent_legacy_server.py")
+        .display()
+        .to_string();
     let started = Instant::now();
-    let (code, report, shown) =
-        validate_json(&["--timeout", "20s", "--only", "server.ping", "--only", "server.discover"], &["python3".into(), script]);
+    let (code, report, shown) = validate_json(
+        &[
+            "--timeout",
+            "20s",
+            "--only",
+            "server.ping",
+            "--only",
+            "server.discover",
+        ],
+        &["python3".into(), script],
+    );
     assert_eq!(code, 0, "{shown}");
     assert_eq!(
         statuses(&report),
-        [("server.ping".to_string(), "pass".to_string()), ("server.discover".to_string(), "skip".to_string())],
+        [
+            ("server.ping".to_string(), "pass".to_string()),
+            ("server.discover".to_string(), "skip".to_string())
+        ],
         "{shown}"
     );
-    assert!(shown.contains("no answer to `server/discover` within"), "{shown}");
-    assert!(started.elapsed() < Duration::from_secs(15), "waited {:?}: the 20 s --timeout, not the other checks", started.elapsed());
+    assert!(
+        shown.contains("no answer to `server/discover` within"),
+        "{shown}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(15),
+        "waited {:?}: the 20 s --timeout, not the other checks",
+        started.elapsed()
+    );
 }

@@ -15,11 +15,16 @@ const BIN: &str = env!("CARGO_BIN_EXE_mcp-conformance");
 /// `(id, revision, status)` of every check.
 fn launches(args: &[&str]) -> (usize, Vec<(String, String, String)>) {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let entry = servers::installed(root).join("node/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    let entry = servers::installed(root)
+        .join("node/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
     let dir = tempfile::tempdir().unwrap();
     let count = dir.path().join("launches");
     let json = dir.path().join("report.json");
-    let script = format!("echo launched >> '{}'; exec node '{}' stdio", count.display(), entry.display());
+    let script = format!(
+        "echo launched >> '{}'; exec node '{}' stdio",
+        count.display(),
+        entry.display()
+    );
     let baseline = root.join("tests/validate/baseline/server-everything.toml");
     let output = std::process::Command::new(BIN)
         .args(["validate", "--strict", "--timeout", "30s", "--baseline"])
@@ -30,7 +35,11 @@ fn launches(args: &[&str]) -> (usize, Vec<(String, String, String)>) {
         .args(["--", "sh", "-c", &script])
         .output()
         .unwrap();
-    let shown = format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+    let shown = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
     assert_eq!(output.status.code(), Some(0), "{shown}");
     let report: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let checks = report["targets"][0]["checks"]
@@ -42,11 +51,17 @@ fn launches(args: &[&str]) -> (usize, Vec<(String, String, String)>) {
             (field("id"), field("revision"), field("status"))
         })
         .collect();
-    (std::fs::read_to_string(&count).unwrap().lines().count(), checks)
+    (
+        std::fs::read_to_string(&count).unwrap().lines().count(),
+        checks,
+    )
 }
 
 fn status<'a>(checks: &'a [(String, String, String)], id: &str) -> &'a str {
-    checks.iter().find(|(i, _, _)| i == id).map_or("absent", |(_, _, s)| s.as_str())
+    checks
+        .iter()
+        .find(|(i, _, _)| i == id)
+        .map_or("absent", |(_, _, s)| s.as_str())
 }
 
 /// By default: the probe (which serves the feature checks after its queries), the
@@ -60,11 +75,20 @@ fn status<'a>(checks: &'a [(String, String, String)], id: &str) -> &'a str {
 fn every_check_by_default_starts_five_servers() {
     let (count, checks) = launches(&[]);
     assert_eq!(count, 5, "{checks:?}");
-    for id in ["server.lifecycle.before-initialize", "server.initialize.negotiates", "server.stdio.exits-on-close", "server.tools.call"] {
+    for id in [
+        "server.lifecycle.before-initialize",
+        "server.initialize.negotiates",
+        "server.stdio.exits-on-close",
+        "server.tools.call",
+    ] {
         assert_eq!(status(&checks, id), "pass", "{id}: {checks:?}");
     }
     // The TypeScript SDK sends no -32700 (a baseline entry): the check ran, on a taken-over session.
-    assert_eq!(status(&checks, "server.jsonrpc.parse-error"), "expected_failure", "{checks:?}");
+    assert_eq!(
+        status(&checks, "server.jsonrpc.parse-error"),
+        "expected_failure",
+        "{checks:?}"
+    );
 }
 
 /// At one revision, no 2026-07-28 server to take over: the probe and four negotiation
@@ -74,7 +98,12 @@ fn every_check_by_default_starts_five_servers() {
 fn every_check_at_one_revision_starts_five_servers() {
     let (count, checks) = launches(&["--revision", "2025-11-25"]);
     assert_eq!(count, 5, "{checks:?}");
-    for id in ["server.lifecycle.before-initialize", "server.initialize.negotiates", "server.stdio.exits-on-close", "server.tools.call"] {
+    for id in [
+        "server.lifecycle.before-initialize",
+        "server.initialize.negotiates",
+        "server.stdio.exits-on-close",
+        "server.tools.call",
+    ] {
         assert_eq!(status(&checks, id), "pass", "{id}: {checks:?}");
     }
 }
@@ -83,21 +112,47 @@ fn every_check_at_one_revision_starts_five_servers() {
 /// sessions; the parse-error check needs none of its own.
 #[test]
 fn the_parse_error_check_takes_over_a_negotiation_session() {
-    let args = ["--revision", "2025-11-25", "--only", "server.initialize.negotiates", "--only", "server.jsonrpc.parse-error"];
+    let args = [
+        "--revision",
+        "2025-11-25",
+        "--only",
+        "server.initialize.negotiates",
+        "--only",
+        "server.jsonrpc.parse-error",
+    ];
     let (count, checks) = launches(&args);
     assert_eq!(count, 5, "{checks:?}");
-    assert_eq!(status(&checks, "server.initialize.negotiates"), "pass", "{checks:?}");
-    assert_eq!(status(&checks, "server.jsonrpc.parse-error"), "expected_failure", "{checks:?}");
+    assert_eq!(
+        status(&checks, "server.initialize.negotiates"),
+        "pass",
+        "{checks:?}"
+    );
+    assert_eq!(
+        status(&checks, "server.jsonrpc.parse-error"),
+        "expected_failure",
+        "{checks:?}"
+    );
 }
 
 /// Without the feature checks, the 2026-07-28 session's server is taken over by a
 /// negotiation session: the probe and four negotiation sessions by default too.
 #[test]
 fn without_the_feature_checks_a_negotiation_session_takes_over_the_discover_server() {
-    let args = ["--only", "server.initialize", "--only", "server.jsonrpc.parse-error", "--only", "server.discover"];
+    let args = [
+        "--only",
+        "server.initialize",
+        "--only",
+        "server.jsonrpc.parse-error",
+        "--only",
+        "server.discover",
+    ];
     let (count, checks) = launches(&args);
     assert_eq!(count, 5, "{checks:?}");
-    assert_eq!(status(&checks, "server.initialize.negotiates"), "pass", "{checks:?}");
+    assert_eq!(
+        status(&checks, "server.initialize.negotiates"),
+        "pass",
+        "{checks:?}"
+    );
     assert_eq!(status(&checks, "server.discover"), "skip", "{checks:?}");
 }
 
@@ -109,7 +164,8 @@ fn without_the_feature_checks_a_negotiation_session_takes_over_the_discover_serv
 #[test]
 fn the_unknown_offer_starts_beside_the_probe() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let entry = servers::installed(root).join("node/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    let entry = servers::installed(root)
+        .join("node/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
     let dir = tempfile::tempdir().unwrap();
     let timeline = dir.path().join("timeline");
     let output = std::process::Command::new(BIN)
@@ -127,10 +183,20 @@ fn the_unknown_offer_starts_beside_the_probe() {
             Some((words.next()?, words.collect::<Vec<_>>().join(" ")))
         })
         .collect();
-    let first_byte = events.iter().position(|(e, _)| *e == "first-byte").expect("a server wrote");
-    let mut spawned_before: Vec<&str> =
-        events[..first_byte].iter().filter(|(e, _)| *e == "spawn").map(|(_, s)| s.as_str()).collect();
+    let first_byte = events
+        .iter()
+        .position(|(e, _)| *e == "first-byte")
+        .expect("a server wrote");
+    let mut spawned_before: Vec<&str> = events[..first_byte]
+        .iter()
+        .filter(|(e, _)| *e == "spawn")
+        .map(|(_, s)| s.as_str())
+        .collect();
     spawned_before.sort_unstable();
     let shown = format!("{text}\n{}", String::from_utf8_lossy(&output.stderr));
-    assert_eq!(spawned_before, ["2026-07-28", "negotiates 1999-01-01", "probe"], "{shown}");
+    assert_eq!(
+        spawned_before,
+        ["2026-07-28", "negotiates 1999-01-01", "probe"],
+        "{shown}"
+    );
 }

@@ -106,12 +106,25 @@ fn load(name: &str) -> Load {
         "par8" => ("wait", PAR_CALLS, IN_FLIGHT),
         other => panic!("no load {other:?}"),
     };
-    Load { server, tool, calls, in_flight }
+    Load {
+        server,
+        tool,
+        calls,
+        in_flight,
+    }
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).filter(|a| a != "--bench").collect();
-    match args.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| a != "--bench")
+        .collect();
+    match args
+        .iter()
+        .map(String::as_str)
+        .collect::<Vec<_>>()
+        .as_slice()
+    {
         ["serve"] => serve(),
         ["serve-fast"] => serve_fast(),
         ["run", "pipe", name] => {
@@ -119,14 +132,21 @@ fn main() {
             print_figures(&figures);
         }
         ["run", client, name] => {
-            let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("runtime");
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .enable_all()
+                .build()
+                .expect("runtime");
             let figures = runtime.block_on(run(client, &load(name)));
             print_figures(&figures);
         }
         [] => conduct(&LOADS),
-        names if names.iter().all(|n| LOADS.contains(n)) => {
-            conduct(&LOADS.iter().copied().filter(|l| names.contains(l)).collect::<Vec<_>>())
-        }
+        names if names.iter().all(|n| LOADS.contains(n)) => conduct(
+            &LOADS
+                .iter()
+                .copied()
+                .filter(|l| names.contains(l))
+                .collect::<Vec<_>>(),
+        ),
         other => {
             eprintln!(
                 "usage: client [LOAD… | serve | serve-fast | run pipe|reference|rmcp LOAD] (LOAD: {}), not {other:?}",
@@ -156,7 +176,12 @@ struct Figures {
 /// Runs every pair `ROUNDS` times, interleaved, and prints the medians and the ratios.
 fn conduct(loads: &[&'static str]) {
     let mut results: Vec<((&str, &str), Vec<Figures>)> = Vec::new();
-    let pairs = || loads.iter().flat_map(|l| CLIENTS.iter().map(move |c| (*c, *l))).filter(|(c, l)| !c.starts_with("pipe") || l.ends_with("seq"));
+    let pairs = || {
+        loads
+            .iter()
+            .flat_map(|l| CLIENTS.iter().map(move |c| (*c, *l)))
+            .filter(|(c, l)| !c.starts_with("pipe") || l.ends_with("seq"))
+    };
     for round in 0..ROUNDS {
         for (client, load) in pairs() {
             let figures = measure(client, load);
@@ -195,7 +220,14 @@ fn conduct(loads: &[&'static str]) {
     );
     println!(
         "{:<26} {:>10} {:>10} {:>10} {:>14} {:>12} {:>14} {:>12}",
-        "", "calls/s", "p50 µs", "p99 µs", "peak RSS KiB", "CPU µs/call", "server µs/call", "allocs/call"
+        "",
+        "calls/s",
+        "p50 µs",
+        "p99 µs",
+        "peak RSS KiB",
+        "CPU µs/call",
+        "server µs/call",
+        "allocs/call"
     );
     for (client, load) in pairs() {
         if let Some(f) = median(client, load) {
@@ -236,14 +268,26 @@ fn conduct(loads: &[&'static str]) {
     }
     if loads.contains(&"par8") {
         let ceiling = IN_FLIGHT as f64 / TOOL_WAIT.as_secs_f64();
-        println!("par8 ceiling (no client can pass it): {IN_FLIGHT} / {} ms = {ceiling:.0} calls/s", TOOL_WAIT.as_millis());
+        println!(
+            "par8 ceiling (no client can pass it): {IN_FLIGHT} / {} ms = {ceiling:.0} calls/s",
+            TOOL_WAIT.as_millis()
+        );
     }
     let _ = std::io::stdout().flush();
 }
 
 /// The result line of a run.
 fn print_figures(f: &Figures) {
-    println!("{} {} {} {} {} {} {}", f.calls_per_s, f.p50_us, f.p99_us, peak_rss_kib(), f.cpu_us, f.server_cpu_us, f.allocs);
+    println!(
+        "{} {} {} {} {} {} {}",
+        f.calls_per_s,
+        f.p50_us,
+        f.p99_us,
+        peak_rss_kib(),
+        f.cpu_us,
+        f.server_cpu_us,
+        f.allocs
+    );
 }
 
 /// One run in a child process of its own.
@@ -259,11 +303,22 @@ fn measure(client: &str, load: &str) -> Figures {
     if !output.status.success() {
         panic!("`run {client} {load}` failed ({}): {text}", output.status);
     }
-    let numbers: Vec<f64> = text.split_whitespace().filter_map(|n| n.parse().ok()).collect();
+    let numbers: Vec<f64> = text
+        .split_whitespace()
+        .filter_map(|n| n.parse().ok())
+        .collect();
     let [calls_per_s, p50_us, p99_us, rss_kib, cpu_us, server_cpu_us, allocs] = numbers[..] else {
         panic!("`run {client} {load}` printed {text:?}");
     };
-    Figures { calls_per_s, p50_us, p99_us, rss_kib, cpu_us, server_cpu_us, allocs }
+    Figures {
+        calls_per_s,
+        p50_us,
+        p99_us,
+        rss_kib,
+        cpu_us,
+        server_cpu_us,
+        allocs,
+    }
 }
 
 /// This process's peak resident set (`VmHWM`), in KiB.
@@ -284,20 +339,26 @@ fn cpu_time() -> Duration {
         libc::getrusage(libc::RUSAGE_SELF, &mut usage);
         usage
     };
-    let time = |t: libc::timeval| Duration::from_secs(t.tv_sec as u64) + Duration::from_micros(t.tv_usec as u64);
+    let time = |t: libc::timeval| {
+        Duration::from_secs(t.tv_sec as u64) + Duration::from_micros(t.tv_usec as u64)
+    };
     time(usage.ru_utime) + time(usage.ru_stime)
 }
 
 /// A process's user + system CPU time so far, from `/proc/PID/stat` (zero if unreadable).
 fn process_cpu_time(pid: Option<u32>) -> Duration {
-    let Some(stat) = pid.and_then(|pid| std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()) else {
+    let Some(stat) = pid.and_then(|pid| std::fs::read_to_string(format!("/proc/{pid}/stat")).ok())
+    else {
         return Duration::ZERO;
     };
     // The fields after the command (which may hold spaces) in parentheses; utime and stime
     // are the 14th and 15th of the whole line.
     let rest = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
     let fields: Vec<&str> = rest.split_whitespace().collect();
-    let ticks: u64 = [11, 12].iter().filter_map(|i| fields.get(*i)?.parse::<u64>().ok()).sum();
+    let ticks: u64 = [11, 12]
+        .iter()
+        .filter_map(|i| fields.get(*i)?.parse::<u64>().ok())
+        .sum();
     // SAFETY: sysconf reads a constant.
     let per_second = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as u64;
     Duration::from_micros(ticks * 1_000_000 / per_second)
@@ -341,14 +402,29 @@ where
     let elapsed = started.elapsed();
     let cpu = cpu_time().saturating_sub(cpu_before);
     let allocs = ALLOCATIONS.load(Ordering::Relaxed) - allocs_before;
-    summarize(latencies, elapsed, cpu, process_cpu_time(server).saturating_sub(server_before), allocs)
+    summarize(
+        latencies,
+        elapsed,
+        cpu,
+        process_cpu_time(server).saturating_sub(server_before),
+        allocs,
+    )
 }
 
 /// The figures of `latencies` over `elapsed`, with `cpu` spent by the client and `server_cpu` by
 /// the server, and `allocs` made by the client (the latencies' own vector included: one).
-fn summarize(mut latencies: Vec<Duration>, elapsed: Duration, cpu: Duration, server_cpu: Duration, allocs: u64) -> Figures {
+fn summarize(
+    mut latencies: Vec<Duration>,
+    elapsed: Duration,
+    cpu: Duration,
+    server_cpu: Duration,
+    allocs: u64,
+) -> Figures {
     latencies.sort();
-    let at = |q: f64| latencies[((latencies.len() as f64 * q) as usize).min(latencies.len() - 1)].as_secs_f64() * 1e6;
+    let at = |q: f64| {
+        latencies[((latencies.len() as f64 * q) as usize).min(latencies.len() - 1)].as_secs_f64()
+            * 1e6
+    };
     let calls = latencies.len() as f64;
     Figures {
         calls_per_s: calls / elapsed.as_secs_f64(),
@@ -374,15 +450,26 @@ async fn run(client: &str, load: &Load) -> Figures {
 async fn reference(load: &Load) -> Figures {
     use mcp_refclient::{ClientConfig, McpClient, Profile, StdioServer};
     let (command, args) = server_command(load);
-    let server = StdioServer { command, args, ..Default::default() };
-    let client = Arc::new(McpClient::connect_stdio(server, ClientConfig::new(Profile::Strict)).await.expect("connect"));
+    let server = StdioServer {
+        command,
+        args,
+        ..Default::default()
+    };
+    let client = Arc::new(
+        McpClient::connect_stdio(server, ClientConfig::new(Profile::Strict))
+            .await
+            .expect("connect"),
+    );
     let tool = load.tool;
     let call = {
         let client = client.clone();
         move || {
             let client = client.clone();
             async move {
-                let result = client.call_tool(tool, json!({}), None).await.expect("a call");
+                let result = client
+                    .call_tool(tool, json!({}), None)
+                    .await
+                    .expect("a call");
                 assert!(!result.is_error);
             }
         }
@@ -410,7 +497,10 @@ async fn rmcp_client(load: &Load) -> Figures {
     let call = move || {
         let peer = peer.clone();
         async move {
-            let result = peer.call_tool(CallToolRequestParams::new(tool)).await.expect("a call");
+            let result = peer
+                .call_tool(CallToolRequestParams::new(tool))
+                .await
+                .expect("a call");
             assert!(!result.is_error.unwrap_or(false));
         }
     };
@@ -436,9 +526,13 @@ fn pipe_floor(load: &Load) -> Figures {
     let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
     let mut line = String::new();
     let init = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"pipe","version":"0"}}}"#;
-    stdin.write_all(format!("{init}\n").as_bytes()).expect("write");
+    stdin
+        .write_all(format!("{init}\n").as_bytes())
+        .expect("write");
     stdout.read_line(&mut line).expect("read");
-    stdin.write_all(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n").expect("write");
+    stdin
+        .write_all(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n")
+        .expect("write");
     let mut id = 0u64;
     let mut call = |line: &mut String| {
         id += 1;
@@ -486,14 +580,25 @@ async fn pipe_async(load: &Load) -> Figures {
     let pid = child.id();
     let stdin = child.stdin.take().expect("stdin");
     let stdout = BufReader::new(child.stdout.take().expect("stdout"));
-    let pipe = Arc::new(tokio::sync::Mutex::new((stdin, stdout, String::new(), 0u64)));
+    let pipe = Arc::new(tokio::sync::Mutex::new((
+        stdin,
+        stdout,
+        String::new(),
+        0u64,
+    )));
     let init = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"pipe","version":"0"}}}"#;
     {
         let mut guard = pipe.lock().await;
         let (stdin, stdout, line, _) = &mut *guard;
-        stdin.write_all(format!("{init}\n").as_bytes()).await.expect("write");
+        stdin
+            .write_all(format!("{init}\n").as_bytes())
+            .await
+            .expect("write");
         stdout.read_line(line).await.expect("read");
-        stdin.write_all(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n").await.expect("write");
+        stdin
+            .write_all(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n")
+            .await
+            .expect("write");
     }
     let tool = load.tool;
     let call = {
@@ -536,7 +641,9 @@ fn serve_fast() {
         method: Option<std::borrow::Cow<'a, str>>,
     }
 
-    let owned = |fd: std::os::fd::BorrowedFd<'_>| std::fs::File::from(fd.try_clone_to_owned().expect("a standard stream"));
+    let owned = |fd: std::os::fd::BorrowedFd<'_>| {
+        std::fs::File::from(fd.try_clone_to_owned().expect("a standard stream"))
+    };
     let mut input = BufReader::with_capacity(64 * 1024, owned(std::io::stdin().as_fd()));
     let mut output = BufWriter::with_capacity(64 * 1024, owned(std::io::stdout().as_fd()));
     let mut line = Vec::new();
@@ -546,8 +653,12 @@ fn serve_fast() {
             Ok(0) | Err(_) => return,
             Ok(_) => {}
         }
-        let Ok(head) = serde_json::from_slice::<Head>(&line) else { continue };
-        let (Some(id), Some(method)) = (head.id, head.method) else { continue };
+        let Ok(head) = serde_json::from_slice::<Head>(&line) else {
+            continue;
+        };
+        let (Some(id), Some(method)) = (head.id, head.method) else {
+            continue;
+        };
         let written = match &*method {
             "tools/call" => writeln!(
                 output,
@@ -581,7 +692,10 @@ fn serve_fast() {
 /// The server: newline-delimited JSON-RPC on stdin/stdout, one writer task, `wait` calls
 /// answered by tasks of their own.
 fn serve() {
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
     runtime.block_on(async {
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Vec<u8>>();
         let writer = tokio::spawn(async move {

@@ -9,14 +9,16 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
+use crate::error::{Failed, Fate};
 use crate::http::legacy::LegacyTransport;
 use crate::http::streamable::StreamableTransport;
 use crate::jsonrpc::{ErrorObject, Params, RawResult};
+use crate::stateless::{self as modern, ProbeFailure, ResultKind};
 use crate::stdio::{fmt_duration, StdioTransport};
 use crate::tool::{CallToolResult, Tool, ToolsPage};
-use crate::error::{Failed, Fate};
-use crate::stateless::{self as modern, ProbeFailure, ResultKind};
-use crate::{Breakage, ClientConfig, HttpServer, McpError, Profile, StdioServer, SUPPORTED_PROTOCOL_VERSIONS};
+use crate::{
+    Breakage, ClientConfig, HttpServer, McpError, Profile, StdioServer, SUPPORTED_PROTOCOL_VERSIONS,
+};
 
 /// More pages than this in one listing is taken for a server looping on its cursor.
 const MAX_PAGES: usize = 10_000;
@@ -41,7 +43,10 @@ impl Transport {
         match self {
             Transport::Stdio(t) => t.request_fated(method, params, bound).await,
             Transport::Http(t) => t.request_fated(method, params, bound).await,
-            Transport::LegacySse(t) => t.request(method, params, bound).await.map_err(Failed::alive),
+            Transport::LegacySse(t) => t
+                .request(method, params, bound)
+                .await
+                .map_err(Failed::alive),
         }
     }
 
@@ -105,7 +110,12 @@ impl Transport {
     /// HTTP none in yoagent (the idle timeout only), the override in strict, the override
     /// or the call bound in kova.
     fn call_bound(&self, config: &ClientConfig, timeout: Option<Duration>) -> Option<Duration> {
-        let timeout = timeout.filter(|_| !config.hooks.broken.contains(&Breakage::PerCallTimeoutIgnored));
+        let timeout = timeout.filter(|_| {
+            !config
+                .hooks
+                .broken
+                .contains(&Breakage::PerCallTimeoutIgnored)
+        });
         match (self, config.profile) {
             (Transport::Stdio(_), _) | (_, Profile::Kova) => timeout.or(config.timeouts().call),
             (_, Profile::Strict) => timeout,
@@ -117,7 +127,9 @@ impl Transport {
     fn list_bound(&self, config: &ClientConfig) -> Option<Duration> {
         match (self, config.profile) {
             (Transport::Stdio(_), _) => config.timeouts().list,
-            (_, Profile::Kova) if !config.hooks.broken.contains(&Breakage::NoListBoundOverHttp) => config.timeouts().list,
+            (_, Profile::Kova) if !config.hooks.broken.contains(&Breakage::NoListBoundOverHttp) => {
+                config.timeouts().list
+            }
             _ => None,
         }
     }
@@ -166,7 +178,9 @@ struct Connection {
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// A connected MCP client. `Send + Sync`: every method takes `&self`, so it can be shared in
@@ -200,8 +214,7 @@ impl std::fmt::Debug for McpClient {
             Transport::Http(t) => f.field("origin", &t.origin()),
             Transport::LegacySse(t) => f.field("legacy_sse_origin", &t.origin()),
         };
-        f
-            .field("profile", &self.config.profile)
+        f.field("profile", &self.config.profile)
             .field("protocol_version", &connection.protocol_version)
             .finish_non_exhaustive()
     }
@@ -213,11 +226,18 @@ impl std::fmt::Debug for McpClient {
 fn transient(failed: &Failed) -> bool {
     failed.fate != Fate::Alive
         || matches!(failed.error, McpError::Timeout(_))
-        || failed.error.http_status().is_some_and(|status| status >= 500)
+        || failed
+            .error
+            .http_status()
+            .is_some_and(|status| status >= 500)
 }
 
 /// The `HandshakeTimerRestarts` breakage: `bound` counted afresh from every stdout line.
-async fn restarting_timeout<F: std::future::Future>(bound: Duration, transport: &Transport, work: F) -> Option<F::Output> {
+async fn restarting_timeout<F: std::future::Future>(
+    bound: Duration,
+    transport: &Transport,
+    work: F,
+) -> Option<F::Output> {
     let lines = || match transport {
         Transport::Stdio(t) => t.lines_read(),
         _ => 0,
@@ -243,25 +263,43 @@ async fn restarting_timeout<F: std::future::Future>(bound: Duration, transport: 
 
 /// Opens a connection to `target`: spawn or connect, then the bounded handshake. On
 /// failure whatever was started is stopped.
-async fn open(target: &Target, config: &ClientConfig, generation: u64) -> Result<Connection, Failed> {
+async fn open(
+    target: &Target,
+    config: &ClientConfig,
+    generation: u64,
+) -> Result<Connection, Failed> {
     let transport = match target {
         Target::Stdio(server) => Transport::Stdio(StdioTransport::spawn(server, config)?),
-        Target::Http(server) => Transport::Http(Box::new(StreamableTransport::new(server, config)?)),
+        Target::Http(server) => {
+            Transport::Http(Box::new(StreamableTransport::new(server, config)?))
+        }
         Target::LegacySse(server) => {
             let transport = Transport::LegacySse(LegacyTransport::connect(server, config).await?);
             if config.profile == Profile::Kova {
                 let protocol_version = "2024-11-05".to_string();
-                return Ok(Connection { transport, protocol_version, stateless: false, server_info: Value::Null, generation });
+                return Ok(Connection {
+                    transport,
+                    protocol_version,
+                    stateless: false,
+                    server_info: Value::Null,
+                    generation,
+                });
             }
             transport
         }
     };
     let handshake = establish(&transport, config);
-    let restarts = config.hooks.broken.contains(&Breakage::HandshakeTimerRestarts);
+    let restarts = config
+        .hooks
+        .broken
+        .contains(&Breakage::HandshakeTimerRestarts);
     let outcome = match config.timeouts().handshake {
         Some(bound) if restarts => match restarting_timeout(bound, &transport, handshake).await {
             Some(outcome) => outcome,
-            None => Err(Failed::alive(McpError::Timeout(format!("MCP handshake timed out after {}", fmt_duration(bound))))),
+            None => Err(Failed::alive(McpError::Timeout(format!(
+                "MCP handshake timed out after {}",
+                fmt_duration(bound)
+            )))),
         },
         Some(bound) => match tokio::time::timeout(bound, handshake).await {
             Ok(outcome) => outcome,
@@ -278,12 +316,20 @@ async fn open(target: &Target, config: &ClientConfig, generation: u64) -> Result
             let stateless = crate::STATELESS_PROTOCOL_VERSIONS.contains(&protocol_version.as_str());
             if let (true, Transport::Http(t)) = (stateless, &transport) {
                 // The GET stream's successor: list changes, for a server that announces them.
-                if server_info.pointer("/capabilities/tools/listChanged") == Some(&Value::Bool(true)) {
+                if server_info.pointer("/capabilities/tools/listChanged")
+                    == Some(&Value::Bool(true))
+                {
                     let filter = json!({ "notifications": { "toolsListChanged": true } });
                     t.listen(modern::with_meta(Some(filter), &protocol_version, config));
                 }
             }
-            Ok(Connection { transport, protocol_version, stateless, server_info, generation })
+            Ok(Connection {
+                transport,
+                protocol_version,
+                stateless,
+                server_info,
+                generation,
+            })
         }
         Err(failed) => {
             transport.close().await;
@@ -299,7 +345,10 @@ impl McpClient {
     /// failure the server is stopped before the error is returned. kova: a transient failure
     /// (the server died or timed out during the handshake) is retried once after
     /// `timeouts().connect_retry_delay`; a command that cannot be spawned fails at once.
-    pub async fn connect_stdio(server: StdioServer, config: ClientConfig) -> Result<McpClient, McpError> {
+    pub async fn connect_stdio(
+        server: StdioServer,
+        config: ClientConfig,
+    ) -> Result<McpClient, McpError> {
         McpClient::connect(Target::Stdio(server), config).await
     }
 
@@ -308,14 +357,20 @@ impl McpClient {
     /// with a server that lists it, falling back to `initialize` at 2025-11-25 on a 4xx
     /// without a modern error; the handshake offers 2024-11-05 (yoagent) or 2025-06-18 (kova). Nothing is sent before the URL and certificates are checked. kova: a
     /// refused or reset connection, a timeout or a 5xx is retried once; a 4xx is not.
-    pub async fn connect_http(server: HttpServer, config: ClientConfig) -> Result<McpClient, McpError> {
+    pub async fn connect_http(
+        server: HttpServer,
+        config: ClientConfig,
+    ) -> Result<McpClient, McpError> {
         McpClient::connect(Target::Http(server), config).await
     }
 
     /// Connects to a legacy HTTP+SSE server (2024-11-05): opens the event stream, takes its
     /// `endpoint` event, and (strict and yoagent) runs the 2024-11-05 handshake; the kova
     /// profile skips the handshake, as Kova's `HttpSse` does.
-    pub async fn connect_legacy_sse(server: HttpServer, config: ClientConfig) -> Result<McpClient, McpError> {
+    pub async fn connect_legacy_sse(
+        server: HttpServer,
+        config: ClientConfig,
+    ) -> Result<McpClient, McpError> {
         McpClient::connect(Target::LegacySse(server), config).await
     }
 
@@ -335,7 +390,9 @@ impl McpClient {
                     fmt_duration(delay)
                 );
                 tokio::time::sleep(delay).await;
-                Box::pin(open(&target, &config, 1)).await.map_err(|f| f.error)?
+                Box::pin(open(&target, &config, 1))
+                    .await
+                    .map_err(|f| f.error)?
             }
             Err(failed) => return Err(failed.error),
         };
@@ -353,7 +410,10 @@ impl McpClient {
 
     /// The connection in use.
     fn connection(&self) -> Arc<Connection> {
-        self.current.read().unwrap_or_else(|poisoned| poisoned.into_inner()).clone()
+        self.current
+            .read()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .clone()
     }
 
     fn broken(&self, rule: Breakage) -> bool {
@@ -387,9 +447,15 @@ impl McpClient {
         *lock(&self.tools) = None;
         old.transport.close().await;
         let generation = self.generations.fetch_add(1, Ordering::SeqCst) + 1;
-        let connection = Box::pin(open(&self.target, &self.config, generation)).await.map_err(|f| f.error)?;
-        self.earlier_list_changes.fetch_add(old.transport.list_changes(), Ordering::SeqCst);
-        *self.current.write().unwrap_or_else(|poisoned| poisoned.into_inner()) = Arc::new(connection);
+        let connection = Box::pin(open(&self.target, &self.config, generation))
+            .await
+            .map_err(|f| f.error)?;
+        self.earlier_list_changes
+            .fetch_add(old.transport.list_changes(), Ordering::SeqCst);
+        *self
+            .current
+            .write()
+            .unwrap_or_else(|poisoned| poisoned.into_inner()) = Arc::new(connection);
         *lock(&self.tools) = None;
         Ok(())
     }
@@ -414,7 +480,10 @@ impl McpClient {
         if !self.config.profile.reconnects() || !dead || self.closed.load(Ordering::SeqCst) {
             return Err(failed.error);
         }
-        if is_call && failed.fate == Fate::DeadMaybeSent && !self.broken(Breakage::RetryDeliveredCalls) {
+        if is_call
+            && failed.fate == Fate::DeadMaybeSent
+            && !self.broken(Breakage::RetryDeliveredCalls)
+        {
             return Err(McpError::Transport(format!(
                 "{}; the call may have run on the server, so it was not sent again",
                 failed.error.full_text()
@@ -504,21 +573,31 @@ impl McpClient {
                         let params = json!({ "name": name, "arguments": arguments.clone() });
                         // Boxed: the HTTP transports' state would otherwise make every call's
                         // future (a task's memory, or its caller's stack) as large as theirs.
-                        Box::pin(exchange(&connection, &self.config, "tools/call", Some(params), bound))
-                            .await
-                            .map(RawResult::Value)
+                        Box::pin(exchange(
+                            &connection,
+                            &self.config,
+                            "tools/call",
+                            Some(params),
+                            bound,
+                        ))
+                        .await
+                        .map(RawResult::Value)
                     }
                 }
             })
             .await?;
-        result.parse().map_err(|e| McpError::Protocol(format!("invalid tools/call result: {e}")))
+        result
+            .parse()
+            .map_err(|e| McpError::Protocol(format!("invalid tools/call result: {e}")))
     }
 
     /// Any request, bounded like `tools/list`; the result as sent. Never retried.
     pub async fn request(&self, method: &str, params: Option<Value>) -> Result<Value, McpError> {
         let connection = self.connection();
         let bound = connection.transport.list_bound(&self.config);
-        exchange(&connection, &self.config, method, params, bound).await.map_err(|f| f.error)
+        exchange(&connection, &self.config, method, params, bound)
+            .await
+            .map_err(|f| f.error)
     }
 
     /// Any notification (no id, not awaited).
@@ -546,7 +625,8 @@ impl McpClient {
 
     /// How many `notifications/tools/list_changed` were read (over every connection).
     pub fn tools_list_changes(&self) -> u64 {
-        self.earlier_list_changes.load(Ordering::SeqCst) + self.connection().transport.list_changes()
+        self.earlier_list_changes.load(Ordering::SeqCst)
+            + self.connection().transport.list_changes()
     }
 
     /// The server's process id (for tests); `None` over HTTP.
@@ -570,7 +650,11 @@ impl McpClient {
 async fn list_all(connection: &Connection, config: &ClientConfig) -> Result<Vec<Tool>, Failed> {
     let transport = &connection.transport;
     let invalid = |text: String| {
-        if config.hooks.broken.contains(&Breakage::InvalidResultAsTransport) {
+        if config
+            .hooks
+            .broken
+            .contains(&Breakage::InvalidResultAsTransport)
+        {
             McpError::Transport(text)
         } else {
             McpError::Protocol(text)
@@ -588,7 +672,10 @@ async fn list_all(connection: &Connection, config: &ClientConfig) -> Result<Vec<
         match page.next_cursor {
             Some(next) if config.profile.paginates() => {
                 if cursor.as_deref() == Some(next.as_str()) {
-                    return Err(McpError::Protocol(format!("tools/list returned its own cursor '{next}' again")).into());
+                    return Err(McpError::Protocol(format!(
+                        "tools/list returned its own cursor '{next}' again"
+                    ))
+                    .into());
                 }
                 cursor = Some(next);
             }
@@ -600,7 +687,11 @@ async fn list_all(connection: &Connection, config: &ClientConfig) -> Result<Vec<
 
 /// Turns a JSON-RPC error response into [`McpError::JsonRpc`], code and message kept.
 fn rpc(outcome: Result<Value, ErrorObject>) -> Result<Value, McpError> {
-    outcome.map_err(|e| McpError::JsonRpc { code: e.code, message: e.message, data: e.data })
+    outcome.map_err(|e| McpError::JsonRpc {
+        code: e.code,
+        message: e.message,
+        data: e.data,
+    })
 }
 
 /// One request and its result. At 2026-07-28: `_meta` added, `resultType` read (absent is
@@ -644,7 +735,11 @@ async fn exchange(
             }
         }
     }
-    Err(McpError::Protocol(format!("'{method}' still asked for input after {} rounds; given up", modern::MAX_INPUT_ROUNDS)).into())
+    Err(McpError::Protocol(format!(
+        "'{method}' still asked for input after {} rounds; given up",
+        modern::MAX_INPUT_ROUNDS
+    ))
+    .into())
 }
 
 /// How long the `server/discover` probe waits before taking a silent server for an older
@@ -655,8 +750,14 @@ const PROBE_BOUND: Duration = Duration::from_secs(10);
 /// Opens the connection: strict probes `server/discover` and speaks 2026-07-28 with a
 /// server that lists it, falling back to `initialize` on one that does not know the probe;
 /// otherwise (and on the fallback) the handshake.
-async fn establish(transport: &Transport, config: &ClientConfig) -> Result<(String, Value), Failed> {
-    let Some(offered) = config.stateless_revision().filter(|_| !matches!(transport, Transport::LegacySse(_))) else {
+async fn establish(
+    transport: &Transport,
+    config: &ClientConfig,
+) -> Result<(String, Value), Failed> {
+    let Some(offered) = config
+        .stateless_revision()
+        .filter(|_| !matches!(transport, Transport::LegacySse(_)))
+    else {
         return handshake(transport, config, None).await;
     };
     transport.stateless(Some(offered));
@@ -664,13 +765,24 @@ async fn establish(transport: &Transport, config: &ClientConfig) -> Result<(Stri
         true => json!({}),
         false => modern::with_meta(None, offered, config),
     };
-    let bound = config.timeouts().handshake.map_or(PROBE_BOUND, |b| (b / 2).min(PROBE_BOUND));
-    let probe = match tokio::time::timeout(bound, transport.request_fated("server/discover", Some(params), None)).await {
+    let bound = config
+        .timeouts()
+        .handshake
+        .map_or(PROBE_BOUND, |b| (b / 2).min(PROBE_BOUND));
+    let probe = match tokio::time::timeout(
+        bound,
+        transport.request_fated("server/discover", Some(params), None),
+    )
+    .await
+    {
         Ok(Ok(outcome)) => rpc(outcome),
         // Over HTTP a 4xx (a modern error's JSON-RPC body, or an older server's refusal) fails
         // the request itself; what it says decides below.
         Ok(Err(failed)) => Err(failed.error),
-        Err(_) => Err(McpError::Timeout(format!("server/discover not answered within {}", fmt_duration(bound)))),
+        Err(_) => Err(McpError::Timeout(format!(
+            "server/discover not answered within {}",
+            fmt_duration(bound)
+        ))),
     };
     let failure = match probe {
         Ok(result) => return discovered(transport, config, offered, result).await,
@@ -689,7 +801,12 @@ async fn establish(transport: &Transport, config: &ClientConfig) -> Result<(Stri
         ProbeFailure::Legacy if !config.hooks.broken.contains(&Breakage::NoLegacyFallback) => {
             fall_back(transport, config, &failure, None).await
         }
-        ProbeFailure::Modern if config.hooks.broken.contains(&Breakage::FallbackOnModernError) => {
+        ProbeFailure::Modern
+            if config
+                .hooks
+                .broken
+                .contains(&Breakage::FallbackOnModernError) =>
+        {
             fall_back(transport, config, &failure, None).await
         }
         ProbeFailure::Legacy | ProbeFailure::Modern | ProbeFailure::Fatal => Err(failure.into()),
@@ -698,27 +815,42 @@ async fn establish(transport: &Transport, config: &ClientConfig) -> Result<(Stri
 
 /// A `server/discover` result: the newest version both speak, statelessly; a server that
 /// lists only handshake revisions is spoken to with `initialize`.
-async fn discovered(transport: &Transport, config: &ClientConfig, offered: &str, result: Value) -> Result<(String, Value), Failed> {
+async fn discovered(
+    transport: &Transport,
+    config: &ClientConfig,
+    offered: &str,
+    result: Value,
+) -> Result<(String, Value), Failed> {
     modern::result_kind("server/discover", &result)?;
     let Some(versions) = result.get("supportedVersions").and_then(Value::as_array) else {
         // Not a DiscoverResult: a server that answers any method alike, not a modern one.
-        let why = McpError::Protocol("the server/discover result has no supportedVersions list".into());
+        let why =
+            McpError::Protocol("the server/discover result has no supportedVersions list".into());
         return fall_back(transport, config, &why, None).await;
     };
     let listed: Vec<&str> = versions.iter().filter_map(Value::as_str).collect();
-    let stateless = crate::STATELESS_PROTOCOL_VERSIONS.into_iter().filter(|v| *v <= offered).rev().find(|v| listed.contains(v));
+    let stateless = crate::STATELESS_PROTOCOL_VERSIONS
+        .into_iter()
+        .filter(|v| *v <= offered)
+        .rev()
+        .find(|v| listed.contains(v));
     if let Some(version) = stateless {
         transport.stateless(Some(version));
         return Ok((version.to_string(), result));
     }
     match mutual_legacy(result.get("supportedVersions")) {
         Some(version) => {
-            let why = McpError::Protocol(format!("server/discover lists {} only", listed.join(", ")));
+            let why =
+                McpError::Protocol(format!("server/discover lists {} only", listed.join(", ")));
             fall_back(transport, config, &why, Some(version)).await
         }
         None => Err(McpError::Protocol(format!(
             "the server supports {}, none of which this client speaks ({}, {})",
-            listed.iter().map(|v| format!("'{}'", v.escape_debug())).collect::<Vec<_>>().join(", "),
+            listed
+                .iter()
+                .map(|v| format!("'{}'", v.escape_debug()))
+                .collect::<Vec<_>>()
+                .join(", "),
             crate::STATELESS_PROTOCOL_VERSIONS.join(", "),
             SUPPORTED_PROTOCOL_VERSIONS.join(", ")
         ))
@@ -728,13 +860,25 @@ async fn discovered(transport: &Transport, config: &ClientConfig, offered: &str,
 
 /// The newest handshake revision in a server's `supported` list that the client speaks.
 fn mutual_legacy(supported: Option<&Value>) -> Option<&'static str> {
-    let listed: Vec<&str> = supported?.as_array()?.iter().filter_map(Value::as_str).collect();
-    SUPPORTED_PROTOCOL_VERSIONS.into_iter().rev().find(|v| listed.contains(v))
+    let listed: Vec<&str> = supported?
+        .as_array()?
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    SUPPORTED_PROTOCOL_VERSIONS
+        .into_iter()
+        .rev()
+        .find(|v| listed.contains(v))
 }
 
 /// The server is taken for an older one (`why`): `initialize` at `version` (the newest
 /// handshake revision by default).
-async fn fall_back(transport: &Transport, config: &ClientConfig, why: &McpError, version: Option<&'static str>) -> Result<(String, Value), Failed> {
+async fn fall_back(
+    transport: &Transport,
+    config: &ClientConfig,
+    why: &McpError,
+    version: Option<&'static str>,
+) -> Result<(String, Value), Failed> {
     tracing::info!(
         target: "mcp_refclient",
         "{} does not speak {} ({}); falling back to initialize",
@@ -743,12 +887,21 @@ async fn fall_back(transport: &Transport, config: &ClientConfig, why: &McpError,
         why.full_text()
     );
     transport.stateless(None);
-    handshake(transport, config, Some(version.unwrap_or(crate::LATEST_PROTOCOL_VERSION))).await
+    handshake(
+        transport,
+        config,
+        Some(version.unwrap_or(crate::LATEST_PROTOCOL_VERSION)),
+    )
+    .await
 }
 
 /// `initialize` (offering `offer`, else the profile's version), the version check, then
 /// `notifications/initialized`.
-async fn handshake(transport: &Transport, config: &ClientConfig, offer: Option<&str>) -> Result<(String, Value), Failed> {
+async fn handshake(
+    transport: &Transport,
+    config: &ClientConfig,
+    offer: Option<&str>,
+) -> Result<(String, Value), Failed> {
     let params = json!({
         "protocolVersion": match transport {
             _ if offer.is_some() => offer.unwrap_or_default(),
@@ -761,7 +914,9 @@ async fn handshake(transport: &Transport, config: &ClientConfig, offer: Option<&
             "version": env!("CARGO_PKG_VERSION"),
         },
     });
-    let result = rpc(transport.request_fated("initialize", Some(params), None).await?)?;
+    let result = rpc(transport
+        .request_fated("initialize", Some(params), None)
+        .await?)?;
     let version = match result.get("protocolVersion") {
         Some(Value::String(version)) => version.clone(),
         Some(other) => {
@@ -770,7 +925,11 @@ async fn handshake(transport: &Transport, config: &ClientConfig, offer: Option<&
             ))
             .into())
         }
-        None => return Err(McpError::Protocol("initialize result has no protocolVersion".into()).into()),
+        None => {
+            return Err(
+                McpError::Protocol("initialize result has no protocolVersion".into()).into(),
+            )
+        }
     };
     if !SUPPORTED_PROTOCOL_VERSIONS.contains(&version.as_str()) {
         return Err(McpError::Protocol(format!(
@@ -780,7 +939,9 @@ async fn handshake(transport: &Transport, config: &ClientConfig, offer: Option<&
         .into());
     }
     transport.negotiated(&version);
-    transport.notify_fated("notifications/initialized", None).await?;
+    transport
+        .notify_fated("notifications/initialized", None)
+        .await?;
     Ok((version, result))
 }
 

@@ -253,7 +253,10 @@ pub struct ClientConfig {
 impl ClientConfig {
     /// A configuration for `profile` with its default bounds.
     pub fn new(profile: Profile) -> Self {
-        ClientConfig { profile, ..Default::default() }
+        ClientConfig {
+            profile,
+            ..Default::default()
+        }
     }
 
     /// The bounds in force.
@@ -264,8 +267,13 @@ impl ClientConfig {
     /// The stateless revision this client opens with (`server/discover` first), if any:
     /// strict only, unless pinned to a handshake revision.
     pub fn stateless_revision(&self) -> Option<&'static str> {
-        let pinned = self.revision.as_deref().unwrap_or(crate::STATELESS_PROTOCOL_VERSION);
-        let offered = crate::STATELESS_PROTOCOL_VERSIONS.into_iter().find(|v| *v == pinned);
+        let pinned = self
+            .revision
+            .as_deref()
+            .unwrap_or(crate::STATELESS_PROTOCOL_VERSION);
+        let offered = crate::STATELESS_PROTOCOL_VERSIONS
+            .into_iter()
+            .find(|v| *v == pinned);
         offered.filter(|_| self.profile == Profile::Strict)
     }
 }
@@ -319,11 +327,24 @@ mod tests {
         assert_eq!(Profile::Kova.stdio_protocol_version(), "2024-11-05");
         assert_eq!(Profile::Strict.stdio_protocol_version(), "2025-11-25");
         assert!(crate::SUPPORTED_PROTOCOL_VERSIONS.contains(&crate::LATEST_PROTOCOL_VERSION));
-        assert_eq!(ClientConfig::new(Profile::Strict).stateless_revision(), Some("2026-07-28"));
-        assert_eq!(ClientConfig::new(Profile::Yoagent).stateless_revision(), None);
+        assert_eq!(
+            ClientConfig::new(Profile::Strict).stateless_revision(),
+            Some("2026-07-28")
+        );
+        assert_eq!(
+            ClientConfig::new(Profile::Yoagent).stateless_revision(),
+            None
+        );
         assert_eq!(ClientConfig::new(Profile::Kova).stateless_revision(), None);
-        let pinned = ClientConfig { revision: Some("2025-11-25".into()), ..ClientConfig::new(Profile::Strict) };
-        assert_eq!(pinned.stateless_revision(), None, "a handshake revision pinned: no probe");
+        let pinned = ClientConfig {
+            revision: Some("2025-11-25".into()),
+            ..ClientConfig::new(Profile::Strict)
+        };
+        assert_eq!(
+            pinned.stateless_revision(),
+            None,
+            "a handshake revision pinned: no probe"
+        );
         for p in Profile::ALL {
             assert_eq!(Profile::from_name(p.name()), Some(p));
         }

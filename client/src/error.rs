@@ -151,7 +151,10 @@ impl Failed {
 
     /// A failure that says nothing about the connection.
     pub(crate) fn alive(error: McpError) -> Self {
-        Failed { error, fate: Fate::Alive }
+        Failed {
+            error,
+            fate: Fate::Alive,
+        }
     }
 }
 
@@ -167,13 +170,23 @@ mod tests {
 
     #[test]
     fn full_text_does_not_double_prefixes() {
-        let text = "Connection closed: MCP server 'srv' exited with exit status: 3; last stderr: boom";
+        let text =
+            "Connection closed: MCP server 'srv' exited with exit status: 3; last stderr: boom";
         assert_eq!(McpError::Transport(text.into()).full_text(), text);
-        let rpc = McpError::JsonRpc { code: ErrorCode::METHOD_NOT_FOUND, message: "Method not found".into(), data: None };
+        let rpc = McpError::JsonRpc {
+            code: ErrorCode::METHOD_NOT_FOUND,
+            message: "Method not found".into(),
+            data: None,
+        };
         assert_eq!(rpc.full_text(), "server error -32601: Method not found");
-        let io = McpError::Io { context: "writing to the server".into(), source: std::io::Error::other("broken pipe") };
+        let io = McpError::Io {
+            context: "writing to the server".into(),
+            source: std::io::Error::other("broken pipe"),
+        };
         assert_eq!(io.full_text(), "writing to the server: broken pipe");
-        let timeout = McpError::Timeout("MCP call 'tools/call' timed out after 100ms; the server may still carry it out".into());
+        let timeout = McpError::Timeout(
+            "MCP call 'tools/call' timed out after 100ms; the server may still carry it out".into(),
+        );
         assert_eq!(timeout.full_text(), timeout.to_string());
         assert_eq!(timeout.kind().name(), "timeout");
     }

@@ -49,7 +49,12 @@ pub struct Request {
 impl Request {
     /// A request for `method` with `id`.
     pub fn new(id: Value, method: impl Into<String>, params: Option<Value>) -> Self {
-        Request { jsonrpc: JSONRPC_VERSION.into(), id, method: method.into(), params }
+        Request {
+            jsonrpc: JSONRPC_VERSION.into(),
+            id,
+            method: method.into(),
+            params,
+        }
     }
 }
 
@@ -68,7 +73,11 @@ pub struct Notification {
 impl Notification {
     /// A notification of `method`.
     pub fn new(method: impl Into<String>, params: Option<Value>) -> Self {
-        Notification { jsonrpc: JSONRPC_VERSION.into(), method: method.into(), params }
+        Notification {
+            jsonrpc: JSONRPC_VERSION.into(),
+            method: method.into(),
+            params,
+        }
     }
 }
 
@@ -102,13 +111,27 @@ pub struct Response {
 impl Response {
     /// A success response.
     pub fn ok(id: Value, result: Value) -> Self {
-        Response { jsonrpc: JSONRPC_VERSION.into(), id, result: Some(result), error: None }
+        Response {
+            jsonrpc: JSONRPC_VERSION.into(),
+            id,
+            result: Some(result),
+            error: None,
+        }
     }
 
     /// An error response.
     pub fn err(id: Value, code: ErrorCode, message: impl Into<String>) -> Self {
-        let error = ErrorObject { code, message: message.into(), data: None };
-        Response { jsonrpc: JSONRPC_VERSION.into(), id, result: None, error: Some(error) }
+        let error = ErrorObject {
+            code,
+            message: message.into(),
+            data: None,
+        };
+        Response {
+            jsonrpc: JSONRPC_VERSION.into(),
+            id,
+            result: None,
+            error: Some(error),
+        }
     }
 }
 
@@ -163,7 +186,9 @@ struct Envelope {
 }
 
 /// A member that is there, `null` included.
-fn present<'de, D: serde::Deserializer<'de>, T: Deserialize<'de>>(deserializer: D) -> Result<Option<T>, D::Error> {
+fn present<'de, D: serde::Deserializer<'de>, T: Deserialize<'de>>(
+    deserializer: D,
+) -> Result<Option<T>, D::Error> {
     T::deserialize(deserializer).map(Some)
 }
 
@@ -183,7 +208,11 @@ pub fn classify(line: &[u8]) -> Incoming {
         Err(e) => return Incoming::NotJson(e.to_string()),
     };
     let Value::Object(mut object) = value else {
-        let what = if value.is_array() { "a batch (JSON array)" } else { "not a JSON object" };
+        let what = if value.is_array() {
+            "a batch (JSON array)"
+        } else {
+            "not a JSON object"
+        };
         return Incoming::Invalid(what.into());
     };
     sort(Envelope {
@@ -198,7 +227,14 @@ pub fn classify(line: &[u8]) -> Incoming {
 
 /// What a message is, by the members it has.
 fn sort(envelope: Envelope) -> Incoming {
-    let Envelope { jsonrpc, id, method, params, result, error } = envelope;
+    let Envelope {
+        jsonrpc,
+        id,
+        method,
+        params,
+        result,
+        error,
+    } = envelope;
     match jsonrpc {
         Some(Value::String(v)) if v == JSONRPC_VERSION => {}
         Some(other) => return Incoming::Invalid(format!("jsonrpc is {other}, not \"2.0\"")),
@@ -219,9 +255,15 @@ fn sort(envelope: Envelope) -> Incoming {
     };
     match (result, error) {
         (Some(_), Some(_)) => Incoming::Invalid("a response with both result and error".into()),
-        (Some(result), None) => Incoming::Response { id, outcome: Ok(result) },
+        (Some(result), None) => Incoming::Response {
+            id,
+            outcome: Ok(result),
+        },
         (None, Some(error)) => match serde_json::from_value::<ErrorObject>(error) {
-            Ok(error) => Incoming::Response { id, outcome: Err(error) },
+            Ok(error) => Incoming::Response {
+                id,
+                outcome: Err(error),
+            },
             Err(e) => Incoming::Invalid(format!("malformed error object: {e}")),
         },
         (None, None) => Incoming::Invalid("a response with neither result nor error".into()),
@@ -296,7 +338,9 @@ impl RawResult {
     /// The result as a JSON tree.
     pub(crate) fn into_value(self) -> Result<Value, serde_json::Error> {
         match self {
-            RawResult::Line(line) => serde_json::from_slice::<ResultOf<Value>>(&line).map(|r| r.result),
+            RawResult::Line(line) => {
+                serde_json::from_slice::<ResultOf<Value>>(&line).map(|r| r.result)
+            }
             RawResult::Value(value) => Ok(value),
         }
     }
@@ -340,13 +384,25 @@ pub(crate) fn classify_owned(line: Vec<u8>) -> Sorted {
     if line.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{') && depth_within(&line) {
         if let Ok(head) = serde_json::from_slice::<ResponseHead>(&line) {
             // A repeated member fails the read above (the last one counts: the general way).
-            if let (Some("2.0"), Some(id), None, Some(_), None) = (head.jsonrpc.as_deref(), head.id, &head.method, &head.result, &head.error) {
-                return Sorted::Response { id, outcome: Ok(RawResult::Line(line)) };
+            if let (Some("2.0"), Some(id), None, Some(_), None) = (
+                head.jsonrpc.as_deref(),
+                head.id,
+                &head.method,
+                &head.result,
+                &head.error,
+            ) {
+                return Sorted::Response {
+                    id,
+                    outcome: Ok(RawResult::Line(line)),
+                };
             }
         }
     }
     match classify(&line) {
-        Incoming::Response { id, outcome } => Sorted::Response { id, outcome: outcome.map(RawResult::Value) },
+        Incoming::Response { id, outcome } => Sorted::Response {
+            id,
+            outcome: outcome.map(RawResult::Value),
+        },
         incoming => Sorted::Other { incoming, line },
     }
 }
@@ -395,7 +451,12 @@ pub(crate) struct RequestRef<'a, P: ?Sized = Value> {
 impl<'a, P: ?Sized> RequestRef<'a, P> {
     /// A request for `method` with `id`.
     pub(crate) fn new(id: &'a Value, method: &'a str, params: Option<&'a P>) -> Self {
-        RequestRef { jsonrpc: JSONRPC_VERSION, id, method, params }
+        RequestRef {
+            jsonrpc: JSONRPC_VERSION,
+            id,
+            method,
+            params,
+        }
     }
 }
 
@@ -417,11 +478,20 @@ pub(crate) fn answer_server_request(
     broken: impl Fn(crate::Breakage) -> bool,
 ) -> Option<Response> {
     if method == "ping" {
-        let result = if broken(crate::Breakage::PingAnswerNotEmpty) { serde_json::json!({ "pong": true }) } else { Value::Object(Default::default()) };
+        let result = if broken(crate::Breakage::PingAnswerNotEmpty) {
+            serde_json::json!({ "pong": true })
+        } else {
+            Value::Object(Default::default())
+        };
         (!broken(crate::Breakage::NoPingAnswer)).then(|| Response::ok(id, result))
     } else {
-        (!broken(crate::Breakage::NoDecline))
-            .then(|| Response::err(id, ErrorCode::METHOD_NOT_FOUND, format!("Method not found: {method}")))
+        (!broken(crate::Breakage::NoDecline)).then(|| {
+            Response::err(
+                id,
+                ErrorCode::METHOD_NOT_FOUND,
+                format!("Method not found: {method}"),
+            )
+        })
     }
 }
 
@@ -432,12 +502,23 @@ mod tests {
     fn a_server_ping_gets_an_empty_result_and_other_requests_method_not_found() {
         let none = |_| false;
         let pong = answer_server_request(Value::from(7), "ping", none).unwrap();
-        assert_eq!(serde_json::to_value(pong).unwrap(), serde_json::json!({"jsonrpc": "2.0", "id": 7, "result": {}}));
-        let declined = serde_json::to_value(answer_server_request(Value::from("s"), "roots/list", none).unwrap()).unwrap();
+        assert_eq!(
+            serde_json::to_value(pong).unwrap(),
+            serde_json::json!({"jsonrpc": "2.0", "id": 7, "result": {}})
+        );
+        let declined = serde_json::to_value(
+            answer_server_request(Value::from("s"), "roots/list", none).unwrap(),
+        )
+        .unwrap();
         assert_eq!(declined["error"]["code"], -32601);
         assert_eq!(declined["error"]["message"], "Method not found: roots/list");
-        assert!(answer_server_request(Value::from(1), "ping", |b| b == crate::Breakage::NoPingAnswer).is_none());
-        assert!(answer_server_request(Value::from(1), "x", |b| b == crate::Breakage::NoDecline).is_none());
+        assert!(answer_server_request(Value::from(1), "ping", |b| b
+            == crate::Breakage::NoPingAnswer)
+        .is_none());
+        assert!(
+            answer_server_request(Value::from(1), "x", |b| b == crate::Breakage::NoDecline)
+                .is_none()
+        );
     }
 
     use super::*;
@@ -456,32 +537,62 @@ mod tests {
     #[test]
     fn a_result_is_a_response() {
         let got = classify(br#"{"jsonrpc":"2.0","id":3,"result":{"tools":[]}}"#);
-        assert_eq!(got, Incoming::Response { id: json!(3), outcome: Ok(json!({"tools": []})) });
+        assert_eq!(
+            got,
+            Incoming::Response {
+                id: json!(3),
+                outcome: Ok(json!({"tools": []}))
+            }
+        );
     }
 
     #[test]
     fn an_error_is_a_response_keeping_code_and_message() {
-        let got = classify(br#"{"jsonrpc":"2.0","id":"a","error":{"code":-32602,"message":"bad"}}"#);
-        let error = ErrorObject { code: ErrorCode::INVALID_PARAMS, message: "bad".into(), data: None };
-        assert_eq!(got, Incoming::Response { id: json!("a"), outcome: Err(error) });
+        let got =
+            classify(br#"{"jsonrpc":"2.0","id":"a","error":{"code":-32602,"message":"bad"}}"#);
+        let error = ErrorObject {
+            code: ErrorCode::INVALID_PARAMS,
+            message: "bad".into(),
+            data: None,
+        };
+        assert_eq!(
+            got,
+            Incoming::Response {
+                id: json!("a"),
+                outcome: Err(error)
+            }
+        );
     }
 
     #[test]
     fn a_method_with_an_id_is_a_server_request() {
         let got = classify(br#"{"jsonrpc":"2.0","id":7,"method":"ping"}"#);
-        assert_eq!(got, Incoming::Request { id: json!(7), method: "ping".into(), params: None });
+        assert_eq!(
+            got,
+            Incoming::Request {
+                id: json!(7),
+                method: "ping".into(),
+                params: None
+            }
+        );
     }
 
     #[test]
     fn a_method_without_an_id_is_a_notification() {
         let got = classify(br#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}"#);
-        let want = Incoming::Notification { method: "notifications/tools/list_changed".into(), params: None };
+        let want = Incoming::Notification {
+            method: "notifications/tools/list_changed".into(),
+            params: None,
+        };
         assert_eq!(got, want);
     }
 
     #[test]
     fn a_banner_is_not_json() {
-        assert!(matches!(classify(b"Server listening on stdio"), Incoming::NotJson(_)));
+        assert!(matches!(
+            classify(b"Server listening on stdio"),
+            Incoming::NotJson(_)
+        ));
         assert!(matches!(classify(b"\xff\xfe"), Incoming::NotJson(_)));
     }
 
@@ -498,21 +609,37 @@ mod tests {
             br#"{"jsonrpc":"2.0","method":5}"#,
             br#"{"jsonrpc":"2.0"}"#,
         ] {
-            assert!(matches!(classify(line), Incoming::Invalid(_)), "{}", String::from_utf8_lossy(line));
+            assert!(
+                matches!(classify(line), Incoming::Invalid(_)),
+                "{}",
+                String::from_utf8_lossy(line)
+            );
         }
     }
 
     #[test]
     fn outgoing_messages_are_one_line_without_absent_members() {
         let request = Request::new(json!(1), "tools/list", None);
-        assert_eq!(serde_json::to_string(&request).unwrap(), r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#);
+        assert_eq!(
+            serde_json::to_string(&request).unwrap(),
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#
+        );
         let note = Notification::new("notifications/initialized", None);
-        assert_eq!(serde_json::to_string(&note).unwrap(), r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+        assert_eq!(
+            serde_json::to_string(&note).unwrap(),
+            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#
+        );
         let answer = Response::ok(json!(9), json!({}));
-        assert_eq!(serde_json::to_string(&answer).unwrap(), r#"{"jsonrpc":"2.0","id":9,"result":{}}"#);
+        assert_eq!(
+            serde_json::to_string(&answer).unwrap(),
+            r#"{"jsonrpc":"2.0","id":9,"result":{}}"#
+        );
         let decline = Response::err(json!(4), ErrorCode::METHOD_NOT_FOUND, "Method not found");
         let text = serde_json::to_string(&decline).unwrap();
-        assert_eq!(text, r#"{"jsonrpc":"2.0","id":4,"error":{"code":-32601,"message":"Method not found"}}"#);
+        assert_eq!(
+            text,
+            r#"{"jsonrpc":"2.0","id":4,"error":{"code":-32601,"message":"Method not found"}}"#
+        );
         let multi = Request::new(json!(2), "tools/call", Some(json!({"text": "a\nb"})));
         assert!(!serde_json::to_string(&multi).unwrap().contains('\n'));
     }
@@ -520,11 +647,29 @@ mod tests {
     #[test]
     fn a_repeated_member_counts_last_as_in_a_map() {
         let got = classify(br#"{"jsonrpc":"2.0","id":1,"id":2,"result":{}}"#);
-        assert_eq!(got, Incoming::Response { id: json!(2), outcome: Ok(json!({})) });
+        assert_eq!(
+            got,
+            Incoming::Response {
+                id: json!(2),
+                outcome: Ok(json!({}))
+            }
+        );
         let got = classify(br#" {"jsonrpc":"1.0","jsonrpc":"2.0","method":"m","params":null}"#);
-        assert_eq!(got, Incoming::Notification { method: "m".into(), params: Some(Value::Null) });
-        assert_eq!(classify(br#"{"jsonrpc":"2.0","id":null,"method":"m"}"#), Incoming::Invalid("request 'm' with a null id".into()));
-        assert!(matches!(classify(br#"{"jsonrpc":"2.0","id":1,"result":{}} x"#), Incoming::NotJson(_)));
+        assert_eq!(
+            got,
+            Incoming::Notification {
+                method: "m".into(),
+                params: Some(Value::Null)
+            }
+        );
+        assert_eq!(
+            classify(br#"{"jsonrpc":"2.0","id":null,"method":"m"}"#),
+            Incoming::Invalid("request 'm' with a null id".into())
+        );
+        assert!(matches!(
+            classify(br#"{"jsonrpc":"2.0","id":1,"result":{}} x"#),
+            Incoming::NotJson(_)
+        ));
     }
 
     #[test]
@@ -532,16 +677,28 @@ mod tests {
         let params = json!({"name": "echo", "arguments": {}});
         let owned = Request::new(json!(5), "tools/call", Some(params.clone()));
         let borrowed = RequestRef::new(&owned.id, "tools/call", Some(&params));
-        assert_eq!(serde_json::to_string(&borrowed).unwrap(), serde_json::to_string(&owned).unwrap());
+        assert_eq!(
+            serde_json::to_string(&borrowed).unwrap(),
+            serde_json::to_string(&owned).unwrap()
+        );
         let bare = RequestRef::<Value>::new(&owned.id, "tools/list", None);
-        assert_eq!(serde_json::to_string(&bare).unwrap(), r#"{"jsonrpc":"2.0","id":5,"method":"tools/list"}"#);
+        assert_eq!(
+            serde_json::to_string(&bare).unwrap(),
+            r#"{"jsonrpc":"2.0","id":5,"method":"tools/list"}"#
+        );
     }
 
     /// What `classify_owned` says of a line, as `classify` would say it (a kept line read).
     fn owned_verdict(line: &[u8]) -> Incoming {
         match classify_owned(line.to_vec()) {
-            Sorted::Response { id, outcome } => Incoming::Response { id, outcome: outcome.map(|r| r.into_value().unwrap()) },
-            Sorted::Other { incoming, line: kept } => {
+            Sorted::Response { id, outcome } => Incoming::Response {
+                id,
+                outcome: outcome.map(|r| r.into_value().unwrap()),
+            },
+            Sorted::Other {
+                incoming,
+                line: kept,
+            } => {
                 assert_eq!(kept, line, "the line comes back whole");
                 incoming
             }
@@ -550,7 +707,11 @@ mod tests {
 
     #[test]
     fn a_kept_response_line_reads_as_the_general_way_does() {
-        let deep = format!(r#"{{"jsonrpc":"2.0","id":1,"result":{}{}}}"#, "[".repeat(130), "]".repeat(130));
+        let deep = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"result":{}{}}}"#,
+            "[".repeat(130),
+            "]".repeat(130)
+        );
         let lines: Vec<&[u8]> = vec![
             br#"{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"ok"}],"isError":false}}"#,
             br#" {"result":{"b":1,"a":[2]},"id":"x","jsonrpc":"2.0","extra":{"n":null}}"#,
@@ -568,11 +729,28 @@ mod tests {
             deep.as_bytes(),
         ];
         for line in lines {
-            assert_eq!(owned_verdict(line), classify(line), "{}", String::from_utf8_lossy(line));
+            assert_eq!(
+                owned_verdict(line),
+                classify(line),
+                "{}",
+                String::from_utf8_lossy(line)
+            );
         }
-        assert!(matches!(classify(deep.as_bytes()), Incoming::NotJson(_)), "deeper than serde_json reads");
+        assert!(
+            matches!(classify(deep.as_bytes()), Incoming::NotJson(_)),
+            "deeper than serde_json reads"
+        );
         let kept = classify_owned(lines_plain().to_vec());
-        assert!(matches!(kept, Sorted::Response { outcome: Ok(RawResult::Line(_)), .. }), "a plain response keeps its line: {kept:?}");
+        assert!(
+            matches!(
+                kept,
+                Sorted::Response {
+                    outcome: Ok(RawResult::Line(_)),
+                    ..
+                }
+            ),
+            "a plain response keeps its line: {kept:?}"
+        );
     }
 
     fn lines_plain() -> &'static [u8] {
@@ -581,23 +759,47 @@ mod tests {
 
     #[test]
     fn a_kept_result_reads_into_its_type_with_the_trees_error_text() {
-        let Sorted::Response { outcome: Ok(raw), .. } = classify_owned(lines_plain().to_vec()) else { panic!("a response") };
+        let Sorted::Response {
+            outcome: Ok(raw), ..
+        } = classify_owned(lines_plain().to_vec())
+        else {
+            panic!("a response")
+        };
         let result: crate::CallToolResult = raw.parse().unwrap();
         assert!(result.is_error && result.content.is_empty());
         let line = br#"{"jsonrpc":"2.0","id":3,"result":{"content":7}}"#;
-        let Sorted::Response { outcome: Ok(raw), .. } = classify_owned(line.to_vec()) else { panic!("a response") };
-        let from_line = raw.parse::<crate::CallToolResult>().unwrap_err().to_string();
-        let from_tree = serde_json::from_value::<crate::CallToolResult>(json!({"content": 7})).unwrap_err().to_string();
+        let Sorted::Response {
+            outcome: Ok(raw), ..
+        } = classify_owned(line.to_vec())
+        else {
+            panic!("a response")
+        };
+        let from_line = raw
+            .parse::<crate::CallToolResult>()
+            .unwrap_err()
+            .to_string();
+        let from_tree = serde_json::from_value::<crate::CallToolResult>(json!({"content": 7}))
+            .unwrap_err()
+            .to_string();
         assert_eq!(from_line, from_tree);
     }
 
     #[test]
     fn call_parameters_are_written_as_their_tree() {
         let arguments = json!({"z": 1, "a": [true, null], "s": "x\ny"});
-        let borrowed = Params::Call { name: "echo", arguments: &arguments };
+        let borrowed = Params::Call {
+            name: "echo",
+            arguments: &arguments,
+        };
         let tree = json!({"name": "echo", "arguments": arguments});
-        assert_eq!(serde_json::to_string(&borrowed).unwrap(), serde_json::to_string(&tree).unwrap());
-        assert_eq!(serde_json::to_string(&Params::Tree(&tree)).unwrap(), serde_json::to_string(&tree).unwrap());
+        assert_eq!(
+            serde_json::to_string(&borrowed).unwrap(),
+            serde_json::to_string(&tree).unwrap()
+        );
+        assert_eq!(
+            serde_json::to_string(&Params::Tree(&tree)).unwrap(),
+            serde_json::to_string(&tree).unwrap()
+        );
     }
 
     #[test]

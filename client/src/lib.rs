@@ -24,21 +24,22 @@ pub mod client;
 pub mod config;
 pub mod error;
 mod http;
-mod stateless;
 pub mod jsonrpc;
 pub mod redact;
+mod stateless;
 mod stdio;
 pub mod tool;
 pub mod tools;
 
 pub use client::McpClient;
-pub use stateless::{base64, header_value};
 pub use config::{Breakage, ClientConfig, Profile, StdioServer, TestHooks, Timeouts};
-pub use http::{
-    BoxFuture, HeaderList, HttpServer, Redirects, TokenProvider, DEFAULT_MAX_BODY_BYTES, MAX_REDIRECTS,
-};
 pub use error::{ErrorKind, McpError};
+pub use http::{
+    BoxFuture, HeaderList, HttpServer, Redirects, TokenProvider, DEFAULT_MAX_BODY_BYTES,
+    MAX_REDIRECTS,
+};
 pub use jsonrpc::ErrorCode;
+pub use stateless::{base64, header_value};
 pub use tool::{CallToolResult, Tool};
 
 /// The newest protocol revision with an `initialize` handshake: what the client offers there
@@ -53,7 +54,8 @@ pub const STATELESS_PROTOCOL_VERSION: &str = "2026-07-28";
 pub const STATELESS_PROTOCOL_VERSIONS: [&str; 1] = [STATELESS_PROTOCOL_VERSION];
 
 /// The stateful revisions the client accepts from a server.
-pub const SUPPORTED_PROTOCOL_VERSIONS: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
+pub const SUPPORTED_PROTOCOL_VERSIONS: [&str; 4] =
+    ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
 
 /// Where the client's own log events go, by target, so tests can select them.
 pub mod log_targets {

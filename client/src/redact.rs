@@ -65,7 +65,9 @@ fn decode(raw: &str) -> String {
     let mut i = 0;
     while i < bytes.len() {
         if bytes[i] == b'%' && i + 2 < bytes.len() {
-            let hex = std::str::from_utf8(&bytes[i + 1..i + 3]).ok().and_then(|h| u8::from_str_radix(h, 16).ok());
+            let hex = std::str::from_utf8(&bytes[i + 1..i + 3])
+                .ok()
+                .and_then(|h| u8::from_str_radix(h, 16).ok());
             if let Some(byte) = hex {
                 out.push(byte);
                 i += 3;
@@ -104,7 +106,11 @@ pub fn redact(text: &str, url: &Url) -> String {
 /// `text`, cut short by a reader's cap, without a tail that begins one of `secrets`: a secret
 /// cut in two is no longer found whole by a redaction, so the start of it is hidden here
 /// (`[redacted]` in its place). Tails shorter than `min_chars` are left (they tell nothing).
-pub(crate) fn hide_cut_secret<'a>(text: &str, secrets: impl IntoIterator<Item = &'a str>, min_chars: usize) -> String {
+pub(crate) fn hide_cut_secret<'a>(
+    text: &str,
+    secrets: impl IntoIterator<Item = &'a str>,
+    min_chars: usize,
+) -> String {
     let mut cut = 0;
     for secret in secrets {
         // The longest tail of `text` that is a proper start of `secret`.
@@ -140,10 +146,24 @@ mod tests {
     #[test]
     fn the_start_of_a_secret_cut_by_a_cap_is_hidden() {
         let secrets = ["sk-live-0123456789", "other-secret"];
-        assert_eq!(hide_cut_secret("error: key=sk-live-01", secrets, 4), "error: key=[redacted]");
-        assert_eq!(hide_cut_secret("error: key=sk-live-0123456789", secrets, 4), "error: key=sk-live-0123456789", "whole: the redaction's job");
-        assert_eq!(hide_cut_secret("error: sk-", secrets, 4), "error: sk-", "shorter than min_chars");
-        assert_eq!(hide_cut_secret("error: sk-l", secrets, 4), "error: [redacted]");
+        assert_eq!(
+            hide_cut_secret("error: key=sk-live-01", secrets, 4),
+            "error: key=[redacted]"
+        );
+        assert_eq!(
+            hide_cut_secret("error: key=sk-live-0123456789", secrets, 4),
+            "error: key=sk-live-0123456789",
+            "whole: the redaction's job"
+        );
+        assert_eq!(
+            hide_cut_secret("error: sk-", secrets, 4),
+            "error: sk-",
+            "shorter than min_chars"
+        );
+        assert_eq!(
+            hide_cut_secret("error: sk-l", secrets, 4),
+            "error: [redacted]"
+        );
         assert_eq!(hide_cut_secret("plain text", secrets, 4), "plain text");
         assert_eq!(hide_cut_secret("…other-s", secrets, 4), "…[redacted]");
         assert_eq!(hide_cut_secret("", secrets, 4), "");
@@ -155,8 +175,14 @@ mod tests {
 
     #[test]
     fn the_origin_is_scheme_host_and_port() {
-        assert_eq!(origin_of(&url("https://user:pw@host.example/a/b?c=d")), "https://host.example:443");
-        assert_eq!(origin_of(&url("http://127.0.0.1:4000/mcp")), "http://127.0.0.1:4000");
+        assert_eq!(
+            origin_of(&url("https://user:pw@host.example/a/b?c=d")),
+            "https://host.example:443"
+        );
+        assert_eq!(
+            origin_of(&url("http://127.0.0.1:4000/mcp")),
+            "http://127.0.0.1:4000"
+        );
         assert_eq!(origin_of(&url("http://[::1]:8080/")), "http://[::1]:8080");
         assert_eq!(origin_of(&url("http://localhost/")), "http://localhost:80");
     }
@@ -165,7 +191,10 @@ mod tests {
     fn short_parts_stay_and_key_like_parts_go() {
         let u = url("https://alice-the-admin:hunter2hunter2@h.example/mcp/sk-live-4f9a8b7c?a=1&apikey=0123456789&longpair=x");
         let text = "GET /mcp/sk-live-4f9a8b7c?a=1&apikey=0123456789&longpair=x by alice-the-admin:hunter2hunter2";
-        assert_eq!(redact(text, &u), "GET /mcp/[redacted]?a=1&[redacted]&[redacted] by [redacted]:[redacted]");
+        assert_eq!(
+            redact(text, &u),
+            "GET /mcp/[redacted]?a=1&[redacted]&[redacted] by [redacted]:[redacted]"
+        );
     }
 
     #[test]
@@ -179,7 +208,10 @@ mod tests {
     fn decoded_forms_are_redacted() {
         let u = url("http://127.0.0.1:1/mcp/secret%20value%21");
         assert_eq!(redact("no such secret value!", &u), "no such [redacted]");
-        assert_eq!(redact("no such secret%20value%21", &u), "no such [redacted]");
+        assert_eq!(
+            redact("no such secret%20value%21", &u),
+            "no such [redacted]"
+        );
     }
 
     #[test]

@@ -25,7 +25,10 @@ pub(crate) const MAX_INPUT_ROUNDS: usize = 8;
 
 /// Whether a JSON-RPC error code is one of the recognized modern errors.
 pub(crate) fn is_modern_error(code: i32) -> bool {
-    matches!(code, HEADER_MISMATCH | MISSING_CAPABILITY | UNSUPPORTED_VERSION)
+    matches!(
+        code,
+        HEADER_MISMATCH | MISSING_CAPABILITY | UNSUPPORTED_VERSION
+    )
 }
 
 /// `params` with the request `_meta` of `version`: protocol version, client capabilities
@@ -80,12 +83,23 @@ pub(crate) fn result_kind(method: &str, result: &Value) -> Result<ResultKind, Mc
 /// The retry of an `input_required` result: the original params, `requestState` echoed
 /// exactly (left out when the result has none). Input requests are refused with an error
 /// naming them: the reference client declares no capability to answer any.
-pub(crate) fn input_retry(method: &str, original: &Value, result: &Value) -> Result<Value, McpError> {
-    if let Some(requests) = result.get("inputRequests").and_then(Value::as_object).filter(|r| !r.is_empty()) {
+pub(crate) fn input_retry(
+    method: &str,
+    original: &Value,
+    result: &Value,
+) -> Result<Value, McpError> {
+    if let Some(requests) = result
+        .get("inputRequests")
+        .and_then(Value::as_object)
+        .filter(|r| !r.is_empty())
+    {
         let asked: Vec<String> = requests
             .iter()
             .map(|(key, request)| {
-                let what = request.get("method").and_then(Value::as_str).unwrap_or("an unnamed request");
+                let what = request
+                    .get("method")
+                    .and_then(Value::as_str)
+                    .unwrap_or("an unnamed request");
                 format!("{} ({})", cut(what), cut(key))
             })
             .collect();
@@ -133,7 +147,11 @@ pub(crate) fn unsupported_version(offered: &str, data: Option<&Value>) -> McpErr
     let supported: Vec<String> = data
         .and_then(|d| d.get("supported"))
         .and_then(Value::as_array)
-        .map(|list| list.iter().map(|v| cut(v.as_str().unwrap_or("?"))).collect())
+        .map(|list| {
+            list.iter()
+                .map(|v| cut(v.as_str().unwrap_or("?")))
+                .collect()
+        })
         .unwrap_or_default();
     let theirs = match supported.is_empty() {
         true => "no version list".to_string(),
@@ -166,7 +184,10 @@ pub fn base64(bytes: &[u8]) -> String {
     const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
     for chunk in bytes.chunks(3) {
-        let n = chunk.iter().enumerate().fold(0u32, |n, (i, b)| n | u32::from(*b) << (16 - 8 * i));
+        let n = chunk
+            .iter()
+            .enumerate()
+            .fold(0u32, |n, (i, b)| n | u32::from(*b) << (16 - 8 * i));
         for i in 0..4 {
             match i <= chunk.len() {
                 true => out.push(ALPHABET[(n >> (18 - 6 * i) & 63) as usize] as char),
@@ -192,10 +213,16 @@ mod tests {
     #[test]
     fn header_values_are_plain_or_base64_as_the_spec_examples() {
         assert_eq!(header_value("us-west1"), "us-west1");
-        assert_eq!(header_value("Hello, 世界"), "=?base64?SGVsbG8sIOS4lueVjA==?=");
+        assert_eq!(
+            header_value("Hello, 世界"),
+            "=?base64?SGVsbG8sIOS4lueVjA==?="
+        );
         assert_eq!(header_value(" padded "), "=?base64?IHBhZGRlZCA=?=");
         assert_eq!(header_value("line1\nline2"), "=?base64?bGluZTEKbGluZTI=?=");
-        assert_eq!(header_value("=?base64?literal?="), "=?base64?PT9iYXNlNjQ/bGl0ZXJhbD89?=");
+        assert_eq!(
+            header_value("=?base64?literal?="),
+            "=?base64?PT9iYXNlNjQ/bGl0ZXJhbD89?="
+        );
         assert_eq!(header_value("two words"), "two words");
         assert_eq!(header_value("tab\there"), "=?base64?dGFiCWhlcmU=?=");
         assert_eq!(header_value(""), "=?base64??=");
@@ -203,9 +230,18 @@ mod tests {
 
     #[test]
     fn a_missing_result_type_is_complete_and_an_unknown_one_an_error() {
-        assert_eq!(result_kind("tools/list", &json!({"tools": []})).unwrap(), ResultKind::Complete);
-        assert_eq!(result_kind("tools/list", &json!({"resultType": "complete"})).unwrap(), ResultKind::Complete);
-        assert_eq!(result_kind("tools/call", &json!({"resultType": "input_required"})).unwrap(), ResultKind::InputRequired);
+        assert_eq!(
+            result_kind("tools/list", &json!({"tools": []})).unwrap(),
+            ResultKind::Complete
+        );
+        assert_eq!(
+            result_kind("tools/list", &json!({"resultType": "complete"})).unwrap(),
+            ResultKind::Complete
+        );
+        assert_eq!(
+            result_kind("tools/call", &json!({"resultType": "input_required"})).unwrap(),
+            ResultKind::InputRequired
+        );
         let error = result_kind("tools/call", &json!({"resultType": "task"})).unwrap_err();
         assert!(error.to_string().contains("resultType \"task\""), "{error}");
     }
@@ -213,40 +249,73 @@ mod tests {
     #[test]
     fn a_retry_echoes_the_request_state_exactly_or_leaves_it_out() {
         let original = json!({"name": "t", "arguments": {}, "requestState": "old"});
-        let retry = input_retry("tools/call", &original, &json!({"resultType": "input_required", "requestState": "s1"})).unwrap();
-        assert_eq!(retry, json!({"name": "t", "arguments": {}, "requestState": "s1"}));
-        let retry = input_retry("tools/call", &original, &json!({"resultType": "input_required"})).unwrap();
+        let retry = input_retry(
+            "tools/call",
+            &original,
+            &json!({"resultType": "input_required", "requestState": "s1"}),
+        )
+        .unwrap();
+        assert_eq!(
+            retry,
+            json!({"name": "t", "arguments": {}, "requestState": "s1"})
+        );
+        let retry = input_retry(
+            "tools/call",
+            &original,
+            &json!({"resultType": "input_required"}),
+        )
+        .unwrap();
         assert_eq!(retry, json!({"name": "t", "arguments": {}}));
         let asked = json!({"resultType": "input_required", "inputRequests": {"login": {"method": "elicitation/create"}}});
         let error = input_retry("tools/call", &original, &asked).unwrap_err();
-        assert!(error.to_string().contains("elicitation/create (login)"), "{error}");
+        assert!(
+            error.to_string().contains("elicitation/create (login)"),
+            "{error}"
+        );
     }
 
     #[test]
     fn only_the_three_modern_codes_keep_a_client_from_falling_back() {
         use crate::ErrorCode;
-        let rpc = |code| McpError::JsonRpc { code: ErrorCode(code), message: String::new(), data: None };
+        let rpc = |code| McpError::JsonRpc {
+            code: ErrorCode(code),
+            message: String::new(),
+            data: None,
+        };
         for code in [HEADER_MISMATCH, MISSING_CAPABILITY, UNSUPPORTED_VERSION] {
             assert_eq!(classify_probe_failure(&rpc(code)), ProbeFailure::Modern);
         }
         for code in [-32601, -32600, -32602, -32000, -32001, -32004] {
             assert_eq!(classify_probe_failure(&rpc(code)), ProbeFailure::Legacy);
         }
-        let http = |status| McpError::Http { status, message: String::new() };
+        let http = |status| McpError::Http {
+            status,
+            message: String::new(),
+        };
         assert_eq!(classify_probe_failure(&http(400)), ProbeFailure::Legacy);
         assert_eq!(classify_probe_failure(&http(405)), ProbeFailure::Legacy);
         assert_eq!(classify_probe_failure(&http(503)), ProbeFailure::Fatal);
-        assert_eq!(classify_probe_failure(&McpError::Transport("gone".into())), ProbeFailure::Fatal);
+        assert_eq!(
+            classify_probe_failure(&McpError::Transport("gone".into())),
+            ProbeFailure::Fatal
+        );
     }
 
     #[test]
     fn meta_carries_version_capabilities_and_identity_and_keeps_the_callers_keys() {
         let config = ClientConfig::default();
-        let params = with_meta(Some(json!({"name": "t", "_meta": {"progressToken": 7}})), "2026-07-28", &config);
+        let params = with_meta(
+            Some(json!({"name": "t", "_meta": {"progressToken": 7}})),
+            "2026-07-28",
+            &config,
+        );
         let meta = &params["_meta"];
         assert_eq!(meta[META_PROTOCOL_VERSION], "2026-07-28");
         assert_eq!(meta[META_CLIENT_CAPABILITIES], json!({}));
-        assert!(meta[META_CLIENT_INFO]["name"].is_string() && meta[META_CLIENT_INFO]["version"].is_string());
+        assert!(
+            meta[META_CLIENT_INFO]["name"].is_string()
+                && meta[META_CLIENT_INFO]["version"].is_string()
+        );
         assert_eq!(meta["progressToken"], 7);
         assert_eq!(params["name"], "t");
     }

@@ -26,7 +26,11 @@ pub struct CallToolResult {
     #[serde(rename = "isError", default)]
     pub is_error: bool,
     /// The structured result, if any.
-    #[serde(rename = "structuredContent", default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "structuredContent",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub structured_content: Option<Value>,
 }
 
@@ -47,8 +51,10 @@ mod tests {
 
     #[test]
     fn a_tool_result_keeps_is_error_as_data() {
-        let result: CallToolResult =
-            serde_json::from_value(json!({"content": [{"type": "text", "text": "no"}], "isError": true})).unwrap();
+        let result: CallToolResult = serde_json::from_value(
+            json!({"content": [{"type": "text", "text": "no"}], "isError": true}),
+        )
+        .unwrap();
         assert!(result.is_error);
         assert_eq!(result.content.len(), 1);
         let plain: CallToolResult = serde_json::from_value(json!({"content": []})).unwrap();

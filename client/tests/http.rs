@@ -10,8 +10,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use mcp_refclient::{
-    BoxFuture, ClientConfig, ErrorKind, HeaderList, HttpServer, McpClient, McpError, Profile, Redirects, Timeouts,
-    TokenProvider,
+    BoxFuture, ClientConfig, ErrorKind, HeaderList, HttpServer, McpClient, McpError, Profile,
+    Redirects, Timeouts, TokenProvider,
 };
 use serde_json::{json, Value};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
@@ -31,7 +31,10 @@ struct Seen {
 
 impl Seen {
     fn header(&self, name: &str) -> Option<&str> {
-        self.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
     }
 
     fn json(&self) -> Value {
@@ -70,7 +73,14 @@ struct Reply {
 
 impl Reply {
     fn new(status: u16) -> Reply {
-        Reply { status, headers: Vec::new(), parts: Vec::new(), hold: false, closed: None, stall: false }
+        Reply {
+            status,
+            headers: Vec::new(),
+            parts: Vec::new(),
+            hold: false,
+            closed: None,
+            stall: false,
+        }
     }
 
     fn header(mut self, name: &str, value: &str) -> Reply {
@@ -95,11 +105,15 @@ impl Reply {
 }
 
 fn json_reply(value: Value) -> Reply {
-    Reply::new(200).header("Content-Type", "application/json").body(value.to_string())
+    Reply::new(200)
+        .header("Content-Type", "application/json")
+        .body(value.to_string())
 }
 
 fn sse_reply(text: &str) -> Reply {
-    Reply::new(200).header("Content-Type", "text/event-stream").body(text)
+    Reply::new(200)
+        .header("Content-Type", "text/event-stream")
+        .body(text)
 }
 
 fn result(req: &Seen, result: Value) -> Value {
@@ -117,7 +131,11 @@ struct TestServer {
 trait Io: AsyncRead + AsyncWrite + Unpin + Send {}
 impl<T: AsyncRead + AsyncWrite + Unpin + Send> Io for T {}
 
-type Wrap = Arc<dyn Fn(tokio::net::TcpStream) -> Pin<Box<dyn Future<Output = Option<Box<dyn Io>>> + Send>> + Send + Sync>;
+type Wrap = Arc<
+    dyn Fn(tokio::net::TcpStream) -> Pin<Box<dyn Future<Output = Option<Box<dyn Io>>> + Send>>
+        + Send
+        + Sync,
+>;
 
 impl TestServer {
     async fn start(handler: impl Fn(&Seen, usize) -> Reply + Send + Sync + 'static) -> TestServer {
@@ -132,8 +150,11 @@ impl TestServer {
         let log = seen.clone();
         tokio::spawn(async move {
             loop {
-                let Ok((tcp, _)) = listener.accept().await else { return };
-                let (handler, log, count, wrap) = (handler.clone(), log.clone(), count.clone(), wrap.clone());
+                let Ok((tcp, _)) = listener.accept().await else {
+                    return;
+                };
+                let (handler, log, count, wrap) =
+                    (handler.clone(), log.clone(), count.clone(), wrap.clone());
                 tokio::spawn(async move {
                     let io: Box<dyn Io> = match wrap {
                         Some(wrap) => match wrap(tcp).await {
@@ -158,11 +179,25 @@ impl TestServer {
     }
 
     fn rpc_methods(&self) -> Vec<String> {
-        self.seen().iter().map(|s| if s.method == "POST" { s.rpc_method() } else { s.method.clone() }).collect()
+        self.seen()
+            .iter()
+            .map(|s| {
+                if s.method == "POST" {
+                    s.rpc_method()
+                } else {
+                    s.method.clone()
+                }
+            })
+            .collect()
     }
 }
 
-async fn serve(io: Box<dyn Io>, handler: Handler, log: Arc<Mutex<Vec<Seen>>>, count: Arc<AtomicUsize>) {
+async fn serve(
+    io: Box<dyn Io>,
+    handler: Handler,
+    log: Arc<Mutex<Vec<Seen>>>,
+    count: Arc<AtomicUsize>,
+) {
     let mut reader = BufReader::new(io);
     let mut head = String::new();
     loop {
@@ -181,7 +216,11 @@ async fn serve(io: Box<dyn Io>, handler: Handler, log: Arc<Mutex<Vec<Seen>>>, co
         .filter_map(|l| l.split_once(':'))
         .map(|(n, v)| (n.trim().to_ascii_lowercase(), v.trim().to_string()))
         .collect();
-    let len = headers.iter().find(|(n, _)| n == "content-length").and_then(|(_, v)| v.parse().ok()).unwrap_or(0);
+    let len = headers
+        .iter()
+        .find(|(n, _)| n == "content-length")
+        .and_then(|(_, v)| v.parse().ok())
+        .unwrap_or(0);
     let mut body = vec![0; len];
     reader.read_exact(&mut body).await.unwrap();
     let seen = Seen {
@@ -218,7 +257,11 @@ async fn serve(io: Box<dyn Io>, handler: Handler, log: Arc<Mutex<Vec<Seen>>>, co
     }
     let simple = !reply.hold && reply.parts.iter().all(|p| matches!(p, Part::Bytes(_)));
     if simple {
-        let total: usize = reply.parts.iter().map(|p| if let Part::Bytes(b) = p { b.len() } else { 0 }).sum();
+        let total: usize = reply
+            .parts
+            .iter()
+            .map(|p| if let Part::Bytes(b) = p { b.len() } else { 0 })
+            .sum();
         out.push_str(&format!("Content-Length: {total}\r\n"));
     }
     out.push_str("Connection: close\r\n\r\n");
@@ -254,7 +297,9 @@ async fn serve(io: Box<dyn Io>, handler: Handler, log: Arc<Mutex<Vec<Seen>>>, co
 
 /// An MCP server: the handshake and `tools/list` answered in JSON, notifications with 202,
 /// DELETE with 200; `other` answers anything else (or overrides, returning `Some`).
-fn mcp(other: impl Fn(&Seen, usize) -> Option<Reply> + Send + Sync + 'static) -> impl Fn(&Seen, usize) -> Reply + Send + Sync {
+fn mcp(
+    other: impl Fn(&Seen, usize) -> Option<Reply> + Send + Sync + 'static,
+) -> impl Fn(&Seen, usize) -> Reply + Send + Sync {
     move |req, i| {
         if let Some(reply) = other(req, i) {
             return reply;
@@ -266,12 +311,21 @@ fn mcp(other: impl Fn(&Seen, usize) -> Option<Reply> + Send + Sync + 'static) ->
         match m.as_str() {
             "initialize" => {
                 let version = req.json()["params"]["protocolVersion"].clone();
-                json_reply(result(req, json!({"protocolVersion": version, "capabilities": {"tools": {}}, "serverInfo": {"name": "t", "version": "1"}})))
+                json_reply(result(
+                    req,
+                    json!({"protocolVersion": version, "capabilities": {"tools": {}}, "serverInfo": {"name": "t", "version": "1"}}),
+                ))
             }
             m if m.starts_with("notifications/") => Reply::new(202),
-            "tools/list" => json_reply(result(req, json!({"tools": [{"name": "echo", "inputSchema": {"type": "object"}}]}))),
+            "tools/list" => json_reply(result(
+                req,
+                json!({"tools": [{"name": "echo", "inputSchema": {"type": "object"}}]}),
+            )),
             "" => Reply::new(202),
-            _ => json_reply(result(req, json!({"content": [{"type": "text", "text": "ok"}]}))),
+            _ => json_reply(result(
+                req,
+                json!({"content": [{"type": "text", "text": "ok"}]}),
+            )),
         }
     }
 }
@@ -285,16 +339,27 @@ fn server(url: String) -> HttpServer {
 fn config(profile: Profile, idle: Duration) -> ClientConfig {
     let mut config = ClientConfig::new(profile);
     config.revision = Some(mcp_refclient::LATEST_PROTOCOL_VERSION.into());
-    config.timeouts = Some(Timeouts { idle_read: idle, ..profile.timeouts() });
+    config.timeouts = Some(Timeouts {
+        idle_read: idle,
+        ..profile.timeouts()
+    });
     config
 }
 
 async fn connect(srv: &TestServer, profile: Profile) -> McpClient {
-    McpClient::connect_http(server(srv.url("/mcp")), config(profile, Duration::from_secs(10))).await.expect("handshake")
+    McpClient::connect_http(
+        server(srv.url("/mcp")),
+        config(profile, Duration::from_secs(10)),
+    )
+    .await
+    .expect("handshake")
 }
 
 fn text_of(result: &mcp_refclient::CallToolResult) -> String {
-    serde_json::to_value(result).unwrap()["content"][0]["text"].as_str().unwrap_or("").to_string()
+    serde_json::to_value(result).unwrap()["content"][0]["text"]
+        .as_str()
+        .unwrap_or("")
+        .to_string()
 }
 
 // ---------------------------------------------------------------------------------------
@@ -312,7 +377,10 @@ async fn strict_offers_the_latest_version_and_then_sends_the_version_header() {
     assert_eq!(seen[2].header("mcp-protocol-version"), Some("2025-11-25"));
     let kova = TestServer::start(mcp(|_, _| None)).await;
     connect(&kova, Profile::Kova).await;
-    assert_eq!(kova.seen()[0].json()["params"]["protocolVersion"], "2025-06-18");
+    assert_eq!(
+        kova.seen()[0].json()["params"]["protocolVersion"],
+        "2025-06-18"
+    );
 }
 
 // ---------------------------------------------------------------------------------------
@@ -356,15 +424,22 @@ async fn sse_replies_are_parsed_with_any_line_end() {
 async fn a_held_open_stream_returns_at_the_frame_and_trailing_frames_are_not_read() {
     let srv = TestServer::start(mcp(|req, _| {
         (req.rpc_method() == "tools/call").then(|| {
-            let answer = format!("data: {}\n\n", result(req, json!({"content": [{"type": "text", "text": "early"}]})));
-            let trailing = "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}\n\n";
+            let answer = format!(
+                "data: {}\n\n",
+                result(req, json!({"content": [{"type": "text", "text": "early"}]}))
+            );
+            let trailing =
+                "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}\n\n";
             sse_reply(&answer).body(trailing).hold()
         })
     }))
     .await;
     let client = connect(&srv, Profile::Yoagent).await;
     let call = client.call_tool("echo", json!({}), None);
-    let result = tokio::time::timeout(Duration::from_secs(5), call).await.expect("returned at the frame").unwrap();
+    let result = tokio::time::timeout(Duration::from_secs(5), call)
+        .await
+        .expect("returned at the frame")
+        .unwrap();
     assert_eq!(text_of(&result), "early");
     assert_eq!(client.tools_list_changes(), 0);
 }
@@ -375,7 +450,10 @@ async fn a_held_open_stream_is_let_go_once_its_frame_is_read() {
     let seen_closed = closed.clone();
     let srv = TestServer::start(mcp(move |req, _| {
         (req.rpc_method() == "tools/call").then(|| {
-            let answer = format!("data: {}\n\n", result(req, json!({"content": [{"type": "text", "text": "early"}]})));
+            let answer = format!(
+                "data: {}\n\n",
+                result(req, json!({"content": [{"type": "text", "text": "early"}]}))
+            );
             let mut reply = sse_reply(&answer).hold();
             reply.closed = Some(closed.clone());
             reply
@@ -383,10 +461,18 @@ async fn a_held_open_stream_is_let_go_once_its_frame_is_read() {
     }))
     .await;
     let client = connect(&srv, Profile::Strict).await;
-    let result = tokio::time::timeout(Duration::from_secs(5), client.call_tool("echo", json!({}), None)).await.expect("returned at the frame").unwrap();
+    let result = tokio::time::timeout(
+        Duration::from_secs(5),
+        client.call_tool("echo", json!({}), None),
+    )
+    .await
+    .expect("returned at the frame")
+    .unwrap();
     assert_eq!(text_of(&result), "early");
     // The client, not the server, must end the connection the server holds open.
-    tokio::time::timeout(Duration::from_secs(5), seen_closed.notified()).await.expect("the client closed the held-open stream");
+    tokio::time::timeout(Duration::from_secs(5), seen_closed.notified())
+        .await
+        .expect("the client closed the held-open stream");
 }
 
 /// 2026-07-28: the `subscriptions/listen` stream lives in a task of its own; a client dropped
@@ -412,16 +498,24 @@ async fn a_dropped_client_lets_its_listen_stream_go() {
     .await;
     let mut config = config(Profile::Strict, Duration::from_secs(10));
     config.revision = Some("2026-07-28".into());
-    let client = McpClient::connect_http(server(srv.url("/mcp")), config).await.expect("discover");
+    let client = McpClient::connect_http(server(srv.url("/mcp")), config)
+        .await
+        .expect("discover");
     tokio::time::timeout(Duration::from_secs(5), async {
-        while !srv.rpc_methods().iter().any(|m| m == "subscriptions/listen") {
+        while !srv
+            .rpc_methods()
+            .iter()
+            .any(|m| m == "subscriptions/listen")
+        {
             tokio::time::sleep(Duration::from_millis(5)).await;
         }
     })
     .await
     .expect("the client opened its listen stream");
     drop(client);
-    tokio::time::timeout(Duration::from_secs(5), seen_closed.notified()).await.expect("dropping the client ended its listen stream");
+    tokio::time::timeout(Duration::from_secs(5), seen_closed.notified())
+        .await
+        .expect("dropping the client ended its listen stream");
 }
 
 #[tokio::test]
@@ -438,44 +532,72 @@ async fn a_timed_out_call_lets_its_connection_go() {
     }))
     .await;
     let client = connect(&srv, Profile::Strict).await;
-    let err = client.call_tool("echo", json!({}), Some(Duration::from_millis(100))).await.unwrap_err();
+    let err = client
+        .call_tool("echo", json!({}), Some(Duration::from_millis(100)))
+        .await
+        .unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Timeout);
-    tokio::time::timeout(Duration::from_secs(5), seen_closed.notified()).await.expect("the client closed the abandoned connection");
+    tokio::time::timeout(Duration::from_secs(5), seen_closed.notified())
+        .await
+        .expect("the client closed the abandoned connection");
 }
 
 #[tokio::test]
 async fn the_idle_timeout_fires_on_a_silent_server_and_resets_on_every_read() {
     let idle = Duration::from_millis(100);
     let srv = TestServer::start(mcp(|req, _| match req.json()["params"]["name"].as_str() {
-        Some("silent-head") => Some(Reply { stall: true, ..Reply::new(200) }),
-        Some("silent-body") => Some(Reply::new(200).header("Content-Type", "text/event-stream").hold()),
+        Some("silent-head") => Some(Reply {
+            stall: true,
+            ..Reply::new(200)
+        }),
+        Some("silent-body") => Some(
+            Reply::new(200)
+                .header("Content-Type", "text/event-stream")
+                .hold(),
+        ),
         Some("trickle") => {
             let mut reply = Reply::new(200).header("Content-Type", "text/event-stream");
             for _ in 0..8 {
-                reply = reply.body(": still working\n\n").pause(Duration::from_millis(40));
+                reply = reply
+                    .body(": still working\n\n")
+                    .pause(Duration::from_millis(40));
             }
             Some(reply.body(format!("data: {}\n\n", result(req, json!({"content": []})))))
         }
         _ => None,
     }))
     .await;
-    let client = McpClient::connect_http(server(srv.url("/mcp")), config(Profile::Yoagent, idle)).await.unwrap();
+    let client = McpClient::connect_http(server(srv.url("/mcp")), config(Profile::Yoagent, idle))
+        .await
+        .unwrap();
     for name in ["silent-head", "silent-body"] {
         let started = Instant::now();
         let err = client.call_tool(name, json!({}), None).await.unwrap_err();
         assert_eq!(err.kind(), ErrorKind::Timeout, "{err}");
-        assert!(err.to_string().contains("(idle read timeout)") && err.to_string().contains("100ms"), "{err}");
+        assert!(
+            err.to_string().contains("(idle read timeout)") && err.to_string().contains("100ms"),
+            "{err}"
+        );
         assert!(started.elapsed() < Duration::from_secs(3));
     }
     let started = Instant::now();
-    client.call_tool("trickle", json!({}), None).await.expect("a trickling call is never cut off");
+    client
+        .call_tool("trickle", json!({}), None)
+        .await
+        .expect("a trickling call is never cut off");
     assert!(started.elapsed() >= Duration::from_millis(300));
 }
 
 #[test]
 fn the_idle_read_default_is_120_seconds() {
-    assert_eq!(ClientConfig::new(Profile::Yoagent).timeouts().idle_read, Duration::from_secs(120));
-    assert_eq!(ClientConfig::new(Profile::Strict).timeouts().idle_read, Duration::from_secs(120));
+    assert_eq!(
+        ClientConfig::new(Profile::Yoagent).timeouts().idle_read,
+        Duration::from_secs(120)
+    );
+    assert_eq!(
+        ClientConfig::new(Profile::Strict).timeouts().idle_read,
+        Duration::from_secs(120)
+    );
     assert_eq!(HttpServer::default().max_body_bytes, 16 * 1024 * 1024);
     assert_eq!(HttpServer::default().redirects, Redirects::SameOrigin);
 }
@@ -483,21 +605,46 @@ fn the_idle_read_default_is_120_seconds() {
 #[tokio::test]
 async fn bounds_over_http_follow_the_profile() {
     let srv = TestServer::start(mcp(|req, _| {
-        (req.rpc_method() == "tools/call").then(|| Reply::new(200).header("Content-Type", "text/event-stream").hold())
+        (req.rpc_method() == "tools/call").then(|| {
+            Reply::new(200)
+                .header("Content-Type", "text/event-stream")
+                .hold()
+        })
     }))
     .await;
     // strict: the per-call override works over HTTP.
-    let strict = McpClient::connect_http(server(srv.url("/mcp")), config(Profile::Strict, Duration::from_secs(30))).await.unwrap();
-    let err = strict.call_tool("slow", json!({}), Some(Duration::from_millis(100))).await.unwrap_err();
+    let strict = McpClient::connect_http(
+        server(srv.url("/mcp")),
+        config(Profile::Strict, Duration::from_secs(30)),
+    )
+    .await
+    .unwrap();
+    let err = strict
+        .call_tool("slow", json!({}), Some(Duration::from_millis(100)))
+        .await
+        .unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Timeout);
-    assert_eq!(err.to_string(), "MCP call 'tools/call' timed out after 100ms; the server may still carry it out");
-    assert!(srv.rpc_methods().contains(&"notifications/cancelled".to_string()));
+    assert_eq!(
+        err.to_string(),
+        "MCP call 'tools/call' timed out after 100ms; the server may still carry it out"
+    );
+    assert!(srv
+        .rpc_methods()
+        .contains(&"notifications/cancelled".to_string()));
     // kova: timeouts().call bounds the whole request.
     let mut kova_config = config(Profile::Kova, Duration::from_secs(30));
-    kova_config.timeouts = Some(Timeouts { call: Some(Duration::from_millis(150)), ..kova_config.timeouts() });
-    let kova = McpClient::connect_http(server(srv.url("/mcp")), kova_config).await.unwrap();
+    kova_config.timeouts = Some(Timeouts {
+        call: Some(Duration::from_millis(150)),
+        ..kova_config.timeouts()
+    });
+    let kova = McpClient::connect_http(server(srv.url("/mcp")), kova_config)
+        .await
+        .unwrap();
     let err = kova.call_tool("slow", json!({}), None).await.unwrap_err();
-    assert_eq!(err.to_string(), "MCP call 'tools/call' timed out after 150ms; the server may still carry it out");
+    assert_eq!(
+        err.to_string(),
+        "MCP call 'tools/call' timed out after 150ms; the server may still carry it out"
+    );
 }
 
 #[tokio::test]
@@ -512,13 +659,26 @@ async fn server_requests_on_the_post_stream_are_answered_by_strict_and_not_by_yo
             (req.method == "POST" && req.json().get("result").or(req.json().get("error")).is_some()).then(|| Reply::new(202))
         }))
         .await;
-        let client = McpClient::connect_http(server(srv.url("/mcp")), config(profile, Duration::from_millis(300))).await.unwrap();
+        let client = McpClient::connect_http(
+            server(srv.url("/mcp")),
+            config(profile, Duration::from_millis(300)),
+        )
+        .await
+        .unwrap();
         let err = client.call_tool("x", json!({}), None).await.unwrap_err();
         assert_eq!(err.kind(), ErrorKind::Timeout);
-        let answers: Vec<Value> = srv.seen().iter().map(Seen::json).filter(|m| m.get("method").is_none() && m.get("id").is_some()).collect();
+        let answers: Vec<Value> = srv
+            .seen()
+            .iter()
+            .map(Seen::json)
+            .filter(|m| m.get("method").is_none() && m.get("id").is_some())
+            .collect();
         if profile == Profile::Strict {
             assert_eq!(answers.len(), 2, "{answers:?}");
-            assert_eq!(answers[0], json!({"jsonrpc": "2.0", "id": "p1", "result": {}}));
+            assert_eq!(
+                answers[0],
+                json!({"jsonrpc": "2.0", "id": "p1", "result": {}})
+            );
             assert_eq!(answers[1]["error"]["code"], -32601);
         } else {
             assert!(answers.is_empty(), "{answers:?}");
@@ -529,15 +689,46 @@ async fn server_requests_on_the_post_stream_are_answered_by_strict_and_not_by_yo
 #[tokio::test]
 async fn malformed_sse_is_a_clear_protocol_error() {
     let cases: [(&str, Reply, &str); 4] = [
-        ("no-blank-line", sse_reply("data: {\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{\"content\":[]}}"), "unterminated event"),
-        ("not-json", sse_reply("data: <html>oops</html>\n\n"), "is not JSON: <html>oops</html>"),
-        ("truncated", sse_reply("data: {\"jsonrpc\":\"2.0\",\"id\":3,\"res"), "ended before the response"),
-        ("endless", { let mut r = sse_reply("data: "); for _ in 0..64 { r = r.body(vec![b'x'; 1024]); } r }, "larger than 16384 bytes"),
+        (
+            "no-blank-line",
+            sse_reply("data: {\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{\"content\":[]}}"),
+            "unterminated event",
+        ),
+        (
+            "not-json",
+            sse_reply("data: <html>oops</html>\n\n"),
+            "is not JSON: <html>oops</html>",
+        ),
+        (
+            "truncated",
+            sse_reply("data: {\"jsonrpc\":\"2.0\",\"id\":3,\"res"),
+            "ended before the response",
+        ),
+        (
+            "endless",
+            {
+                let mut r = sse_reply("data: ");
+                for _ in 0..64 {
+                    r = r.body(vec![b'x'; 1024]);
+                }
+                r
+            },
+            "larger than 16384 bytes",
+        ),
     ];
     for (name, reply, expected) in cases {
-        let srv = TestServer::start(mcp(move |req, _| (req.rpc_method() == "tools/call").then(|| reply.clone()))).await;
-        let http = HttpServer { max_body_bytes: 16 * 1024, ..server(srv.url("/mcp")) };
-        let client = McpClient::connect_http(http, config(Profile::Yoagent, Duration::from_secs(5))).await.unwrap();
+        let srv = TestServer::start(mcp(move |req, _| {
+            (req.rpc_method() == "tools/call").then(|| reply.clone())
+        }))
+        .await;
+        let http = HttpServer {
+            max_body_bytes: 16 * 1024,
+            ..server(srv.url("/mcp"))
+        };
+        let client =
+            McpClient::connect_http(http, config(Profile::Yoagent, Duration::from_secs(5)))
+                .await
+                .unwrap();
         let err = client.call_tool("x", json!({}), None).await.unwrap_err();
         assert_eq!(err.kind(), ErrorKind::Protocol, "{name}: {err}");
         assert!(err.to_string().contains(expected), "{name}: {err}");
@@ -547,14 +738,28 @@ async fn malformed_sse_is_a_clear_protocol_error() {
 #[tokio::test]
 async fn a_json_body_over_the_cap_is_refused() {
     let srv = TestServer::start(mcp(|req, _| {
-        (req.rpc_method() == "tools/call").then(|| json_reply(result(req, json!({"content": [{"type": "text", "text": "x".repeat(5000)}]}))))
+        (req.rpc_method() == "tools/call").then(|| {
+            json_reply(result(
+                req,
+                json!({"content": [{"type": "text", "text": "x".repeat(5000)}]}),
+            ))
+        })
     }))
     .await;
-    let http = HttpServer { max_body_bytes: 4096, ..server(srv.url("/mcp")) };
-    let client = McpClient::connect_http(http, ClientConfig::new(Profile::Yoagent)).await.unwrap();
+    let http = HttpServer {
+        max_body_bytes: 4096,
+        ..server(srv.url("/mcp"))
+    };
+    let client = McpClient::connect_http(http, ClientConfig::new(Profile::Yoagent))
+        .await
+        .unwrap();
     let err = client.call_tool("x", json!({}), None).await.unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Protocol);
-    assert!(err.to_string().contains("is larger than 4096 bytes (max_body_bytes)"), "{err}");
+    assert!(
+        err.to_string()
+            .contains("is larger than 4096 bytes (max_body_bytes)"),
+        "{err}"
+    );
 }
 
 // ---------------------------------------------------------------------------------------
@@ -581,9 +786,16 @@ async fn empty_202_and_204_acknowledge_notifications_and_other_empty_2xx_are_ref
         err.to_string(),
         format!("protocol error: HTTP error on 'notifications/c' reaching {origin}: the server answered 'notifications/c' with an empty 200 response; a proxy may have answered instead of the MCP server")
     );
-    for err in [client.list_tools().await.unwrap_err(), client.call_tool("x", json!({}), None).await.unwrap_err()] {
+    for err in [
+        client.list_tools().await.unwrap_err(),
+        client.call_tool("x", json!({}), None).await.unwrap_err(),
+    ] {
         assert_eq!(err.kind(), ErrorKind::Protocol);
-        assert!(err.to_string().contains("a proxy may have answered instead of the MCP server"), "{err}");
+        assert!(
+            err.to_string()
+                .contains("a proxy may have answered instead of the MCP server"),
+            "{err}"
+        );
     }
 }
 
@@ -593,18 +805,30 @@ async fn a_refused_connection_is_a_transport_error_naming_the_origin() {
     let port = listener.local_addr().unwrap().port();
     drop(listener);
     let url = format!("http://127.0.0.1:{port}/mcp/sk-live-4f9a8b7c");
-    let err = McpClient::connect_http(server(url), ClientConfig::new(Profile::Yoagent)).await.unwrap_err();
+    let err = McpClient::connect_http(server(url), ClientConfig::new(Profile::Yoagent))
+        .await
+        .unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Transport);
     let text = err.to_string();
-    assert!(text.starts_with(&format!("HTTP error reaching http://127.0.0.1:{port}: ")), "{text}");
+    assert!(
+        text.starts_with(&format!("HTTP error reaching http://127.0.0.1:{port}: ")),
+        "{text}"
+    );
     assert!(!text.contains("sk-live"), "{text}");
 }
 
 #[test]
 fn header_validation_fails_before_anything_is_sent() {
-    let err = HeaderList::new().with_header("Mcp-Session-Id", "x").unwrap_err();
-    assert_eq!(err.to_string(), "HTTP header 'Mcp-Session-Id' is set by the transport itself and cannot be given");
-    let err = HeaderList::new().with_header("x-key", "top\nsecret").unwrap_err();
+    let err = HeaderList::new()
+        .with_header("Mcp-Session-Id", "x")
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "HTTP header 'Mcp-Session-Id' is set by the transport itself and cannot be given"
+    );
+    let err = HeaderList::new()
+        .with_header("x-key", "top\nsecret")
+        .unwrap_err();
     assert!(!err.to_string().contains("secret"), "{err}");
     assert_eq!(
         err.to_string(),
@@ -612,9 +836,20 @@ fn header_validation_fails_before_anything_is_sent() {
     );
     let err = HeaderList::new().with_header("bad name", "v").unwrap_err();
     assert_eq!(err.to_string(), "invalid HTTP header name 'bad name'");
-    let list = HeaderList::new().with_header("authorization", "Bearer hidden-token").unwrap();
-    let debug = format!("{:?}", HttpServer { headers: list, ..HttpServer::new("http://127.0.0.1:1/mcp/sk-live-4f9a8b7c") });
-    assert!(!debug.contains("hidden-token") && !debug.contains("sk-live"), "{debug}");
+    let list = HeaderList::new()
+        .with_header("authorization", "Bearer hidden-token")
+        .unwrap();
+    let debug = format!(
+        "{:?}",
+        HttpServer {
+            headers: list,
+            ..HttpServer::new("http://127.0.0.1:1/mcp/sk-live-4f9a8b7c")
+        }
+    );
+    assert!(
+        !debug.contains("hidden-token") && !debug.contains("sk-live"),
+        "{debug}"
+    );
 }
 
 // ---------------------------------------------------------------------------------------
@@ -632,19 +867,34 @@ async fn same_origin_307_and_308_keep_the_post_and_its_body() {
         _ => None,
     }))
     .await;
-    let client = McpClient::connect_http(server(srv.url("/a")), ClientConfig::new(Profile::Yoagent)).await.unwrap();
+    let client =
+        McpClient::connect_http(server(srv.url("/a")), ClientConfig::new(Profile::Yoagent))
+            .await
+            .unwrap();
     client.list_tools().await.unwrap();
     let seen = srv.seen();
-    let list: Vec<&Seen> = seen.iter().filter(|s| s.rpc_method() == "tools/list").collect();
-    assert_eq!(list.iter().map(|s| s.path.as_str()).collect::<Vec<_>>(), ["/a", "/b", "/mcp"]);
+    let list: Vec<&Seen> = seen
+        .iter()
+        .filter(|s| s.rpc_method() == "tools/list")
+        .collect();
+    assert_eq!(
+        list.iter().map(|s| s.path.as_str()).collect::<Vec<_>>(),
+        ["/a", "/b", "/mcp"]
+    );
     assert!(list.iter().all(|s| s.method == "POST"));
 }
 
 #[tokio::test]
 async fn a_303_would_turn_the_post_into_a_get_and_fails_clearly() {
     for status in [301, 302, 303] {
-        let srv = TestServer::start(mcp(move |req, _| (req.path == "/a").then(|| redirect(status, "/mcp".into())))).await;
-        let err = McpClient::connect_http(server(srv.url("/a")), ClientConfig::new(Profile::Yoagent)).await.unwrap_err();
+        let srv = TestServer::start(mcp(move |req, _| {
+            (req.path == "/a").then(|| redirect(status, "/mcp".into()))
+        }))
+        .await;
+        let err =
+            McpClient::connect_http(server(srv.url("/a")), ClientConfig::new(Profile::Yoagent))
+                .await
+                .unwrap_err();
         let origin = format!("http://127.0.0.1:{}", srv.port);
         assert_eq!(
             err.to_string(),
@@ -662,22 +912,43 @@ async fn a_redirect_to_another_origin_is_refused_and_the_other_origin_gets_nothi
     for target in [to_localhost, to_port] {
         let t = target.clone();
         let srv = TestServer::start(mcp(move |_, _| Some(redirect(307, t.clone())))).await;
-        let err = McpClient::connect_http(server(srv.url("/mcp/sk-live-4f9a8b7c")), ClientConfig::new(Profile::Yoagent)).await.unwrap_err();
+        let err = McpClient::connect_http(
+            server(srv.url("/mcp/sk-live-4f9a8b7c")),
+            ClientConfig::new(Profile::Yoagent),
+        )
+        .await
+        .unwrap_err();
         let from = format!("http://127.0.0.1:{}", srv.port);
         let to = url::Url::parse(&target).unwrap();
         let to = format!("http://{}:{}", to.host_str().unwrap(), other.port);
         assert_eq!(err.kind(), ErrorKind::Transport);
-        assert_eq!(err.to_string(), format!("HTTP error reaching {from}: redirect from {from} to {to} refused: another origin"));
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "HTTP error reaching {from}: redirect from {from} to {to} refused: another origin"
+            )
+        );
     }
     assert!(other.seen().is_empty());
 }
 
 #[tokio::test]
 async fn redirects_none_refuses_every_redirect() {
-    let srv = TestServer::start(mcp(|req, _| (req.path == "/a").then(|| redirect(307, "/mcp".into())))).await;
-    let http = HttpServer { redirects: Redirects::None, ..server(srv.url("/a")) };
-    let err = McpClient::connect_http(http, ClientConfig::new(Profile::Yoagent)).await.unwrap_err();
-    assert!(err.to_string().ends_with("refused: redirects are disabled"), "{err}");
+    let srv = TestServer::start(mcp(|req, _| {
+        (req.path == "/a").then(|| redirect(307, "/mcp".into()))
+    }))
+    .await;
+    let http = HttpServer {
+        redirects: Redirects::None,
+        ..server(srv.url("/a"))
+    };
+    let err = McpClient::connect_http(http, ClientConfig::new(Profile::Yoagent))
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string().ends_with("refused: redirects are disabled"),
+        "{err}"
+    );
     assert_eq!(srv.seen().len(), 1);
 }
 
@@ -693,10 +964,19 @@ async fn redirects_any_follows_elsewhere_dropping_authorization_and_cookie() {
         .unwrap()
         .with_header("X-Custom", "yes")
         .unwrap();
-    let http = HttpServer { redirects: Redirects::Any, headers, ..server(srv.url("/mcp")) };
-    let client = McpClient::connect_http(http, ClientConfig::new(Profile::Yoagent)).await.unwrap();
+    let http = HttpServer {
+        redirects: Redirects::Any,
+        headers,
+        ..server(srv.url("/mcp"))
+    };
+    let client = McpClient::connect_http(http, ClientConfig::new(Profile::Yoagent))
+        .await
+        .unwrap();
     client.list_tools().await.unwrap();
-    assert!(srv.seen().iter().all(|s| s.header("authorization") == Some("Bearer one")));
+    assert!(srv
+        .seen()
+        .iter()
+        .all(|s| s.header("authorization") == Some("Bearer one")));
     let seen = other.seen();
     assert_eq!(seen.len(), 3);
     for s in seen {
@@ -710,15 +990,30 @@ async fn ten_redirects_are_followed_and_the_eleventh_is_an_error() {
     for (hops, ok) in [(10, true), (11, false)] {
         let srv = TestServer::start(mcp(move |req, _| {
             let n: usize = req.path.trim_start_matches("/r").parse().ok()?;
-            (n < hops).then(|| redirect(307, if n + 1 == hops { "/mcp".into() } else { format!("/r{}", n + 1) }))
+            (n < hops).then(|| {
+                redirect(
+                    307,
+                    if n + 1 == hops {
+                        "/mcp".into()
+                    } else {
+                        format!("/r{}", n + 1)
+                    },
+                )
+            })
         }))
         .await;
-        let outcome = McpClient::connect_http(server(srv.url("/r0")), ClientConfig::new(Profile::Yoagent)).await;
+        let outcome =
+            McpClient::connect_http(server(srv.url("/r0")), ClientConfig::new(Profile::Yoagent))
+                .await;
         match outcome {
             Ok(_) => assert!(ok),
             Err(err) => {
                 assert!(!ok, "{err}");
-                assert!(err.to_string().contains("too many redirects: more than 10 (the limit is 10)"), "{err}");
+                assert!(
+                    err.to_string()
+                        .contains("too many redirects: more than 10 (the limit is 10)"),
+                    "{err}"
+                );
             }
         }
     }
@@ -755,18 +1050,42 @@ async fn a_401_refreshes_once_a_second_401_fails_and_a_403_is_not_retried() {
         }
     }))
     .await;
-    let tokens = Arc::new(Tokens { asked: AtomicUsize::new(0), refreshed: AtomicUsize::new(0) });
-    let http = HttpServer { token_provider: Some(tokens.clone()), ..server(srv.url("/mcp")) };
-    let client = McpClient::connect_http(http, config(Profile::Strict, Duration::from_secs(120))).await.unwrap();
-    assert_eq!(tokens.refreshed.load(Ordering::SeqCst), 2, "initialize and initialized each refreshed once");
+    let tokens = Arc::new(Tokens {
+        asked: AtomicUsize::new(0),
+        refreshed: AtomicUsize::new(0),
+    });
+    let http = HttpServer {
+        token_provider: Some(tokens.clone()),
+        ..server(srv.url("/mcp"))
+    };
+    let client = McpClient::connect_http(http, config(Profile::Strict, Duration::from_secs(120)))
+        .await
+        .unwrap();
+    assert_eq!(
+        tokens.refreshed.load(Ordering::SeqCst),
+        2,
+        "initialize and initialized each refreshed once"
+    );
     let seen = srv.seen();
-    assert_eq!(seen[0].header("authorization"), Some("Bearer old-secret-token"));
-    assert_eq!(seen[1].header("authorization"), Some("Bearer new-secret-token"));
+    assert_eq!(
+        seen[0].header("authorization"),
+        Some("Bearer old-secret-token")
+    );
+    assert_eq!(
+        seen[1].header("authorization"),
+        Some("Bearer new-secret-token")
+    );
     let before = srv.seen().len();
-    let err = client.call_tool("always-401", json!({}), None).await.unwrap_err();
+    let err = client
+        .call_tool("always-401", json!({}), None)
+        .await
+        .unwrap_err();
     assert_eq!(err.http_status(), Some(401));
     assert_eq!(srv.seen().len(), before + 2);
-    let err403 = client.call_tool("forbidden", json!({}), None).await.unwrap_err();
+    let err403 = client
+        .call_tool("forbidden", json!({}), None)
+        .await
+        .unwrap_err();
     assert_eq!(err403.http_status(), Some(403));
     assert_eq!(srv.seen().len(), before + 3);
     for e in [&err, &err403] {
@@ -782,7 +1101,9 @@ async fn a_401_refreshes_once_a_second_401_fails_and_a_403_is_not_retried() {
 #[tokio::test]
 async fn https_trusts_the_configured_root_certificate() {
     use tokio_rustls::rustls;
-    let cert = rcgen::generate_simple_self_signed(vec!["localhost".to_string(), "127.0.0.1".to_string()]).unwrap();
+    let cert =
+        rcgen::generate_simple_self_signed(vec!["localhost".to_string(), "127.0.0.1".to_string()])
+            .unwrap();
     let der = cert.cert.der().clone();
     let key = rustls_pki_types::PrivateKeyDer::Pkcs8(cert.key_pair.serialize_der().into());
     let provider = Arc::new(rustls::crypto::ring::default_provider());
@@ -795,15 +1116,28 @@ async fn https_trusts_the_configured_root_certificate() {
     let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(tls));
     let wrap: Wrap = Arc::new(move |tcp| {
         let acceptor = acceptor.clone();
-        Box::pin(async move { acceptor.accept(tcp).await.ok().map(|s| Box::new(s) as Box<dyn Io>) })
+        Box::pin(async move {
+            acceptor
+                .accept(tcp)
+                .await
+                .ok()
+                .map(|s| Box::new(s) as Box<dyn Io>)
+        })
     });
     let srv = TestServer::start_wrapped(Arc::new(mcp(|_, _| None)), Some(wrap)).await;
     for host in ["127.0.0.1", "localhost"] {
         let url = format!("https://{host}:{}/mcp", srv.port);
-        let http = HttpServer { root_certificates: vec![cert.cert.pem().into_bytes()], ..server(url.clone()) };
-        let client = McpClient::connect_http(http, ClientConfig::new(Profile::Yoagent)).await.unwrap();
+        let http = HttpServer {
+            root_certificates: vec![cert.cert.pem().into_bytes()],
+            ..server(url.clone())
+        };
+        let client = McpClient::connect_http(http, ClientConfig::new(Profile::Yoagent))
+            .await
+            .unwrap();
         assert_eq!(client.list_tools().await.unwrap().len(), 1);
-        let err = McpClient::connect_http(server(url), ClientConfig::new(Profile::Yoagent)).await.unwrap_err();
+        let err = McpClient::connect_http(server(url), ClientConfig::new(Profile::Yoagent))
+            .await
+            .unwrap_err();
         assert_eq!(err.kind(), ErrorKind::Transport);
         assert!(err.to_string().contains("TLS handshake failed"), "{err}");
     }
@@ -814,8 +1148,14 @@ async fn https_trusts_the_configured_root_certificate() {
 
 /// A legacy server: GET /sse answers the endpoint event, then each POSTed request's
 /// response on that stream.
-async fn legacy_server(endpoint: &'static str) -> (TestServer, Arc<Mutex<Option<tokio::sync::mpsc::UnboundedSender<String>>>>) {
-    let stream: Arc<Mutex<Option<tokio::sync::mpsc::UnboundedSender<String>>>> = Arc::new(Mutex::new(None));
+async fn legacy_server(
+    endpoint: &'static str,
+) -> (
+    TestServer,
+    Arc<Mutex<Option<tokio::sync::mpsc::UnboundedSender<String>>>>,
+) {
+    let stream: Arc<Mutex<Option<tokio::sync::mpsc::UnboundedSender<String>>>> =
+        Arc::new(Mutex::new(None));
     let tx_slot = stream.clone();
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = listener.local_addr().unwrap().port();
@@ -823,7 +1163,9 @@ async fn legacy_server(endpoint: &'static str) -> (TestServer, Arc<Mutex<Option<
     let log = seen.clone();
     tokio::spawn(async move {
         loop {
-            let Ok((tcp, _)) = listener.accept().await else { return };
+            let Ok((tcp, _)) = listener.accept().await else {
+                return;
+            };
             let (log, tx_slot) = (log.clone(), tx_slot.clone());
             tokio::spawn(async move {
                 // Read one request by hand to route it.
@@ -839,13 +1181,27 @@ async fn legacy_server(endpoint: &'static str) -> (TestServer, Arc<Mutex<Option<
                 let first: Vec<&str> = head.lines().next().unwrap_or("").split(' ').collect();
                 let len: usize = head
                     .lines()
-                    .find_map(|l| l.to_ascii_lowercase().strip_prefix("content-length:").map(|v| v.trim().parse().unwrap_or(0)))
+                    .find_map(|l| {
+                        l.to_ascii_lowercase()
+                            .strip_prefix("content-length:")
+                            .map(|v| v.trim().parse().unwrap_or(0))
+                    })
                     .unwrap_or(0);
                 let mut body = vec![0; len];
                 reader.read_exact(&mut body).await.unwrap();
                 let body = String::from_utf8_lossy(&body).into_owned();
-                let headers = head.lines().skip(1).filter_map(|l| l.split_once(':')).map(|(n, v)| (n.trim().to_ascii_lowercase(), v.trim().to_string())).collect();
-                let seen = Seen { method: first[0].into(), path: first[1].into(), headers, body };
+                let headers = head
+                    .lines()
+                    .skip(1)
+                    .filter_map(|l| l.split_once(':'))
+                    .map(|(n, v)| (n.trim().to_ascii_lowercase(), v.trim().to_string()))
+                    .collect();
+                let seen = Seen {
+                    method: first[0].into(),
+                    path: first[1].into(),
+                    headers,
+                    body,
+                };
                 log.lock().unwrap().push(seen.clone());
                 let mut io = reader.into_inner();
                 if seen.method == "GET" {
@@ -853,26 +1209,43 @@ async fn legacy_server(endpoint: &'static str) -> (TestServer, Arc<Mutex<Option<
                     *tx_slot.lock().unwrap() = Some(tx);
                     let headers = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n";
                     io.write_all(headers.as_bytes()).await.unwrap();
-                    io.write_all(format!("event: endpoint\ndata: {endpoint}\n\n").as_bytes()).await.unwrap();
+                    io.write_all(format!("event: endpoint\ndata: {endpoint}\n\n").as_bytes())
+                        .await
+                        .unwrap();
                     while let Some(message) = rx.recv().await {
-                        if io.write_all(format!("event: message\ndata: {message}\n\n").as_bytes()).await.is_err() {
+                        if io
+                            .write_all(format!("event: message\ndata: {message}\n\n").as_bytes())
+                            .await
+                            .is_err()
+                        {
                             return;
                         }
                     }
                     return;
                 }
                 let request = seen.json();
-                if let Some(id) = request.get("id").filter(|_| request.get("method").is_some()) {
+                if let Some(id) = request
+                    .get("id")
+                    .filter(|_| request.get("method").is_some())
+                {
                     let result = match request["method"].as_str() {
-                        Some("initialize") => json!({"protocolVersion": "2024-11-05", "capabilities": {}, "serverInfo": {"name": "legacy", "version": "1"}}),
-                        _ => json!({"tools": [{"name": "legacy-tool", "inputSchema": {"type": "object"}}]}),
+                        Some("initialize") => {
+                            json!({"protocolVersion": "2024-11-05", "capabilities": {}, "serverInfo": {"name": "legacy", "version": "1"}})
+                        }
+                        _ => {
+                            json!({"tools": [{"name": "legacy-tool", "inputSchema": {"type": "object"}}]})
+                        }
                     };
                     let message = json!({"jsonrpc": "2.0", "id": id, "result": result}).to_string();
                     if let Some(tx) = tx_slot.lock().unwrap().as_ref() {
                         let _ = tx.send(message);
                     }
                 }
-                let _ = io.write_all(b"HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\nConnection: close\r\n\r\n").await;
+                let _ = io
+                    .write_all(
+                        b"HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+                    )
+                    .await;
             });
         }
     });
@@ -884,18 +1257,28 @@ async fn legacy_sse_posts_to_the_endpoint_and_reads_answers_from_the_stream() {
     for profile in [Profile::Strict, Profile::Kova] {
         let (srv, _stream) = legacy_server("/messages?session=1").await;
         let headers = HeaderList::new().with_header("X-Static", "s").unwrap();
-        let http = HttpServer { headers, ..server(srv.url("/sse")) };
-        let client = McpClient::connect_legacy_sse(http, config(profile, Duration::from_secs(5))).await.unwrap();
+        let http = HttpServer {
+            headers,
+            ..server(srv.url("/sse"))
+        };
+        let client = McpClient::connect_legacy_sse(http, config(profile, Duration::from_secs(5)))
+            .await
+            .unwrap();
         assert_eq!(client.list_tools().await.unwrap()[0].name, "legacy-tool");
         client.close().await.unwrap();
         let seen = srv.seen();
         assert_eq!(seen[0].method, "GET");
         assert_eq!(seen[0].header("accept"), Some("text/event-stream"));
         assert!(seen.iter().all(|s| s.header("x-static") == Some("s")));
-        assert!(seen[1..].iter().all(|s| s.method == "POST" && s.path == "/messages?session=1"));
+        assert!(seen[1..]
+            .iter()
+            .all(|s| s.method == "POST" && s.path == "/messages?session=1"));
         let methods: Vec<String> = seen[1..].iter().map(Seen::rpc_method).collect();
         if profile == Profile::Strict {
-            assert_eq!(methods, ["initialize", "notifications/initialized", "tools/list"]);
+            assert_eq!(
+                methods,
+                ["initialize", "notifications/initialized", "tools/list"]
+            );
         } else {
             assert_eq!(methods, ["tools/list"]);
         }
@@ -905,7 +1288,14 @@ async fn legacy_sse_posts_to_the_endpoint_and_reads_answers_from_the_stream() {
 #[tokio::test]
 async fn a_legacy_endpoint_on_another_origin_is_refused() {
     let (srv, _stream) = legacy_server("http://localhost:1/messages").await;
-    let err = McpClient::connect_legacy_sse(server(srv.url("/sse")), ClientConfig::new(Profile::Kova)).await.unwrap_err();
+    let err =
+        McpClient::connect_legacy_sse(server(srv.url("/sse")), ClientConfig::new(Profile::Kova))
+            .await
+            .unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Protocol);
-    assert!(err.to_string().contains("the endpoint event names another origin (http://localhost:1); refused"), "{err}");
+    assert!(
+        err.to_string()
+            .contains("the endpoint event names another origin (http://localhost:1); refused"),
+        "{err}"
+    );
 }

@@ -15,8 +15,22 @@ const INIT: &str = r#"{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2024-
 /// A server running `body` after answering the handshake (it has read `initialized`).
 async fn connect(body: &str, profile: Profile) -> Arc<McpClient> {
     let script = format!("read init; echo '{INIT}'; read initialized; {body}");
-    let server = StdioServer { command: "sh".into(), args: vec!["-c".into(), script], ..Default::default() };
-    Arc::new(McpClient::connect_stdio(server, ClientConfig { revision: Some(mcp_refclient::LATEST_PROTOCOL_VERSION.into()), ..ClientConfig::new(profile) }).await.expect("handshake"))
+    let server = StdioServer {
+        command: "sh".into(),
+        args: vec!["-c".into(), script],
+        ..Default::default()
+    };
+    Arc::new(
+        McpClient::connect_stdio(
+            server,
+            ClientConfig {
+                revision: Some(mcp_refclient::LATEST_PROTOCOL_VERSION.into()),
+                ..ClientConfig::new(profile)
+            },
+        )
+        .await
+        .expect("handshake"),
+    )
 }
 
 const LIST_CHANGED: &str = r#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}"#;
@@ -25,7 +39,10 @@ const LIST_CHANGED: &str = r#"{"jsonrpc":"2.0","method":"notifications/tools/lis
 const ANSWER: &str = r#"sed -E 's/.*"id":([0-9]+),.*"name":"([^"]*)".*/{"jsonrpc":"2.0","id":\1,"result":{"content":[{"type":"text","text":"\2"}]}}/'"#;
 
 fn text(result: &mcp_refclient::CallToolResult) -> String {
-    serde_json::to_value(result).unwrap()["content"][0]["text"].as_str().unwrap_or_default().to_string()
+    serde_json::to_value(result).unwrap()["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
 }
 
 #[tokio::test]
@@ -41,14 +58,19 @@ $lines\"; done; printf '%s' \"$lines\" | while read line; do echo \"$line\" | {A
             let client = client.clone();
             tokio::spawn(async move {
                 let name = format!("tool-{i}");
-                let result = client.call_tool(&name, json!({}), Some(Duration::from_secs(10))).await;
+                let result = client
+                    .call_tool(&name, json!({}), Some(Duration::from_secs(10)))
+                    .await;
                 (name, result)
             })
         })
         .collect();
     for call in calls {
         let (name, result) = call.await.unwrap();
-        assert_eq!(text(&result.unwrap_or_else(|e| panic!("{name}: {e}"))), name);
+        assert_eq!(
+            text(&result.unwrap_or_else(|e| panic!("{name}: {e}"))),
+            name
+        );
     }
     assert_eq!(client.exited(), None);
     client.close().await.unwrap();
@@ -57,23 +79,37 @@ $lines\"; done; printf '%s' \"$lines\" | while read line; do echo \"$line\" | {A
 /// The server waits for a second request before it answers the first: a client that keeps
 /// one call on the wire never sends it, so the first call runs into its bound; then the
 /// second goes out and is answered, and the late answer to the first is dropped.
-async fn second_call_waits_for_the_first(profile: Profile) -> (Result<String, ErrorKind>, Result<String, ErrorKind>) {
+async fn second_call_waits_for_the_first(
+    profile: Profile,
+) -> (Result<String, ErrorKind>, Result<String, ErrorKind>) {
     // The server says (list_changed) that it read the first, so the second is made only then.
     let body = format!(
         "read first; echo '{LIST_CHANGED}'; read second; echo \"$second\" | {ANSWER}; echo \"$first\" | {ANSWER}; read never"
     );
     let client = connect(&body, profile).await;
     let calling = client.clone();
-    let first = tokio::spawn(async move { calling.call_tool("first", json!({}), Some(Duration::from_millis(300))).await });
+    let first = tokio::spawn(async move {
+        calling
+            .call_tool("first", json!({}), Some(Duration::from_millis(300)))
+            .await
+    });
     let deadline = Instant::now() + Duration::from_secs(5);
     while client.tools_list_changes() == 0 {
-        assert!(Instant::now() < deadline, "the server never read the first call");
+        assert!(
+            Instant::now() < deadline,
+            "the server never read the first call"
+        );
         tokio::task::yield_now().await;
     }
-    let second = client.call_tool("second", json!({}), Some(Duration::from_secs(10))).await;
+    let second = client
+        .call_tool("second", json!({}), Some(Duration::from_secs(10)))
+        .await;
     let first = first.await.unwrap();
     client.close().await.unwrap();
-    (first.map(|r| text(&r)).map_err(|e| e.kind()), second.map(|r| text(&r)).map_err(|e| e.kind()))
+    (
+        first.map(|r| text(&r)).map_err(|e| e.kind()),
+        second.map(|r| text(&r)).map_err(|e| e.kind()),
+    )
 }
 
 #[tokio::test]

@@ -11,7 +11,8 @@ use mcp_refclient::tools::{
     adapters_for, ToolAdapter, ToolNameCollision, ToolOutcome, ToolServer, ToolSet, ToolSource,
 };
 use mcp_refclient::{
-    CallToolResult, ClientConfig, ErrorCode, ErrorKind, McpClient, McpError, Profile, StdioServer, Tool,
+    CallToolResult, ClientConfig, ErrorCode, ErrorKind, McpClient, McpError, Profile, StdioServer,
+    Tool,
 };
 use serde_json::{json, Value};
 use tracing_test::traced_test;
@@ -32,7 +33,11 @@ while read -r line; do
   esac
 done"#
     );
-    StdioServer { command: "sh".into(), args: vec!["-c".into(), script], ..Default::default() }
+    StdioServer {
+        command: "sh".into(),
+        args: vec!["-c".into(), script],
+        ..Default::default()
+    }
 }
 
 /// A `printf` answering the current request with `result` (JSON without `'` or `%`, except
@@ -43,11 +48,14 @@ fn reply(result: &str) -> String {
 
 /// A `printf` answering the current request with a JSON-RPC error.
 fn reply_error(code: i32, message: &str) -> String {
-    format!(r#"printf '{{"jsonrpc":"2.0","id":%s,"error":{{"code":{code},"message":"{message}"}}}}\n' "$id""#)
+    format!(
+        r#"printf '{{"jsonrpc":"2.0","id":%s,"error":{{"code":{code},"message":"{message}"}}}}\n' "$id""#
+    )
 }
 
 /// An `echo` of `notifications/tools/list_changed`.
-const NOTIFY_CHANGED: &str = r#"echo '{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}'"#;
+const NOTIFY_CHANGED: &str =
+    r#"echo '{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}'"#;
 
 /// A `tools/list` result offering `names`, each described as "the NAME tool".
 fn tools(names: &[&str]) -> String {
@@ -66,11 +74,22 @@ fn text_result(text: &str) -> String {
 }
 
 async fn connect_with(server: StdioServer, config: ClientConfig) -> Arc<McpClient> {
-    Arc::new(McpClient::connect_stdio(server, config).await.expect("handshake"))
+    Arc::new(
+        McpClient::connect_stdio(server, config)
+            .await
+            .expect("handshake"),
+    )
 }
 
 async fn connect(server: StdioServer) -> Arc<McpClient> {
-    connect_with(server, ClientConfig { revision: Some(mcp_refclient::LATEST_PROTOCOL_VERSION.into()), ..ClientConfig::new(Profile::Strict) }).await
+    connect_with(
+        server,
+        ClientConfig {
+            revision: Some(mcp_refclient::LATEST_PROTOCOL_VERSION.into()),
+            ..ClientConfig::new(Profile::Strict)
+        },
+    )
+    .await
 }
 
 fn names<S: ToolServer>(adapters: &[ToolAdapter<S>]) -> Vec<String> {
@@ -80,9 +99,16 @@ fn names<S: ToolServer>(adapters: &[ToolAdapter<S>]) -> Vec<String> {
 /// Exactly one WARN line of this test's log (captured by tracing-test) contains `needle`,
 /// and it contains each of `parts`.
 fn one_warning(lines: &[&str], needle: &str, parts: &[&str]) -> Result<(), String> {
-    let warned: Vec<&&str> = lines.iter().filter(|l| l.contains(" WARN ") && l.contains(needle)).collect();
+    let warned: Vec<&&str> = lines
+        .iter()
+        .filter(|l| l.contains(" WARN ") && l.contains(needle))
+        .collect();
     if warned.len() != 1 {
-        return Err(format!("{} WARN lines contain {needle:?}, wanted one:\n{}", warned.len(), lines.join("\n")));
+        return Err(format!(
+            "{} WARN lines contain {needle:?}, wanted one:\n{}",
+            warned.len(),
+            lines.join("\n")
+        ));
     }
     match parts.iter().find(|part| !warned[0].contains(*part)) {
         Some(part) => Err(format!("{part:?} is missing from {}", warned[0])),
@@ -138,46 +164,97 @@ async fn a_prefixed_tool_calls_the_server_with_its_original_name() {
     let client = connect(dispatch(&reply(&tools(&["search"])), &call)).await;
     let adapters = adapters_for(client, Some("docs")).await.unwrap();
     assert_eq!(adapters[0].name(), "docs__search");
-    assert_eq!(output(adapters[0].call(json!({"q": "rust"})).await), "called search");
+    assert_eq!(
+        output(adapters[0].call(json!({"q": "rust"})).await),
+        "called search"
+    );
 }
 
 #[tokio::test]
 async fn two_servers_with_one_tool_name_coexist_with_prefixes_and_collide_without() {
-    let docs = connect(dispatch(&reply(&tools(&["search", "read"])), &reply(&text_result("from docs")))).await;
-    let web = connect(dispatch(&reply(&tools(&["search"])), &reply(&text_result("from web")))).await;
+    let docs = connect(dispatch(
+        &reply(&tools(&["search", "read"])),
+        &reply(&text_result("from docs")),
+    ))
+    .await;
+    let web = connect(dispatch(
+        &reply(&tools(&["search"])),
+        &reply(&text_result("from web")),
+    ))
+    .await;
 
     let mut set = ToolSet::new();
-    set.add("docs", adapters_for(Arc::clone(&docs), Some("docs")).await.unwrap()).unwrap();
-    set.add("web", adapters_for(Arc::clone(&web), Some("web")).await.unwrap()).unwrap();
-    assert_eq!(names(set.tools()), ["docs__search", "docs__read", "web__search"]);
+    set.add(
+        "docs",
+        adapters_for(Arc::clone(&docs), Some("docs")).await.unwrap(),
+    )
+    .unwrap();
+    set.add(
+        "web",
+        adapters_for(Arc::clone(&web), Some("web")).await.unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        names(set.tools()),
+        ["docs__search", "docs__read", "web__search"]
+    );
     assert_eq!(set.server_of("web__search"), Some("web"));
-    assert_eq!(output(set.call("docs__search", json!({})).await), "from docs");
+    assert_eq!(
+        output(set.call("docs__search", json!({})).await),
+        "from docs"
+    );
     assert_eq!(output(set.call("web__search", json!({})).await), "from web");
-    assert_eq!(failed(set.call("search", json!({})).await), "unknown tool 'search'");
+    assert_eq!(
+        failed(set.call("search", json!({})).await),
+        "unknown tool 'search'"
+    );
 
     let mut bare = ToolSet::new();
-    bare.add("docs", adapters_for(docs, None).await.unwrap()).unwrap();
-    let err = bare.add("web", adapters_for(web, None).await.unwrap()).unwrap_err();
-    assert_eq!(err, ToolNameCollision { name: "search".into(), first: "docs".into(), second: "web".into() });
-    assert_eq!(err.to_string(), "tool name 'search' offered by 'docs' and 'web'; give one a prefix");
-    assert_eq!(names(bare.tools()), ["search", "read"], "a refused server adds none of its tools");
+    bare.add("docs", adapters_for(docs, None).await.unwrap())
+        .unwrap();
+    let err = bare
+        .add("web", adapters_for(web, None).await.unwrap())
+        .unwrap_err();
+    assert_eq!(
+        err,
+        ToolNameCollision {
+            name: "search".into(),
+            first: "docs".into(),
+            second: "web".into()
+        }
+    );
+    assert_eq!(
+        err.to_string(),
+        "tool name 'search' offered by 'docs' and 'web'; give one a prefix"
+    );
+    assert_eq!(
+        names(bare.tools()),
+        ["search", "read"],
+        "a refused server adds none of its tools"
+    );
 }
 
 // ---- tools.is-error ----
 
 #[tokio::test]
 async fn is_error_fails_through_the_adapter_and_is_data_when_called_directly() {
-    let result =
-        r#"{"content":[{"type":"text","text":"bad input"},{"type":"text","text":"q is required"}],"isError":true}"#;
+    let result = r#"{"content":[{"type":"text","text":"bad input"},{"type":"text","text":"q is required"}],"isError":true}"#;
     let client = connect(dispatch("", &reply(result))).await;
-    let tool = Tool { name: "lookup".into(), description: None, input_schema: json!({"type": "object"}) };
+    let tool = Tool {
+        name: "lookup".into(),
+        description: None,
+        input_schema: json!({"type": "object"}),
+    };
     let adapter = ToolAdapter::new(Arc::clone(&client), tool, None);
     let outcome = adapter.call(json!({})).await;
     assert!(outcome.is_error());
     assert_eq!(outcome.text(), "bad input\nq is required");
     assert_eq!(failed(outcome), "bad input\nq is required");
 
-    let direct: CallToolResult = client.call_tool("lookup", json!({}), None).await.expect("data, not an error");
+    let direct: CallToolResult = client
+        .call_tool("lookup", json!({}), None)
+        .await
+        .expect("data, not an error");
     assert!(direct.is_error);
     assert_eq!(direct.content.len(), 2);
 }
@@ -200,10 +277,19 @@ async fn each_content_kind_reaches_the_model_as_text() {
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines[0], "plain");
     assert_eq!(lines[1], "resource text");
-    assert_eq!(lines[2], r#"{"type":"image","data":"[base64, 2048 bytes]","mimeType":"image/png"}"#);
-    assert_eq!(lines[3], r#"{"type":"audio","data":"UklGRg==","mimeType":"audio/wav"}"#);
+    assert_eq!(
+        lines[2],
+        r#"{"type":"image","data":"[base64, 2048 bytes]","mimeType":"image/png"}"#
+    );
+    assert_eq!(
+        lines[3],
+        r#"{"type":"audio","data":"UklGRg==","mimeType":"audio/wav"}"#
+    );
     assert_eq!(lines.len(), 4);
-    assert!(!text.contains("QUJD"), "the payload itself must not reach the model");
+    assert!(
+        !text.contains("QUJD"),
+        "the payload itself must not reach the model"
+    );
 }
 
 #[test]
@@ -216,12 +302,22 @@ fn a_blob_resource_and_unknown_kinds_are_json_with_large_payloads_sized() {
     );
     let at_limit = "A".repeat(1024);
     let block = json!({"type": "resource", "resource": {"uri": "file:///a.bin", "blob": at_limit}});
-    assert!(block_text(&block).contains(&at_limit), "1 KiB exactly is not large");
-    let unknown = json!({"type": "hologram", "frames": [{"data": "B".repeat(4000)}], "note": "kept"});
-    assert_eq!(block_text(&unknown), r#"{"type":"hologram","frames":[{"data":"[base64, 4000 bytes]"}],"note":"kept"}"#);
+    assert!(
+        block_text(&block).contains(&at_limit),
+        "1 KiB exactly is not large"
+    );
+    let unknown =
+        json!({"type": "hologram", "frames": [{"data": "B".repeat(4000)}], "note": "kept"});
+    assert_eq!(
+        block_text(&unknown),
+        r#"{"type":"hologram","frames":[{"data":"[base64, 4000 bytes]"}],"note":"kept"}"#
+    );
     let prose = "a sentence with spaces, ".repeat(100);
     let long_text_field = json!({"type": "note", "body": prose});
-    assert!(block_text(&long_text_field).contains("a sentence with spaces"), "text is not base64");
+    assert!(
+        block_text(&long_text_field).contains("a sentence with spaces"),
+        "text is not base64"
+    );
     assert_eq!(content_text(&[]), "");
 }
 
@@ -230,8 +326,14 @@ fn a_blob_resource_and_unknown_kinds_are_json_with_large_payloads_sized() {
 /// Listing 1 offers `a` and `change`, later ones add `b`; `a` answers how many listings the
 /// server has seen; `change` announces a change before its answer.
 fn changing_server(failing_later_listings: Option<&str>) -> StdioServer {
-    let later = failing_later_listings.map(str::to_string).unwrap_or_else(|| reply(&tools(&["a", "change", "b"])));
-    let list = format!(r#"case $n in 1) {};; *) {};; esac"#, reply(&tools(&["a", "change"])), later);
+    let later = failing_later_listings
+        .map(str::to_string)
+        .unwrap_or_else(|| reply(&tools(&["a", "change", "b"])));
+    let list = format!(
+        r#"case $n in 1) {};; *) {};; esac"#,
+        reply(&tools(&["a", "change"])),
+        later
+    );
     let call = format!(
         r#"case "$line" in *'"name":"change"'*) {NOTIFY_CHANGED}; {};; *) {} "$n";; esac"#,
         reply(&text_result("changed")),
@@ -248,7 +350,11 @@ async fn a_source_relists_after_list_changed_and_only_then() {
     assert_eq!(names(&source.tools()), ["a", "change"]);
 
     source.before_model_request().await;
-    assert_eq!(output(source.call("a", json!({})).await), "listings=1", "no change, no listing");
+    assert_eq!(
+        output(source.call("a", json!({})).await),
+        "listings=1",
+        "no change, no listing"
+    );
 
     assert_eq!(output(source.call("change", json!({})).await), "changed");
     assert_eq!(client.tools_list_changes(), 1);
@@ -257,10 +363,18 @@ async fn a_source_relists_after_list_changed_and_only_then() {
     assert_eq!(output(source.call("a", json!({})).await), "listings=2");
 
     source.before_model_request().await;
-    assert_eq!(output(source.call("a", json!({})).await), "listings=2", "a change is listed once");
+    assert_eq!(
+        output(source.call("a", json!({})).await),
+        "listings=2",
+        "a change is listed once"
+    );
 
     source.begin_run().await;
-    assert_eq!(output(source.call("a", json!({})).await), "listings=3", "every run lists");
+    assert_eq!(
+        output(source.call("a", json!({})).await),
+        "listings=3",
+        "every run lists"
+    );
 }
 
 #[tokio::test]
@@ -273,14 +387,30 @@ async fn a_failing_listing_keeps_the_last_list() {
     output(source.call("s__change", json!({})).await);
     source.before_model_request().await;
     assert_eq!(names(&source.tools()), ["s__a", "s__change"]);
-    assert_eq!(output(source.call("s__a", json!({})).await), "listings=2", "the listing was tried");
-    logs_assert(|lines| one_warning(lines, "listing the tools of MCP server 'srv'", &["server error -32603: listing broke", "keeping the last list (2 tools)"]));
+    assert_eq!(
+        output(source.call("s__a", json!({})).await),
+        "listings=2",
+        "the listing was tried"
+    );
+    logs_assert(|lines| {
+        one_warning(
+            lines,
+            "listing the tools of MCP server 'srv'",
+            &[
+                "server error -32603: listing broke",
+                "keeping the last list (2 tools)",
+            ],
+        )
+    });
 }
 
 #[tokio::test]
 #[traced_test]
 async fn a_listing_that_times_out_keeps_the_last_list() {
-    let mut config = ClientConfig { revision: Some(mcp_refclient::LATEST_PROTOCOL_VERSION.into()), ..ClientConfig::new(Profile::Strict) };
+    let mut config = ClientConfig {
+        revision: Some(mcp_refclient::LATEST_PROTOCOL_VERSION.into()),
+        ..ClientConfig::new(Profile::Strict)
+    };
     let mut timeouts = config.timeouts();
     timeouts.list = Some(Duration::from_millis(200));
     config.timeouts = Some(timeouts);
@@ -291,7 +421,13 @@ async fn a_listing_that_times_out_keeps_the_last_list() {
     output(source.call("change", json!({})).await);
     source.before_model_request().await;
     assert_eq!(names(&source.tools()), ["a", "change"]);
-    logs_assert(|lines| one_warning(lines, "listing the tools of MCP server 'slow'", &["timed out"]));
+    logs_assert(|lines| {
+        one_warning(
+            lines,
+            "listing the tools of MCP server 'slow'",
+            &["timed out"],
+        )
+    });
 }
 
 // ---- tools.source.withdraw-exited ----
@@ -311,7 +447,9 @@ async fn an_exited_server_has_its_tools_withdrawn_once_and_calls_answered_as_unk
         other => panic!("expected the transport error, got {other:?}"),
     }
     assert!(
-        outcome.text().starts_with("MCP call failed: Connection closed: MCP server 'sh' exited"),
+        outcome
+            .text()
+            .starts_with("MCP call failed: Connection closed: MCP server 'sh' exited"),
         "{}",
         outcome.text()
     );
@@ -322,19 +460,39 @@ async fn an_exited_server_has_its_tools_withdrawn_once_and_calls_answered_as_unk
     assert!(source.tools().is_empty());
     source.before_model_request().await;
     source.begin_run().await;
-    assert!(source.tools().is_empty(), "a new run does not bring them back");
+    assert!(
+        source.tools().is_empty(),
+        "a new run does not bring them back"
+    );
 
-    assert_eq!(failed(source.call("docs__a", json!({})).await), "unknown tool 'docs__a'");
-    logs_assert(|lines| one_warning(lines, "withdrawn", &["MCP server 'docs-server' (prefix 'docs')", "out of memory"]));
+    assert_eq!(
+        failed(source.call("docs__a", json!({})).await),
+        "unknown tool 'docs__a'"
+    );
+    logs_assert(|lines| {
+        one_warning(
+            lines,
+            "withdrawn",
+            &["MCP server 'docs-server' (prefix 'docs')", "out of memory"],
+        )
+    });
 }
 
 #[tokio::test]
 async fn an_unlisted_name_is_an_unknown_tool() {
     let client = connect(dispatch(&reply(&tools(&["a"])), "exit 9")).await;
     let source = ToolSource::new(client, "srv", Some("p"));
-    assert_eq!(failed(source.call("p__a", json!({})).await), "unknown tool 'p__a'", "nothing listed yet");
+    assert_eq!(
+        failed(source.call("p__a", json!({})).await),
+        "unknown tool 'p__a'",
+        "nothing listed yet"
+    );
     source.begin_run().await;
-    assert_eq!(failed(source.call("a", json!({})).await), "unknown tool 'a'", "only the exposed name is offered");
+    assert_eq!(
+        failed(source.call("a", json!({})).await),
+        "unknown tool 'a'",
+        "only the exposed name is offered"
+    );
 }
 
 // ---- tools.source.no-notify-warn ----
@@ -367,7 +525,15 @@ impl ToolServer for Deaf {
 #[tokio::test]
 #[traced_test]
 async fn a_source_without_notifications_warns_and_lists_once_per_run() {
-    let client = McpClient::connect_stdio(changing_server(None), ClientConfig { revision: Some(mcp_refclient::LATEST_PROTOCOL_VERSION.into()), ..ClientConfig::new(Profile::Strict) }).await.unwrap();
+    let client = McpClient::connect_stdio(
+        changing_server(None),
+        ClientConfig {
+            revision: Some(mcp_refclient::LATEST_PROTOCOL_VERSION.into()),
+            ..ClientConfig::new(Profile::Strict)
+        },
+    )
+    .await
+    .unwrap();
     let source = ToolSource::new(Arc::new(Deaf(client)), "deaf", None);
     logs_assert(|lines| one_warning(lines, "cannot report notifications", &["MCP server 'deaf'"]));
 
@@ -384,15 +550,28 @@ async fn a_source_without_notifications_warns_and_lists_once_per_run() {
 
 #[tokio::test]
 async fn a_json_rpc_error_from_a_tool_call_keeps_code_and_message() {
-    let client = connect(dispatch(&reply(&tools(&["a"])), &reply_error(-32602, "Invalid params: q"))).await;
+    let client = connect(dispatch(
+        &reply(&tools(&["a"])),
+        &reply_error(-32602, "Invalid params: q"),
+    ))
+    .await;
     let adapters = adapters_for(Arc::clone(&client), None).await.unwrap();
     let outcome = adapters[0].call(json!({})).await;
-    assert_eq!(outcome.text(), "MCP call failed: server error -32602: Invalid params: q");
-    let ToolOutcome::Error(error) = outcome else { panic!("expected the JSON-RPC error") };
+    assert_eq!(
+        outcome.text(),
+        "MCP call failed: server error -32602: Invalid params: q"
+    );
+    let ToolOutcome::Error(error) = outcome else {
+        panic!("expected the JSON-RPC error")
+    };
     assert_eq!(error.kind(), ErrorKind::JsonRpc);
     assert_eq!(error.http_status(), None);
     match &error {
-        McpError::JsonRpc { code, message, data } => {
+        McpError::JsonRpc {
+            code,
+            message,
+            data,
+        } => {
             assert_eq!(*code, ErrorCode::INVALID_PARAMS);
             assert_eq!(message, "Invalid params: q");
             assert_eq!(data, &None);
@@ -404,8 +583,11 @@ async fn a_json_rpc_error_from_a_tool_call_keeps_code_and_message() {
 
 #[test]
 fn json_rpc_error_text_is_not_prefixed_twice() {
-    let error =
-        McpError::JsonRpc { code: ErrorCode(-32000), message: "Tool failed".into(), data: Some(json!({"x": 1})) };
+    let error = McpError::JsonRpc {
+        code: ErrorCode(-32000),
+        message: "Tool failed".into(),
+        data: Some(json!({"x": 1})),
+    };
     assert_eq!(error.to_string(), "server error -32000: Tool failed");
     assert_eq!(error.full_text(), error.to_string());
     assert_eq!(error.full_text().matches("-32000").count(), 1);
@@ -415,13 +597,41 @@ fn json_rpc_error_text_is_not_prefixed_twice() {
 #[test]
 fn error_kinds_have_their_neutral_names() {
     let cases = [
-        (McpError::Transport("Connection closed: x".into()), "transport"),
-        (McpError::Http { status: 401, message: "unauthorized".into() }, "http"),
+        (
+            McpError::Transport("Connection closed: x".into()),
+            "transport",
+        ),
+        (
+            McpError::Http {
+                status: 401,
+                message: "unauthorized".into(),
+            },
+            "http",
+        ),
         (McpError::Protocol("bad".into()), "protocol"),
-        (McpError::JsonRpc { code: ErrorCode::METHOD_NOT_FOUND, message: "m".into(), data: None }, "json-rpc"),
-        (McpError::Serialization(serde_json::from_str::<Value>("{").unwrap_err()), "serialization"),
-        (McpError::Io { context: "writing".into(), source: std::io::Error::other("pipe") }, "io"),
-        (McpError::ConnectionClosed("gone".into()), "connection-closed"),
+        (
+            McpError::JsonRpc {
+                code: ErrorCode::METHOD_NOT_FOUND,
+                message: "m".into(),
+                data: None,
+            },
+            "json-rpc",
+        ),
+        (
+            McpError::Serialization(serde_json::from_str::<Value>("{").unwrap_err()),
+            "serialization",
+        ),
+        (
+            McpError::Io {
+                context: "writing".into(),
+                source: std::io::Error::other("pipe"),
+            },
+            "io",
+        ),
+        (
+            McpError::ConnectionClosed("gone".into()),
+            "connection-closed",
+        ),
         (McpError::Timeout("timed out".into()), "timeout"),
     ];
     for (error, name) in &cases {

@@ -22,7 +22,11 @@ fn server() -> StdioServer {
         "read init; echo '{INIT}'; read initialized; \
          while read line; do case \"$line\" in *notifications/go*) echo '{answer}'; echo '{changed}';; esac; done"
     );
-    StdioServer { command: "sh".into(), args: vec!["-c".into(), script], ..Default::default() }
+    StdioServer {
+        command: "sh".into(),
+        args: vec!["-c".into(), script],
+        ..Default::default()
+    }
 }
 
 fn names(tools: &[mcp_refclient::Tool]) -> Vec<String> {
@@ -36,14 +40,19 @@ fn names(tools: &[mcp_refclient::Tool]) -> Vec<String> {
 #[case::two_reconnects(2)]
 #[tokio::test]
 async fn a_listing_answered_by_a_replaced_connection_is_not_cached(#[case] reconnects: usize) {
-    let client = McpClient::connect_stdio(server(), ClientConfig::new(Profile::Kova)).await.expect("handshake");
+    let client = McpClient::connect_stdio(server(), ClientConfig::new(Profile::Kova))
+        .await
+        .expect("handshake");
     let mut listing = pin!(client.list_tools());
     {
         // The listing writes its request first; the server answers once `go` follows it. The
         // listing is polled only until `go` is written, so it has not read the answer.
         let mut go = pin!(client.notify("notifications/go", None));
         std::future::poll_fn(|cx| {
-            assert!(listing.as_mut().poll(cx).is_pending(), "the server answers only after `go`");
+            assert!(
+                listing.as_mut().poll(cx).is_pending(),
+                "the server answers only after `go`"
+            );
             go.as_mut().poll(cx)
         })
         .await
@@ -66,6 +75,9 @@ async fn a_listing_answered_by_a_replaced_connection_is_not_cached(#[case] recon
     let now = names(&now.expect("a listing of the current server"));
     assert_eq!(old.len(), 1);
     assert_eq!(now.len(), 1);
-    assert_ne!(old, now, "the second listing must ask the current server, not return the first server's list");
+    assert_ne!(
+        old, now,
+        "the second listing must ask the current server, not return the first server's list"
+    );
     client.close().await.expect("close");
 }

@@ -25,7 +25,13 @@ pub(crate) fn report_error(program: &str, message: &str) {
     use std::io::Write;
     let shown: String = message
         .chars()
-        .flat_map(|c| if c.is_control() { c.escape_default().collect::<Vec<_>>() } else { vec![c] })
+        .flat_map(|c| {
+            if c.is_control() {
+                c.escape_default().collect::<Vec<_>>()
+            } else {
+                vec![c]
+            }
+        })
         .collect();
     let _ = writeln!(std::io::stderr().lock(), "{program}: {shown}");
 }

@@ -28,7 +28,9 @@ pub fn describe_step(step: &Step) -> String {
             text
         }
         Step::Notify(n) => format!("notify {}", n.method),
-        Step::Request(r) if r.times > 1 => format!("request {} ×{} (ids {} …)", r.method, r.times, r.id),
+        Step::Request(r) if r.times > 1 => {
+            format!("request {} ×{} (ids {} …)", r.method, r.times, r.id)
+        }
         Step::Request(r) => format!("request {} (id {})", r.method, r.id),
         Step::Banner(b) => format!("banner ({})", plural(b.lines.len(), "line")),
         Step::LongLine(l) => format!("long_line ({})", plural(l.bytes, "byte")),
@@ -83,7 +85,11 @@ pub fn describe_step(step: &Step) -> String {
             let text = w.text.as_deref().unwrap_or("");
             let mut out = format!("write ({})", plural(text.len(), "byte"));
             if let Some(n) = w.fill {
-                out = format!("write ({} then {} of x)", plural(text.len(), "byte"), plural(n, "byte"));
+                out = format!(
+                    "write ({} then {} of x)",
+                    plural(text.len(), "byte"),
+                    plural(n, "byte")
+                );
             }
             out
         }

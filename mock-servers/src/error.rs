@@ -101,5 +101,9 @@ pub fn one_line(error: &dyn std::error::Error) -> String {
         cause = c.source();
     }
     // Parser messages can span lines ("invalid array\nexpected `]`"): keep one line.
-    text.lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join("; ")
+    text.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join("; ")
 }

@@ -32,7 +32,10 @@ pub enum FileError {
 /// Reads a regular file of at most `cap` bytes.
 pub fn read_capped(path: &Path, cap: u64) -> Result<Vec<u8>, FileError> {
     // O_NONBLOCK: opening a FIFO without a writer returns at once (then it is refused below).
-    let file = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK).open(path)?;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)?;
     let meta = file.metadata()?;
     let kind = meta.file_type();
     if !kind.is_file() {
@@ -71,17 +74,29 @@ mod tests {
 
     #[test]
     fn devices_fifos_folders_and_big_files_are_refused() {
-        assert!(matches!(read_text(Path::new("/dev/zero")), Err(FileError::NotRegular("a device"))));
+        assert!(matches!(
+            read_text(Path::new("/dev/zero")),
+            Err(FileError::NotRegular("a device"))
+        ));
         let dir = tempfile::tempdir().unwrap();
         let fifo = dir.path().join("x.toml");
         let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
         // SAFETY: mkfifo reads a NUL-terminated path.
         assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
-        assert!(matches!(read_text(&fifo), Err(FileError::NotRegular("a FIFO"))));
-        assert!(matches!(read_text(dir.path()), Err(FileError::NotRegular("a folder"))));
+        assert!(matches!(
+            read_text(&fifo),
+            Err(FileError::NotRegular("a FIFO"))
+        ));
+        assert!(matches!(
+            read_text(dir.path()),
+            Err(FileError::NotRegular("a folder"))
+        ));
         let big = dir.path().join("big.toml");
         std::fs::write(&big, vec![b'#'; 11]).unwrap();
-        assert!(matches!(read_capped(&big, 10), Err(FileError::TooLarge { cap: 10 })));
+        assert!(matches!(
+            read_capped(&big, 10),
+            Err(FileError::TooLarge { cap: 10 })
+        ));
         assert_eq!(read_capped(&big, 11).unwrap().len(), 11);
         std::fs::write(&big, [0xff, 0xfe]).unwrap();
         assert!(matches!(read_text(&big), Err(FileError::NotUtf8)));

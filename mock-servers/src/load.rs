@@ -117,7 +117,11 @@ pub fn validate(script: &Script) -> Result<(), String> {
 /// Why a player stops at a step of the other transport (refused when the script loads; a
 /// script built in code may still get there).
 pub(crate) fn wrong_transport(step: &Step) -> String {
-    let transport = if http_only(step) == Some(true) { "the HTTP transports" } else { "the stdio transport" };
+    let transport = if http_only(step) == Some(true) {
+        "the HTTP transports"
+    } else {
+        "the stdio transport"
+    };
     format!("`{}` is for {transport}", crate::describe_step(step))
 }
 
@@ -159,11 +163,11 @@ fn check_transport(place: &str, step: &Step, transport: Transport) -> Result<(),
     let what = crate::describe::describe_step(step);
     match (http_only(step), transport.is_http()) {
         (Some(true), false) => {
-            return Err(format!("{place}: `{what}` is for the HTTP transports, not stdio"))
+            return Err(format!(
+                "{place}: `{what}` is for the HTTP transports, not stdio"
+            ))
         }
-        (Some(false), true) => {
-            return Err(format!("{place}: `{what}` is for the stdio transport"))
-        }
+        (Some(false), true) => return Err(format!("{place}: `{what}` is for the stdio transport")),
         _ => {}
     }
     match step {
@@ -197,7 +201,11 @@ fn check_steps(list: &str, steps: &[Step], transport: Transport) -> Result<(), S
         match step {
             Step::Expect(_) | Step::Handshake(_) | Step::Discover(_) => framed = false,
             Step::Notify(_) | Step::Request(_) | Step::OpenSse(_) | Step::Write(_) => framed = true,
-            Step::Reply(r) if transport != Transport::LegacySse && framed && r.framing == Some(Framing::Json) => {
+            Step::Reply(r)
+                if transport != Transport::LegacySse
+                    && framed
+                    && r.framing == Some(Framing::Json) =>
+            {
                 return Err(format!(
                     "{place}: a JSON reply after frames on the same response; use framing = \"sse\""
                 ));
@@ -230,7 +238,8 @@ fn check_steps(list: &str, steps: &[Step], transport: Transport) -> Result<(), S
                     return Err(format!("{place}: split_writes must be at least 1"));
                 }
             }
-            Step::Crash(crate::script::Crash { code, .. }) | Step::Exit(crate::script::Exit { code })
+            Step::Crash(crate::script::Crash { code, .. })
+            | Step::Exit(crate::script::Exit { code })
                 if !(0..=255).contains(code) =>
             {
                 // A process exit status is one byte: 256 would exit 0.
@@ -314,16 +323,29 @@ mod tests {
     fn a_request_flood_has_a_count_and_ids_of_its_own() {
         let text = "steps = [{ request = { id = \"f\", method = \"ping\", times = 3 } }]";
         let script = parse_toml(text, origin()).unwrap();
-        let Step::Request(flood) = &script.steps[0] else { panic!("{:?}", script.steps) };
+        let Step::Request(flood) = &script.steps[0] else {
+            panic!("{:?}", script.steps)
+        };
         let ids: Vec<_> = flood.messages().iter().map(|m| m["id"].clone()).collect();
         assert_eq!(ids, ["f", "f-2", "f-3"]);
-        let error = parse_toml("steps = [{ request = { id = 7, method = \"ping\", times = 2 } }]", origin()).unwrap_err();
+        let error = parse_toml(
+            "steps = [{ request = { id = 7, method = \"ping\", times = 2 } }]",
+            origin(),
+        )
+        .unwrap_err();
         assert_eq!(
             error.to_string(),
             "s.toml: steps[0]: a request sent 2 times needs a string id (`-2`, `-3`, … is appended to it)"
         );
-        let error = parse_toml("steps = [{ request = { id = \"f\", method = \"ping\", times = 0 } }]", origin()).unwrap_err();
-        assert_eq!(error.to_string(), "s.toml: steps[0]: times must be at least 1");
+        let error = parse_toml(
+            "steps = [{ request = { id = \"f\", method = \"ping\", times = 0 } }]",
+            origin(),
+        )
+        .unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "s.toml: steps[0]: times must be at least 1"
+        );
     }
 
     #[test]

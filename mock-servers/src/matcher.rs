@@ -86,9 +86,15 @@ pub fn carries_meta(params: Option<&Value>, version: &str) -> bool {
     };
     let info = meta.get(META_CLIENT_INFO);
     meta.get(META_PROTOCOL_VERSION).and_then(Value::as_str) == Some(version)
-        && meta.get(META_CLIENT_CAPABILITIES).is_some_and(Value::is_object)
-        && info.and_then(|i| i.get("name")).is_some_and(Value::is_string)
-        && info.and_then(|i| i.get("version")).is_some_and(Value::is_string)
+        && meta
+            .get(META_CLIENT_CAPABILITIES)
+            .is_some_and(Value::is_object)
+        && info
+            .and_then(|i| i.get("name"))
+            .is_some_and(Value::is_string)
+        && info
+            .and_then(|i| i.get("version"))
+            .is_some_and(Value::is_string)
 }
 
 /// An HTTP request as the HTTP matcher sees it.
@@ -132,13 +138,17 @@ pub fn http_matches(pattern: &HttpMatch, request: &RequestView<'_>) -> bool {
             return false;
         }
     }
-    if pattern.origin.is_some_and(|origin| origin != request.origin) {
+    if pattern
+        .origin
+        .is_some_and(|origin| origin != request.origin)
+    {
         return false;
     }
-    let headers_ok = pattern
-        .headers
-        .iter()
-        .all(|(name, value)| request.header(name).is_some_and(|actual| header_value_matches(name, value, actual)));
+    let headers_ok = pattern.headers.iter().all(|(name, value)| {
+        request
+            .header(name)
+            .is_some_and(|actual| header_value_matches(name, value, actual))
+    });
     headers_ok
         && pattern
             .absent_headers
@@ -156,7 +166,11 @@ pub fn header_value_matches(name: &str, pattern: &str, actual: &str) -> bool {
         return false;
     }
     let types = |text: &str| {
-        let mut types: Vec<String> = text.split(',').map(|t| t.trim().to_ascii_lowercase()).filter(|t| !t.is_empty()).collect();
+        let mut types: Vec<String> = text
+            .split(',')
+            .map(|t| t.trim().to_ascii_lowercase())
+            .filter(|t| !t.is_empty())
+            .collect();
         types.sort();
         types
     };
@@ -197,8 +211,16 @@ mod tests {
     #[test]
     fn an_accept_list_matches_in_any_order_other_headers_exactly() {
         use super::header_value_matches;
-        assert!(header_value_matches("Accept", "application/json, text/event-stream", "text/event-stream, application/json"));
-        assert!(!header_value_matches("accept", "application/json, text/event-stream", "application/json"));
+        assert!(header_value_matches(
+            "Accept",
+            "application/json, text/event-stream",
+            "text/event-stream, application/json"
+        ));
+        assert!(!header_value_matches(
+            "accept",
+            "application/json, text/event-stream",
+            "application/json"
+        ));
         assert!(!header_value_matches("x-key", "a, b", "b, a"));
     }
 
@@ -287,7 +309,9 @@ mod tests {
             path: Some("/mcp".into()),
             ..HttpMatch::default()
         };
-        pattern.headers.insert("Authorization".into(), "Bearer t1".into());
+        pattern
+            .headers
+            .insert("Authorization".into(), "Bearer t1".into());
         assert!(http_matches(&pattern, &view));
         pattern.absent_headers.push("AUTHORIZATION".into());
         assert!(!http_matches(&pattern, &view));

@@ -27,27 +27,43 @@ pub fn discover_result(discover: &Discover) -> Value {
 
 /// `params` with `_meta["io.modelcontextprotocol/subscriptionId"]` set to `id`.
 pub fn tagged(params: Option<&Value>, id: &Value) -> Value {
-    let mut params = params.cloned().filter(Value::is_object).unwrap_or_else(|| json!({}));
+    let mut params = params
+        .cloned()
+        .filter(Value::is_object)
+        .unwrap_or_else(|| json!({}));
     let object = params.as_object_mut().expect("an object");
     let meta = object.entry("_meta").or_insert_with(|| json!({}));
     if !meta.is_object() {
         *meta = json!({});
     }
-    meta.as_object_mut().expect("an object").insert(META_SUBSCRIPTION_ID.into(), id.clone());
+    meta.as_object_mut()
+        .expect("an object")
+        .insert(META_SUBSCRIPTION_ID.into(), id.clone());
     params
 }
 
 /// A default result for a request that carries a 2026-07-28 `_meta` version gets that
 /// revision's `resultType: "complete"` (and, for `tools/list`, the cache hints), as a
 /// stateless server sends it; older requests get the result as before.
-fn stateless_shape(request: &Value, result: Result<Value, RpcErrorBody>) -> Result<Value, RpcErrorBody> {
-    let modern = request.get("params").and_then(|p| p.get("_meta")).and_then(|m| m.get(META_PROTOCOL_VERSION)).is_some();
+fn stateless_shape(
+    request: &Value,
+    result: Result<Value, RpcErrorBody>,
+) -> Result<Value, RpcErrorBody> {
+    let modern = request
+        .get("params")
+        .and_then(|p| p.get("_meta"))
+        .and_then(|m| m.get(META_PROTOCOL_VERSION))
+        .is_some();
     let mut result = result?;
     if let (true, Some(object)) = (modern, result.as_object_mut()) {
-        object.entry("resultType").or_insert_with(|| json!("complete"));
+        object
+            .entry("resultType")
+            .or_insert_with(|| json!("complete"));
         if request.get("method").and_then(Value::as_str) == Some("tools/list") {
             object.entry("ttlMs").or_insert_with(|| json!(0));
-            object.entry("cacheScope").or_insert_with(|| json!("public"));
+            object
+                .entry("cacheScope")
+                .or_insert_with(|| json!("public"));
         }
     }
     Ok(result)
@@ -193,7 +209,11 @@ pub fn expand_env(value: &Value) -> Value {
     match value {
         Value::String(text) => Value::String(expand_env_text(text)),
         Value::Array(items) => Value::Array(items.iter().map(expand_env).collect()),
-        Value::Object(map) => Value::Object(map.iter().map(|(k, v)| (k.clone(), expand_env(v))).collect()),
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| (k.clone(), expand_env(v)))
+                .collect(),
+        ),
         other => other.clone(),
     }
 }
@@ -210,7 +230,11 @@ fn expand_env_text(text: &str) -> String {
         };
         let inner = &after[2..end];
         match (inner.strip_prefix("env?:"), inner.strip_prefix("env:")) {
-            (Some(name), _) => out.push_str(if std::env::var_os(name).is_some() { "set" } else { "unset" }),
+            (Some(name), _) => out.push_str(if std::env::var_os(name).is_some() {
+                "set"
+            } else {
+                "unset"
+            }),
             (None, Some(name)) => out.push_str(&std::env::var(name).unwrap_or_default()),
             (None, None) => out.push_str(&after[..=end]),
         }
@@ -239,7 +263,8 @@ mod tests {
 
     #[test]
     fn an_offer_of_a_revision_without_a_handshake_is_answered_with_the_latest_stateful_one() {
-        let request = json!({"id": 1, "method": "initialize", "params": {"protocolVersion": "2026-07-28"}});
+        let request =
+            json!({"id": 1, "method": "initialize", "params": {"protocolVersion": "2026-07-28"}});
         let result = default_result(&request, &[], &Handshake::default()).unwrap();
         assert_eq!(result["protocolVersion"], "2025-11-25");
     }
@@ -255,7 +280,10 @@ mod tests {
         let result = default_result(&request, &[], &handshake).unwrap();
         assert_eq!(result["protocolVersion"], "1999-01-01");
         let answers = [("2024-11-05".to_string(), "2025-06-18".to_string())].into();
-        let handshake = Handshake { answers, ..handshake };
+        let handshake = Handshake {
+            answers,
+            ..handshake
+        };
         let result = default_result(&request, &[], &handshake).unwrap();
         assert_eq!(result["protocolVersion"], "2025-06-18");
     }
@@ -269,8 +297,12 @@ mod tests {
 
     #[test]
     fn env_placeholders_expand_and_other_text_stays() {
-        let value = serde_json::json!({"t": ["${env?:PATH}/${env:MCP_MOCK_SURELY_UNSET}/${other}"]});
-        assert_eq!(expand_env(&value), serde_json::json!({"t": ["set//${other}"]}));
+        let value =
+            serde_json::json!({"t": ["${env?:PATH}/${env:MCP_MOCK_SURELY_UNSET}/${other}"]});
+        assert_eq!(
+            expand_env(&value),
+            serde_json::json!({"t": ["set//${other}"]})
+        );
     }
 
     #[test]

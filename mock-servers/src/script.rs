@@ -81,8 +81,8 @@ pub fn default_incidental() -> Vec<String> {
         "notifications/cancelled",
         LISTEN_STREAM,
     ]
-        .map(String::from)
-        .to_vec()
+    .map(String::from)
+    .to_vec()
 }
 
 /// Settings of the HTTP transports: `[server.http]` in a scenario.

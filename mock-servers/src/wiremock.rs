@@ -30,11 +30,11 @@
 //! Streaming faults (frames then a stall, a stream held open, a reset mid-body) cannot be
 //! said with a canned response: use the scripted [`crate::HttpMock`] for those.
 
+use ::wiremock::{Match, Request, Respond, ResponseTemplate};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 use std::time::Duration;
-use ::wiremock::{Match, Request, Respond, ResponseTemplate};
 
 /// The revisions the responder answers with when a client asks for them.
 const KNOWN_REVISIONS: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
@@ -71,7 +71,8 @@ impl McpResponder {
 
     /// Offers a tool named `name` (an empty object schema) whose every call answers `result`.
     pub fn tool(mut self, name: &str, result: Value) -> Self {
-        self.tools.push(json!({ "name": name, "inputSchema": { "type": "object" } }));
+        self.tools
+            .push(json!({ "name": name, "inputSchema": { "type": "object" } }));
         self.results.insert(name.to_string(), result);
         self
     }
@@ -104,12 +105,22 @@ impl McpResponder {
 
     fn answer(&self, message: &Value) -> Option<Value> {
         let id = message.get("id")?.clone();
-        let method = message.get("method").and_then(Value::as_str).unwrap_or_default();
+        let method = message
+            .get("method")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
         let params = message.get("params").cloned().unwrap_or(Value::Null);
         let outcome = match method {
             "initialize" => {
-                let asked = params.get("protocolVersion").and_then(Value::as_str).unwrap_or_default();
-                let version = if KNOWN_REVISIONS.contains(&asked) { asked } else { LATEST_REVISION };
+                let asked = params
+                    .get("protocolVersion")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
+                let version = if KNOWN_REVISIONS.contains(&asked) {
+                    asked
+                } else {
+                    LATEST_REVISION
+                };
                 Ok(json!({
                     "protocolVersion": version,
                     "capabilities": { "tools": {} },
@@ -119,7 +130,10 @@ impl McpResponder {
             "ping" => Ok(json!({})),
             "tools/list" => Ok(json!({ "tools": self.tools })),
             "tools/call" => {
-                let name = params.get("name").and_then(Value::as_str).unwrap_or_default();
+                let name = params
+                    .get("name")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
                 match self.results.get(name) {
                     Some(result) => Ok(result.clone()),
                     None => Err((-32602, format!("unknown tool: {name}"))),
@@ -135,7 +149,11 @@ impl McpResponder {
         self.session.as_ref()?;
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         let current = self.session_name(state.issued)?;
-        match request.headers.get(SESSION_HEADER).and_then(|v| v.to_str().ok()) {
+        match request
+            .headers
+            .get(SESSION_HEADER)
+            .and_then(|v| v.to_str().ok())
+        {
             None => Some(400),
             Some(sent) if sent != current || state.ended => Some(404),
             Some(_) => {
@@ -223,12 +241,20 @@ pub struct McpReply {
 impl McpReply {
     /// Answers with `result`.
     pub fn result(result: Value) -> Self {
-        McpReply { outcome: Ok(result), sse: false, before: Vec::new() }
+        McpReply {
+            outcome: Ok(result),
+            sse: false,
+            before: Vec::new(),
+        }
     }
 
     /// Answers with a JSON-RPC error.
     pub fn error(code: i64, message: &str) -> Self {
-        McpReply { outcome: Err((code, message.to_string())), sse: false, before: Vec::new() }
+        McpReply {
+            outcome: Err((code, message.to_string())),
+            sse: false,
+            before: Vec::new(),
+        }
     }
 
     /// Frames the answer as SSE.
@@ -272,7 +298,9 @@ impl Respond for McpReply {
 fn response(id: Value, outcome: Result<Value, (i64, String)>) -> Value {
     match outcome {
         Ok(result) => json!({ "jsonrpc": "2.0", "id": id, "result": result }),
-        Err((code, text)) => json!({ "jsonrpc": "2.0", "id": id, "error": { "code": code, "message": text } }),
+        Err((code, text)) => {
+            json!({ "jsonrpc": "2.0", "id": id, "error": { "code": code, "message": text } })
+        }
     }
 }
 
@@ -290,12 +318,18 @@ fn sse_event(message: &Value) -> String {
 
 /// Matches a POST whose JSON-RPC body has this `method`.
 pub fn mcp_method(method: &str) -> McpMethod {
-    McpMethod { method: method.to_string(), tool: None }
+    McpMethod {
+        method: method.to_string(),
+        tool: None,
+    }
 }
 
 /// Matches a `tools/call` of the tool named `name`.
 pub fn mcp_tool(name: &str) -> McpMethod {
-    McpMethod { method: "tools/call".into(), tool: Some(name.to_string()) }
+    McpMethod {
+        method: "tools/call".into(),
+        tool: Some(name.to_string()),
+    }
 }
 
 /// The matcher behind [`mcp_method`] and [`mcp_tool`].
@@ -315,7 +349,9 @@ impl Match for McpMethod {
         }
         match &self.tool {
             None => true,
-            Some(tool) => message.pointer("/params/name").and_then(Value::as_str) == Some(tool.as_str()),
+            Some(tool) => {
+                message.pointer("/params/name").and_then(Value::as_str) == Some(tool.as_str())
+            }
         }
     }
 }

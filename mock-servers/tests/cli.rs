@@ -17,8 +17,18 @@ const HTTP: &str = env!("CARGO_BIN_EXE_mcp-mock-http");
 #[case::http_help(HTTP, &["--help"], 0, "Usage: mcp-mock-http --script FILE")]
 #[case::stdio_version(STDIO, &["--version"], 0, concat!("mcp-mock-stdio ", env!("CARGO_PKG_VERSION")))]
 #[case::http_version(HTTP, &["--version"], 0, concat!("mcp-mock-http ", env!("CARGO_PKG_VERSION")))]
-fn help_and_version_print_on_stdout_and_succeed(#[case] program: &str, #[case] args: &[&str], #[case] code: i32, #[case] printed: &str) {
-    Command::new(program).args(args).assert().code(code).stdout(contains(printed)).stderr("");
+fn help_and_version_print_on_stdout_and_succeed(
+    #[case] program: &str,
+    #[case] args: &[&str],
+    #[case] code: i32,
+    #[case] printed: &str,
+) {
+    Command::new(program)
+        .args(args)
+        .assert()
+        .code(code)
+        .stdout(contains(printed))
+        .stderr("");
 }
 
 #[rstest]
@@ -26,8 +36,17 @@ fn help_and_version_print_on_stdout_and_succeed(#[case] program: &str, #[case] a
 #[case::http_without_a_script(HTTP, &[], "--script <FILE>")]
 #[case::stdio_unknown_option(STDIO, &["--script", "x.toml", "--verbose"], "--verbose")]
 #[case::http_unknown_option(HTTP, &["--script", "x.toml", "--port", "1"], "--port")]
-fn usage_errors_exit_2_naming_the_problem_on_stderr(#[case] program: &str, #[case] args: &[&str], #[case] named: &str) {
-    Command::new(program).args(args).assert().code(2).stdout("").stderr(contains(named).and(contains("Usage:")));
+fn usage_errors_exit_2_naming_the_problem_on_stderr(
+    #[case] program: &str,
+    #[case] args: &[&str],
+    #[case] named: &str,
+) {
+    Command::new(program)
+        .args(args)
+        .assert()
+        .code(2)
+        .stdout("")
+        .stderr(contains(named).and(contains("Usage:")));
 }
 
 /// A script whose steps need the other transport: one usage error naming the file.
@@ -62,8 +81,13 @@ fn the_http_mock_prints_its_loopback_url_first_and_ends_when_the_script_is_done_
         .spawn()
         .unwrap();
     let mut first = String::new();
-    BufReader::new(child.stdout.take().unwrap()).read_line(&mut first).unwrap();
-    assert!(starts_with("http://127.0.0.1:").eval(first.trim()), "{first}");
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    assert!(
+        starts_with("http://127.0.0.1:").eval(first.trim()),
+        "{first}"
+    );
     child.stdin.take().unwrap().write_all(b"").unwrap();
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(0));

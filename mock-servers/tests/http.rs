@@ -86,7 +86,13 @@ impl Client<TcpStream> {
 }
 
 impl<S: AsyncRead + AsyncWrite + Unpin> Client<S> {
-    async fn send(&mut self, method: &str, path: &str, headers: &[(&str, &str)], body: Option<&Value>) {
+    async fn send(
+        &mut self,
+        method: &str,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: Option<&Value>,
+    ) {
         let body = body.map(|b| b.to_string()).unwrap_or_default();
         let mut request = format!("{method} {path} HTTP/1.1\r\nhost: {}\r\n", self.host);
         request.push_str("accept: application/json, text/event-stream\r\n");
@@ -106,7 +112,10 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Client<S> {
     /// Reads more bytes; false at end of stream.
     async fn more(&mut self) -> bool {
         let mut chunk = [0u8; 8192];
-        let n = timeout(BOUND, self.io.read(&mut chunk)).await.unwrap().unwrap_or(0);
+        let n = timeout(BOUND, self.io.read(&mut chunk))
+            .await
+            .unwrap()
+            .unwrap_or(0);
         self.buf.extend_from_slice(&chunk[..n]);
         n > 0
     }
@@ -117,7 +126,14 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Client<S> {
                 let text = String::from_utf8(self.buf[..end].to_vec()).unwrap();
                 self.buf.drain(..end + 4);
                 let mut lines = text.split("\r\n");
-                let status = lines.next().unwrap().split(' ').nth(1).unwrap().parse().unwrap();
+                let status = lines
+                    .next()
+                    .unwrap()
+                    .split(' ')
+                    .nth(1)
+                    .unwrap()
+                    .parse()
+                    .unwrap();
                 let headers = lines
                     .map(|l| {
                         let (n, v) = l.split_once(':').unwrap();
@@ -126,7 +142,10 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Client<S> {
                     .collect();
                 return Response { status, headers };
             }
-            assert!(self.more().await, "the connection closed before a response head");
+            assert!(
+                self.more().await,
+                "the connection closed before a response head"
+            );
         }
     }
 
@@ -181,8 +200,12 @@ fn frames(text: &[u8]) -> Vec<Value> {
     String::from_utf8_lossy(text)
         .split("\n\n")
         .filter_map(|event| {
-            let data: Vec<&str> = event.lines().filter_map(|l| l.strip_prefix("data: ")).collect();
-            (!data.is_empty()).then(|| serde_json::from_str(&data.join("\n")).unwrap_or(json!(data.join("\n"))))
+            let data: Vec<&str> = event
+                .lines()
+                .filter_map(|l| l.strip_prefix("data: "))
+                .collect();
+            (!data.is_empty())
+                .then(|| serde_json::from_str(&data.join("\n")).unwrap_or(json!(data.join("\n"))))
         })
         .collect()
 }
@@ -208,7 +231,9 @@ async fn a_json_reply_answers_the_post_and_is_logged() {
         "#,
     );
     let mut client = mock.connect().await;
-    client.send("POST", "/mcp", &[], Some(&call(1, "tools/list"))).await;
+    client
+        .send("POST", "/mcp", &[], Some(&call(1, "tools/list")))
+        .await;
     let response = client.head().await;
     assert_eq!(response.status, 200);
     assert_eq!(response.header("content-type"), Some("application/json"));
@@ -218,14 +243,29 @@ async fn a_json_reply_answers_the_post_and_is_logged() {
     let log = mock.finish();
     assert!(matches!(&log[0], Record::Listening { primary, .. } if primary.ends_with("/mcp")));
     let request = log.iter().find_map(|r| match r {
-        Record::HttpRequest { origin, method, path, headers, .. } => Some((origin, method, path, headers)),
+        Record::HttpRequest {
+            origin,
+            method,
+            path,
+            headers,
+            ..
+        } => Some((origin, method, path, headers)),
         _ => None,
     });
     let (origin, method, path, headers) = request.unwrap();
-    assert_eq!((origin.as_str(), method.as_str(), path.as_str()), ("primary", "POST", "/mcp"));
-    assert!(headers.iter().any(|(n, v)| n == "accept" && v.contains("text/event-stream")));
-    assert!(log.iter().any(|r| matches!(r, Record::HttpResponse { status: 200, .. })));
-    assert!(log.iter().any(|r| matches!(r, Record::Sent { message } if message["id"] == 1)));
+    assert_eq!(
+        (origin.as_str(), method.as_str(), path.as_str()),
+        ("primary", "POST", "/mcp")
+    );
+    assert!(headers
+        .iter()
+        .any(|(n, v)| n == "accept" && v.contains("text/event-stream")));
+    assert!(log
+        .iter()
+        .any(|r| matches!(r, Record::HttpResponse { status: 200, .. })));
+    assert!(log
+        .iter()
+        .any(|r| matches!(r, Record::Sent { message } if message["id"] == 1)));
     assert!(log.iter().any(|r| matches!(r, Record::Completed {})));
 }
 
@@ -242,7 +282,9 @@ async fn an_sse_reply_comes_after_its_notification_and_the_stream_stays_open() {
         "#,
     );
     let mut client = mock.connect().await;
-    client.send("POST", "/mcp", &[], Some(&call(7, "tools/call"))).await;
+    client
+        .send("POST", "/mcp", &[], Some(&call(7, "tools/call")))
+        .await;
     let response = client.head().await;
     assert_eq!(response.status, 200);
     assert_eq!(response.header("content-type"), Some("text/event-stream"));
@@ -251,7 +293,10 @@ async fn an_sse_reply_comes_after_its_notification_and_the_stream_stays_open() {
     let frames = frames(&text);
     assert_eq!(frames[0]["method"], "notifications/progress");
     assert_eq!(frames[1]["id"], 7);
-    assert!(client.stays_quiet().await, "the held stream sent more or ended");
+    assert!(
+        client.stays_quiet().await,
+        "the held stream sent more or ended"
+    );
     mock.finish();
 }
 
@@ -274,11 +319,25 @@ async fn an_expired_session_gets_404_and_a_new_handshake_follows() {
     assert_eq!(response.header("mcp-session-id"), Some("s-1"));
     client.body(&response).await;
     let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-    client.send("POST", "/mcp", &[("mcp-session-id", "s-1")], Some(&initialized)).await;
+    client
+        .send(
+            "POST",
+            "/mcp",
+            &[("mcp-session-id", "s-1")],
+            Some(&initialized),
+        )
+        .await;
     let response = client.head().await;
     assert_eq!(response.status, 202);
     client.body(&response).await;
-    client.send("POST", "/mcp", &[("mcp-session-id", "s-1")], Some(&call(2, "tools/list"))).await;
+    client
+        .send(
+            "POST",
+            "/mcp",
+            &[("mcp-session-id", "s-1")],
+            Some(&call(2, "tools/list")),
+        )
+        .await;
     let response = client.head().await;
     assert_eq!(response.status, 404);
     client.body(&response).await;
@@ -287,7 +346,9 @@ async fn an_expired_session_gets_404_and_a_new_handshake_follows() {
     assert_eq!(response.status, 200);
     assert_eq!(response.header("mcp-session-id"), Some("s-2"));
     let log = mock.finish();
-    assert!(log.iter().any(|r| matches!(r, Record::HttpResponse { status: 404, .. })));
+    assert!(log
+        .iter()
+        .any(|r| matches!(r, Record::HttpResponse { status: 404, .. })));
     assert!(log.iter().any(|r| matches!(r, Record::Completed {})));
 }
 
@@ -305,14 +366,18 @@ async fn a_redirect_points_at_the_second_origin_which_logs_its_own_requests() {
         "#,
     );
     let mut client = mock.connect().await;
-    client.send("POST", "/mcp", &[], Some(&call(1, "tools/list"))).await;
+    client
+        .send("POST", "/mcp", &[], Some(&call(1, "tools/list")))
+        .await;
     let response = client.head().await;
     assert_eq!(response.status, 307);
     let location = response.header("location").unwrap().to_owned();
     assert_eq!(location, mock.mock.second_origin_url());
     assert!(location.starts_with("http://localhost:"));
     let mut second = Client::tcp(Mock::port(&location), "localhost").await;
-    second.send("POST", "/mcp", &[], Some(&call(1, "tools/list"))).await;
+    second
+        .send("POST", "/mcp", &[], Some(&call(1, "tools/list")))
+        .await;
     assert_eq!(second.head().await.status, 200);
     let log = mock.finish();
     let origins: Vec<&str> = log
@@ -339,7 +404,9 @@ async fn a_response_can_stall_after_its_headers_or_before_them() {
         "#,
     );
     let mut client = mock.connect().await;
-    client.send("POST", "/mcp", &[], Some(&call(1, "tools/call"))).await;
+    client
+        .send("POST", "/mcp", &[], Some(&call(1, "tools/call")))
+        .await;
     let response = client.head().await;
     assert_eq!(response.header("content-type"), Some("text/event-stream"));
     let (text, ended) = client.chunks_until(|t| count_frames(t) >= 1).await;
@@ -347,7 +414,9 @@ async fn a_response_can_stall_after_its_headers_or_before_them() {
     assert_eq!(frames(&text)[0]["method"], "notifications/progress");
     assert!(client.stays_quiet().await, "the stalled body went on");
     let mut other = mock.connect().await;
-    other.send("POST", "/mcp", &[], Some(&call(2, "tools/call"))).await;
+    other
+        .send("POST", "/mcp", &[], Some(&call(2, "tools/call")))
+        .await;
     assert!(other.stays_quiet().await, "the hung request got an answer");
     mock.finish();
 }
@@ -369,24 +438,44 @@ async fn a_raw_500_quotes_the_url_and_a_mismatch_is_recorded() {
         "#,
     );
     let url = mock.mock.url();
-    let path = url.split_once(":").unwrap().1.split_once('/').unwrap().1.split_once('/').unwrap().1;
+    let path = url
+        .split_once(":")
+        .unwrap()
+        .1
+        .split_once('/')
+        .unwrap()
+        .1
+        .split_once('/')
+        .unwrap()
+        .1;
     let path = format!("/{}", path.split_once('/').unwrap().1);
     assert_eq!(path, "/sk-live-4f9a8b7c/mcp?key=abcdefgh12");
     let mut client = mock.connect().await;
-    client.send("POST", &path, &[], Some(&call(1, "tools/list"))).await;
+    client
+        .send("POST", &path, &[], Some(&call(1, "tools/list")))
+        .await;
     let response = client.head().await;
     assert_eq!(response.status, 500);
     let body = String::from_utf8(client.body(&response).await).unwrap();
     assert_eq!(body, format!("upstream failed for {url}"));
-    client.send("POST", &path, &[], Some(&call(2, "tools/list"))).await;
+    client
+        .send("POST", &path, &[], Some(&call(2, "tools/list")))
+        .await;
     let response = client.head().await;
     assert_eq!(response.status, 500);
     let log = mock.finish();
     let mismatch = log.iter().find_map(|r| match r {
-        Record::Mismatch { index, expected, received } => Some((*index, expected.clone(), received.clone())),
+        Record::Mismatch {
+            index,
+            expected,
+            received,
+        } => Some((*index, expected.clone(), received.clone())),
         _ => None,
     });
-    assert_eq!(mismatch, Some((2, "tools/call".to_owned(), call(2, "tools/list"))));
+    assert_eq!(
+        mismatch,
+        Some((2, "tools/call".to_owned(), call(2, "tools/list")))
+    );
 }
 
 #[tokio::test]
@@ -421,10 +510,16 @@ async fn https_serves_a_certificate_for_both_host_names() {
         "#,
     );
     assert!(mock.mock.url().starts_with("https://127.0.0.1:"));
-    assert!(mock.mock.plain_url().unwrap().starts_with("http://127.0.0.1:"));
+    assert!(mock
+        .mock
+        .plain_url()
+        .unwrap()
+        .starts_with("http://127.0.0.1:"));
     let pem = mock.mock.ca_certificate_pem().unwrap();
     let mut roots = RootCertStore::empty();
-    roots.add(CertificateDer::from_pem_slice(pem.as_bytes()).unwrap()).unwrap();
+    roots
+        .add(CertificateDer::from_pem_slice(pem.as_bytes()).unwrap())
+        .unwrap();
     let provider = Arc::new(tokio_rustls::rustls::crypto::ring::default_provider());
     let config = ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
@@ -439,13 +534,18 @@ async fn https_serves_a_certificate_for_both_host_names() {
     for (port, host) in targets {
         let tcp = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
         let name = ServerName::try_from(host.to_owned()).unwrap();
-        let io = timeout(BOUND, connector.connect(name, tcp)).await.unwrap().unwrap();
+        let io = timeout(BOUND, connector.connect(name, tcp))
+            .await
+            .unwrap()
+            .unwrap();
         let mut client = Client {
             io,
             host: format!("{host}:{port}"),
             buf: Vec::new(),
         };
-        client.send("POST", "/mcp", &[], Some(&call(1, "tools/list"))).await;
+        client
+            .send("POST", "/mcp", &[], Some(&call(1, "tools/list")))
+            .await;
         let response = client.head().await;
         assert_eq!(response.status, 200, "over {host}");
         client.body(&response).await;
@@ -473,9 +573,18 @@ async fn the_legacy_transport_names_its_endpoint_and_answers_on_the_stream() {
     let response = stream.head().await;
     assert_eq!(response.header("content-type"), Some("text/event-stream"));
     let (text, _) = stream.chunks_until(|t| count_frames(t) >= 1).await;
-    assert_eq!(String::from_utf8(text).unwrap(), "event: endpoint\ndata: /messages?session_id=1\n\n");
+    assert_eq!(
+        String::from_utf8(text).unwrap(),
+        "event: endpoint\ndata: /messages?session_id=1\n\n"
+    );
     let mut post = mock.connect().await;
-    post.send("POST", "/messages?session_id=1", &[], Some(&call(4, "tools/list"))).await;
+    post.send(
+        "POST",
+        "/messages?session_id=1",
+        &[],
+        Some(&call(4, "tools/list")),
+    )
+    .await;
     assert_eq!(post.head().await.status, 202);
     let (text, ended) = stream.chunks_until(|t| count_frames(t) >= 1).await;
     assert!(!ended);
@@ -500,14 +609,18 @@ async fn refuse_holds_the_port_without_listening_then_listens_again() {
     );
     let port = Mock::port(&mock.mock.url());
     let mut client = mock.connect().await;
-    client.send("POST", "/mcp", &[], Some(&call(1, "tools/list"))).await;
+    client
+        .send("POST", "/mcp", &[], Some(&call(1, "tools/list")))
+        .await;
     // The answer comes once the port refuses; the open connection lives on.
     let response = client.head().await;
     assert_eq!(response.status, 200);
     let refused = TcpStream::connect(("127.0.0.1", port)).await.unwrap_err();
     assert_eq!(refused.kind(), std::io::ErrorKind::ConnectionRefused);
     let mut client = once_listening(port).await;
-    client.send("POST", "/mcp", &[], Some(&call(2, "tools/list"))).await;
+    client
+        .send("POST", "/mcp", &[], Some(&call(2, "tools/list")))
+        .await;
     assert_eq!(client.head().await.status, 200);
     let log = mock.finish();
     assert!(log.iter().any(|r| matches!(r, Record::Completed {})));
@@ -525,7 +638,9 @@ async fn refuse_as_the_first_step_refuses_from_the_start() {
     let refused = TcpStream::connect(("127.0.0.1", port)).await.unwrap_err();
     assert_eq!(refused.kind(), std::io::ErrorKind::ConnectionRefused);
     let mut client = once_listening(port).await;
-    client.send("POST", "/mcp", &[], Some(&call(1, "tools/list"))).await;
+    client
+        .send("POST", "/mcp", &[], Some(&call(1, "tools/list")))
+        .await;
     assert_eq!(client.head().await.status, 200);
     mock.finish();
 }
@@ -542,12 +657,21 @@ async fn once_listening(port: u16) -> Client<TcpStream> {
     })
     .await
     .unwrap();
-    Client { io, host: format!("127.0.0.1:{port}"), buf: Vec::new() }
+    Client {
+        io,
+        host: format!("127.0.0.1:{port}"),
+        buf: Vec::new(),
+    }
 }
 
 /// Over legacy-sse, the answer to a POST comes on the endpoint stream.
-async fn legacy_exchange(stream: &mut Client<TcpStream>, post: &mut Client<TcpStream>, message: &Value) -> Value {
-    post.send("POST", "/messages?session_id=1", &[], Some(message)).await;
+async fn legacy_exchange(
+    stream: &mut Client<TcpStream>,
+    post: &mut Client<TcpStream>,
+    message: &Value,
+) -> Value {
+    post.send("POST", "/messages?session_id=1", &[], Some(message))
+        .await;
     assert_eq!(post.head().await.status, 202);
     let (text, _) = stream.chunks_until(|t| count_frames(t) >= 1).await;
     frames(&text).remove(0)
@@ -574,11 +698,27 @@ async fn legacy_sse_answers_incidental_traffic_on_the_stream_and_records_it() {
     discover["id"] = json!("probe");
     let replies = [
         legacy_exchange(&mut stream, &mut mock.connect().await, &discover).await,
-        legacy_exchange(&mut stream, &mut mock.connect().await, &call(2, "tools/list")).await,
-        legacy_exchange(&mut stream, &mut mock.connect().await, &call(3, "tools/call")).await,
+        legacy_exchange(
+            &mut stream,
+            &mut mock.connect().await,
+            &call(2, "tools/list"),
+        )
+        .await,
+        legacy_exchange(
+            &mut stream,
+            &mut mock.connect().await,
+            &call(3, "tools/call"),
+        )
+        .await,
     ];
-    assert_eq!((&replies[0]["id"], &replies[0]["error"]["code"]), (&json!("probe"), &json!(-32601)));
-    assert_eq!((&replies[1]["id"], &replies[1]["result"]["tools"][0]["name"]), (&json!(2), &json!("echo")));
+    assert_eq!(
+        (&replies[0]["id"], &replies[0]["error"]["code"]),
+        (&json!("probe"), &json!(-32601))
+    );
+    assert_eq!(
+        (&replies[1]["id"], &replies[1]["result"]["tools"][0]["name"]),
+        (&json!(2), &json!("echo"))
+    );
     assert_eq!(replies[2]["id"], 3);
     let log = mock.finish();
     assert_eq!(incidental_methods(&log), ["server/discover", "tools/list"]);
@@ -587,18 +727,30 @@ async fn legacy_sse_answers_incidental_traffic_on_the_stream_and_records_it() {
 
 #[tokio::test]
 async fn streamable_http_answers_a_discover_probe_and_a_listen_stream_as_an_older_server() {
-    let mock = Mock::start(r#"transport = "http"
-        steps = [{ expect = { method = "tools/call" } }, { reply = {} }]"#);
+    let mock = Mock::start(
+        r#"transport = "http"
+        steps = [{ expect = { method = "tools/call" } }, { reply = {} }]"#,
+    );
     let mut client = mock.connect().await;
-    client.send("POST", "/mcp", &[], Some(&call(1, "server/discover"))).await;
+    client
+        .send("POST", "/mcp", &[], Some(&call(1, "server/discover")))
+        .await;
     let response = client.head().await;
     let body: Value = serde_json::from_slice(&client.body(&response).await).unwrap();
-    assert_eq!((body["id"].clone(), body["error"]["code"].clone()), (json!(1), json!(-32601)), "{body}");
+    assert_eq!(
+        (body["id"].clone(), body["error"]["code"].clone()),
+        (json!(1), json!(-32601)),
+        "{body}"
+    );
     let mut stream = mock.connect().await;
-    stream.send("GET", "/mcp", &[("accept", "text/event-stream")], None).await;
+    stream
+        .send("GET", "/mcp", &[("accept", "text/event-stream")], None)
+        .await;
     assert_eq!(stream.head().await.status, 405);
     let mut call_client = mock.connect().await;
-    call_client.send("POST", "/mcp", &[], Some(&call(2, "tools/call"))).await;
+    call_client
+        .send("POST", "/mcp", &[], Some(&call(2, "tools/call")))
+        .await;
     assert_eq!(call_client.head().await.status, 200);
     let log = mock.finish();
     assert_eq!(incidental_methods(&log), ["server/discover", "GET"]);

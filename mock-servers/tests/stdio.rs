@@ -278,9 +278,18 @@ fn background_leaves_a_live_copy_that_plays_the_rest_on_the_same_pipes() {
         .collect();
     // The copy was announced by the launcher's `Spawned`; only the launcher logs `Started`.
     assert_eq!(started, [(mock.pid, 1)]);
-    let handed_over = records.iter().position(|r| matches!(r, Record::Spawned { .. })).unwrap();
-    let copy_received = records.iter().position(|r| matches!(r, Record::Received { .. })).unwrap();
-    assert!(handed_over < copy_received, "the launcher's records come first: {records:?}");
+    let handed_over = records
+        .iter()
+        .position(|r| matches!(r, Record::Spawned { .. }))
+        .unwrap();
+    let copy_received = records
+        .iter()
+        .position(|r| matches!(r, Record::Received { .. }))
+        .unwrap();
+    assert!(
+        handed_over < copy_received,
+        "the launcher's records come first: {records:?}"
+    );
     assert_eq!(records.last(), Some(&Record::Exiting { code: 0 }));
 }
 
@@ -379,7 +388,9 @@ fn a_missing_script_file_exits_2_naming_it() {
         .args(["--script", "/nonexistent/script.toml"])
         .assert()
         .code(2)
-        .stderr(predicates::str::contains("cannot read /nonexistent/script.toml: "));
+        .stderr(predicates::str::contains(
+            "cannot read /nonexistent/script.toml: ",
+        ));
 }
 
 #[test]
@@ -425,9 +436,13 @@ fn a_server_discover_probe_before_initialize_is_method_not_found_and_incidental(
     let mut mock = Mock::start(HANDSHAKE_LIST_CALL);
     mock.send(json!({"jsonrpc": "2.0", "id": "probe", "method": "server/discover", "params": {}}));
     let reply = mock.recv();
-    assert_eq!((&reply["id"], &reply["error"]["code"]), (&json!("probe"), &json!(-32601)), "{reply}");
+    assert_eq!(
+        (&reply["id"], &reply["error"]["code"]),
+        (&json!("probe"), &json!(-32601)),
+        "{reply}"
+    );
     mock.handshake();
-    assert!(mock
-        .records()
-        .contains(&Record::Incidental { method: "server/discover".into() }));
+    assert!(mock.records().contains(&Record::Incidental {
+        method: "server/discover".into()
+    }));
 }

@@ -180,7 +180,10 @@ pub enum Capability {
 impl Capability {
     /// The name as the driver protocol and reports spell it.
     pub fn name(self) -> String {
-        serde_json::to_value(self).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default()
+        serde_json::to_value(self)
+            .ok()
+            .and_then(|v| v.as_str().map(String::from))
+            .unwrap_or_default()
     }
 }
 
@@ -306,12 +309,18 @@ pub struct StepError {
 impl StepError {
     /// An error with the client's text and no typed kind.
     pub fn new(text: impl Into<String>) -> Self {
-        StepError { text: text.into(), kind: None }
+        StepError {
+            text: text.into(),
+            kind: None,
+        }
     }
 
     /// The error a default body returns: the adapter declared no such capability.
     pub fn unsupported(capability: Capability) -> Self {
-        StepError::new(format!("not supported: the client does not declare `{}`", capability.name()))
+        StepError::new(format!(
+            "not supported: the client does not declare `{}`",
+            capability.name()
+        ))
     }
 }
 
@@ -328,7 +337,10 @@ impl ServerProbe {
     /// How many `message`s (a method, or `response:<id>`) the server has received so far.
     pub fn received(&self, message: &str) -> usize {
         let wire = mcp_mock_servers::wire_log::read_wire_log(&self.log_path).unwrap_or_default();
-        crate::runner::check::received_summary(&wire).iter().filter(|m| *m == message).count()
+        crate::runner::check::received_summary(&wire)
+            .iter()
+            .filter(|m| *m == message)
+            .count()
     }
 }
 
@@ -356,7 +368,12 @@ pub trait ClientUnderTest {
 
     /// `tools/call`, bounded by `timeout` when given (capability `call_timeout`); the value
     /// is the result as JSON.
-    async fn call_tool(&self, name: &str, arguments: Value, timeout: Option<Duration>) -> StepResult;
+    async fn call_tool(
+        &self,
+        name: &str,
+        arguments: Value,
+        timeout: Option<Duration>,
+    ) -> StepResult;
 
     /// Closes the connection: a stdio server and everything it started must be gone.
     async fn close(&self) -> StepResult;
@@ -419,7 +436,12 @@ pub trait ClientUnderTest {
 
     /// Connects from a host process in a session of its own, interrupts the host with
     /// SIGINT and reports `{"host": …, "server": …}` (capability `interrupt_host`).
-    async fn interrupt_host(&self, target: &Target, settings: &Settings, server: &ServerProbe) -> StepResult {
+    async fn interrupt_host(
+        &self,
+        target: &Target,
+        settings: &Settings,
+        server: &ServerProbe,
+    ) -> StepResult {
         let _ = (target, settings, server);
         Err(StepError::unsupported(Capability::InterruptHost))
     }
@@ -444,7 +466,13 @@ pub fn can_express(described: &Described, needed: &needs::Needs) -> Result<(), S
     let mut missing: Vec<String> = Vec::new();
     for transport in &needed.transports {
         if !described.transports.contains(transport) {
-            missing.push(format!("transport `{}`", serde_json::to_value(transport).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default()));
+            missing.push(format!(
+                "transport `{}`",
+                serde_json::to_value(transport)
+                    .ok()
+                    .and_then(|v| v.as_str().map(String::from))
+                    .unwrap_or_default()
+            ));
         }
     }
     for capability in &needed.capabilities {
@@ -455,6 +483,10 @@ pub fn can_express(described: &Described, needed: &needs::Needs) -> Result<(), S
     if missing.is_empty() {
         Ok(())
     } else {
-        Err(format!("needs {} (not declared by {})", missing.join(", "), described.label()))
+        Err(format!(
+            "needs {} (not declared by {})",
+            missing.join(", "),
+            described.label()
+        ))
     }
 }

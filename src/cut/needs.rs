@@ -36,7 +36,16 @@ pub fn of(scenario: &Scenario) -> Needs {
         Transport::LegacySse => needs.transports.push(TransportKind::LegacySse),
     }
     let t = &client.timeouts;
-    if [t.handshake_ms, t.call_ms, t.list_ms, t.idle_read_ms, t.exit_settle_ms].iter().any(Option::is_some) {
+    if [
+        t.handshake_ms,
+        t.call_ms,
+        t.list_ms,
+        t.idle_read_ms,
+        t.exit_settle_ms,
+    ]
+    .iter()
+    .any(Option::is_some)
+    {
         needs.add(Capability::ConfigurableTimeouts);
     }
     if client.revision.as_deref() == Some("2026-07-28") {
@@ -78,17 +87,32 @@ pub fn of(scenario: &Scenario) -> Needs {
 /// forgetting the connection.
 fn drop_observed(scenario: &Scenario) -> bool {
     let steps = &scenario.client.steps;
-    let Some(last_drop) = steps.iter().rposition(|step| matches!(step, ClientStep::Drop(_))) else { return false };
+    let Some(last_drop) = steps
+        .iter()
+        .rposition(|step| matches!(step, ClientStep::Drop(_)))
+    else {
+        return false;
+    };
     let expect = &scenario.expect;
-    let gone_expected = expect.processes_gone == Some(true) || expect.reference.as_ref().is_some_and(|r| r.processes_gone == Some(true));
+    let gone_expected = expect.processes_gone == Some(true)
+        || expect
+            .reference
+            .as_ref()
+            .is_some_and(|r| r.processes_gone == Some(true));
     last_drop + 1 < steps.len() || gone_expected
 }
 
 fn step_needs(step: &ClientStep, needs: &mut Needs) {
     match step {
-        ClientStep::CallTool(call) if call.timeout_ms.is_some() => needs.add(Capability::CallTimeout),
-        ClientStep::Exited(_) | ClientStep::PollExited(_) | ClientStep::WaitExited(_) => needs.add(Capability::Exited),
-        ClientStep::ListChanged(_) | ClientStep::WaitListChanged(_) => needs.add(Capability::ListChangedCount),
+        ClientStep::CallTool(call) if call.timeout_ms.is_some() => {
+            needs.add(Capability::CallTimeout)
+        }
+        ClientStep::Exited(_) | ClientStep::PollExited(_) | ClientStep::WaitExited(_) => {
+            needs.add(Capability::Exited)
+        }
+        ClientStep::ListChanged(_) | ClientStep::WaitListChanged(_) => {
+            needs.add(Capability::ListChangedCount)
+        }
         ClientStep::Spawn(spawn) => step_needs(&spawn.step, needs),
         ClientStep::Cancel(_) => needs.add(Capability::Cancel),
         ClientStep::InterruptHost(_) => needs.add(Capability::InterruptHost),
@@ -97,9 +121,7 @@ fn step_needs(step: &ClientStep, needs: &mut Needs) {
         | ClientStep::NextTurn(_)
         | ClientStep::CallAdapter(_)
         | ClientStep::ToolSet(_)
-        | ClientStep::CallSet(_) => {
-            needs.add(Capability::ToolLayer)
-        }
+        | ClientStep::CallSet(_) => needs.add(Capability::ToolLayer),
         ClientStep::Reconnect(_) => needs.add(Capability::Reconnect),
         ClientStep::Request(_) | ClientStep::Notify(_) => needs.add(Capability::RawMessages),
         ClientStep::ServerInfo(_) => needs.add(Capability::ServerInfo),
@@ -136,16 +158,37 @@ mod tests {
         assert_eq!(needs.transports, vec![TransportKind::Http]);
         assert_eq!(
             needs.capabilities,
-            vec![Capability::TrustedRoots, Capability::CustomHeaders, Capability::CallTimeout, Capability::Exited]
+            vec![
+                Capability::TrustedRoots,
+                Capability::CustomHeaders,
+                Capability::CallTimeout,
+                Capability::Exited
+            ]
         );
     }
 
     #[rstest::rstest]
     #[case::ending_the_scenario("[{ connect = {} }, { drop = {} }]", "", false)]
-    #[case::followed_by_a_step("[{ connect = {} }, { drop = {} }, { processes = { gone = true } }]", "", true)]
-    #[case::processes_expected_gone("[{ connect = {} }, { drop = {} }]", "processes_gone = true", true)]
-    #[case::closed_not_dropped("[{ connect = {} }, { close = {} }, { processes = { gone = true } }]", "", false)]
-    fn a_drop_is_needed_where_the_scenario_looks_at_what_it_ended(#[case] steps: &str, #[case] expect: &str, #[case] needed: bool) {
+    #[case::followed_by_a_step(
+        "[{ connect = {} }, { drop = {} }, { processes = { gone = true } }]",
+        "",
+        true
+    )]
+    #[case::processes_expected_gone(
+        "[{ connect = {} }, { drop = {} }]",
+        "processes_gone = true",
+        true
+    )]
+    #[case::closed_not_dropped(
+        "[{ connect = {} }, { close = {} }, { processes = { gone = true } }]",
+        "",
+        false
+    )]
+    fn a_drop_is_needed_where_the_scenario_looks_at_what_it_ended(
+        #[case] steps: &str,
+        #[case] expect: &str,
+        #[case] needed: bool,
+    ) {
         let s = scenario(&format!("rules = [\"x\"]\nrequirement = \"r\"\n[server]\nsteps = []\n[client]\nsteps = {steps}\n[expect]\n{expect}\n"));
         assert_eq!(of(&s).capabilities.contains(&Capability::Drop), needed);
     }

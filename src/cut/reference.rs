@@ -2,13 +2,13 @@
 //! of its three profiles.
 
 use super::{
-    Capability, ClientUnderTest, Described, HttpTarget, ServerProbe, Settings, StdioTarget, StepError, StepResult, Target,
-    ToolLayerStep, TransportKind,
+    Capability, ClientUnderTest, Described, HttpTarget, ServerProbe, Settings, StdioTarget,
+    StepError, StepResult, Target, ToolLayerStep, TransportKind,
 };
 use crate::scenario::{RedirectPolicy, TimeoutOverrides, Tokens};
 use mcp_refclient::{
-    BoxFuture, ClientConfig, HeaderList, HttpServer, McpClient, McpError, Profile, Redirects, StdioServer, TestHooks,
-    Timeouts, TokenProvider,
+    BoxFuture, ClientConfig, HeaderList, HttpServer, McpClient, McpError, Profile, Redirects,
+    StdioServer, TestHooks, Timeouts, TokenProvider,
 };
 use serde_json::{json, Value};
 use std::cell::RefCell;
@@ -33,7 +33,14 @@ impl ReferenceClient {
     /// The reference client under `profile`, with test hooks (deliberate breakage), hosted
     /// by `host_program` where a scenario interrupts its host.
     pub fn new(profile: Profile, hooks: TestHooks, host_program: PathBuf) -> Self {
-        ReferenceClient { profile, hooks, host_program, client: RefCell::new(None), source: RefCell::new(None), set: RefCell::new(None) }
+        ReferenceClient {
+            profile,
+            hooks,
+            host_program,
+            client: RefCell::new(None),
+            source: RefCell::new(None),
+            set: RefCell::new(None),
+        }
     }
 
     /// The adapter's description, without an instance.
@@ -41,7 +48,11 @@ impl ReferenceClient {
         Described {
             name: "mcp-refclient".into(),
             version: env!("CARGO_PKG_VERSION").into(),
-            transports: vec![TransportKind::Stdio, TransportKind::Http, TransportKind::LegacySse],
+            transports: vec![
+                TransportKind::Stdio,
+                TransportKind::Http,
+                TransportKind::LegacySse,
+            ],
             capabilities: ALL_CAPABILITIES.to_vec(),
             profile: profile.name().into(),
         }
@@ -57,7 +68,12 @@ impl ReferenceClient {
         config.hooks = self.hooks.clone();
         config.hooks.unwaitable_child |= settings.faults.unwaitable_child;
         // A scenario at a handshake revision pins it, so the strict client does not probe.
-        config.revision = Some(settings.revision.clone().unwrap_or_else(|| mcp_refclient::LATEST_PROTOCOL_VERSION.into()));
+        config.revision = Some(
+            settings
+                .revision
+                .clone()
+                .unwrap_or_else(|| mcp_refclient::LATEST_PROTOCOL_VERSION.into()),
+        );
         config
     }
 }
@@ -97,7 +113,9 @@ impl ClientUnderTest for ReferenceClient {
         let connected = match target {
             Target::Stdio(stdio) => McpClient::connect_stdio(stdio_server(stdio), config).await,
             Target::Http(http) => match http_server(http) {
-                Ok(server) if http.legacy_sse => McpClient::connect_legacy_sse(server, config).await,
+                Ok(server) if http.legacy_sse => {
+                    McpClient::connect_legacy_sse(server, config).await
+                }
                 Ok(server) => McpClient::connect_http(server, config).await,
                 Err(e) => Err(e),
             },
@@ -110,10 +128,19 @@ impl ClientUnderTest for ReferenceClient {
 
     async fn list_tools(&self) -> StepResult {
         let client = self.connected()?;
-        client.list_tools().await.map(|tools| serde_json::to_value(tools).unwrap_or(Value::Null)).map_err(|e| error(&e))
+        client
+            .list_tools()
+            .await
+            .map(|tools| serde_json::to_value(tools).unwrap_or(Value::Null))
+            .map_err(|e| error(&e))
     }
 
-    async fn call_tool(&self, name: &str, arguments: Value, timeout: Option<Duration>) -> StepResult {
+    async fn call_tool(
+        &self,
+        name: &str,
+        arguments: Value,
+        timeout: Option<Duration>,
+    ) -> StepResult {
         let client = self.connected()?;
         client
             .call_tool(name, arguments, timeout)
@@ -124,7 +151,11 @@ impl ClientUnderTest for ReferenceClient {
 
     async fn close(&self) -> StepResult {
         let client = self.connected()?;
-        client.close().await.map(|()| json!("closed")).map_err(|e| error(&e))
+        client
+            .close()
+            .await
+            .map(|()| json!("closed"))
+            .map_err(|e| error(&e))
     }
 
     async fn drop_connection(&self) -> StepResult {
@@ -142,15 +173,26 @@ impl ClientUnderTest for ReferenceClient {
 
     async fn reconnect(&self) -> StepResult {
         let client = self.connected()?;
-        client.reconnect().await.map(|()| json!({ "protocolVersion": client.protocol_version() })).map_err(|e| error(&e))
+        client
+            .reconnect()
+            .await
+            .map(|()| json!({ "protocolVersion": client.protocol_version() }))
+            .map_err(|e| error(&e))
     }
 
     async fn request(&self, method: &str, params: Option<Value>) -> StepResult {
-        self.connected()?.request(method, params).await.map_err(|e| error(&e))
+        self.connected()?
+            .request(method, params)
+            .await
+            .map_err(|e| error(&e))
     }
 
     async fn notify(&self, method: &str, params: Option<Value>) -> StepResult {
-        self.connected()?.notify(method, params).await.map(|()| json!("sent")).map_err(|e| error(&e))
+        self.connected()?
+            .notify(method, params)
+            .await
+            .map(|()| json!("sent"))
+            .map_err(|e| error(&e))
     }
 
     async fn server_info(&self) -> StepResult {
@@ -169,9 +211,17 @@ impl ClientUnderTest for ReferenceClient {
         use crate::runner::tool_layer;
         let source = self.source.borrow().clone();
         match (step, source) {
-            (ToolLayerStep::Build { name, prefix, reports_notifications }, _) => {
+            (
+                ToolLayerStep::Build {
+                    name,
+                    prefix,
+                    reports_notifications,
+                },
+                _,
+            ) => {
                 let client = self.connected()?;
-                let built = tool_layer::build(client, &name, prefix.as_deref(), reports_notifications);
+                let built =
+                    tool_layer::build(client, &name, prefix.as_deref(), reports_notifications);
                 let value = tool_layer::built(&built);
                 *self.source.borrow_mut() = Some(Arc::new(built));
                 Ok(value)
@@ -185,10 +235,16 @@ impl ClientUnderTest for ReferenceClient {
                 let set = self.set.borrow().clone();
                 match set {
                     Some(set) => Ok(tool_layer::outcome_value(&set.call(&name, arguments).await)),
-                    None => Err(StepError { kind: Some("harness".into()), text: "call_set needs a `tool_set` step first".into() }),
+                    None => Err(StepError {
+                        kind: Some("harness".into()),
+                        text: "call_set needs a `tool_set` step first".into(),
+                    }),
                 }
             }
-            (_, None) => Err(StepError { kind: Some("harness".into()), text: "a tool-layer step needs a `tool_source` step first".into() }),
+            (_, None) => Err(StepError {
+                kind: Some("harness".into()),
+                text: "a tool-layer step needs a `tool_source` step first".into(),
+            }),
             (ToolLayerStep::BeginRun, Some(source)) => {
                 source.begin_run().await;
                 Ok(tool_layer::offered(&source))
@@ -197,11 +253,18 @@ impl ClientUnderTest for ReferenceClient {
                 source.before_model_request().await;
                 Ok(tool_layer::offered(&source))
             }
-            (ToolLayerStep::Call { name, arguments }, Some(source)) => Ok(tool_layer::call(&source, &name, arguments).await),
+            (ToolLayerStep::Call { name, arguments }, Some(source)) => {
+                Ok(tool_layer::call(&source, &name, arguments).await)
+            }
         }
     }
 
-    async fn interrupt_host(&self, target: &Target, settings: &Settings, server: &ServerProbe) -> StepResult {
+    async fn interrupt_host(
+        &self,
+        target: &Target,
+        settings: &Settings,
+        server: &ServerProbe,
+    ) -> StepResult {
         let Target::Stdio(stdio) = target else {
             return Err(StepError::new("interrupt_host needs a stdio server"));
         };
@@ -216,7 +279,10 @@ impl ClientUnderTest for ReferenceClient {
             log_path: &server.log_path,
         })
         .await
-        .map_err(|e| StepError { kind: Some(e.kind), text: e.text })
+        .map_err(|e| StepError {
+            kind: Some(e.kind),
+            text: e.text,
+        })
     }
 }
 
@@ -224,7 +290,11 @@ fn stdio_server(target: &StdioTarget) -> StdioServer {
     StdioServer {
         command: target.command.clone(),
         args: target.args.clone(),
-        env: target.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+        env: target
+            .env
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect(),
         own_process_group: target.own_process_group,
         cwd: None,
     }
@@ -243,8 +313,15 @@ fn http_server(target: &HttpTarget) -> Result<HttpServer, McpError> {
         Some(RedirectPolicy::None) => Redirects::None,
         Some(RedirectPolicy::Any) => Redirects::Any,
     };
-    server.token_provider = target.tokens.as_ref().map(|t| Arc::new(ScriptedTokens::new(t)) as Arc<dyn TokenProvider>);
-    server.root_certificates = target.trusted_roots_pem.iter().map(|pem| pem.as_bytes().to_vec()).collect();
+    server.token_provider = target
+        .tokens
+        .as_ref()
+        .map(|t| Arc::new(ScriptedTokens::new(t)) as Arc<dyn TokenProvider>);
+    server.root_certificates = target
+        .trusted_roots_pem
+        .iter()
+        .map(|pem| pem.as_bytes().to_vec())
+        .collect();
     if let Some(cap) = target.max_body_bytes {
         server.max_body_bytes = cap;
     }
@@ -272,12 +349,18 @@ fn timeouts(mut base: Timeouts, overrides: &TimeoutOverrides) -> Timeouts {
 }
 
 fn error(error: &McpError) -> StepError {
-    StepError { kind: Some(error.kind().name().into()), text: error.full_text() }
+    StepError {
+        kind: Some(error.kind().name().into()),
+        text: error.full_text(),
+    }
 }
 
 /// The client's own failure (a connect that failed) left nothing to run a step on.
 fn not_run() -> StepError {
-    StepError { kind: Some("not-run".into()), text: "no connected client".into() }
+    StepError {
+        kind: Some("not-run".into()),
+        text: "no connected client".into(),
+    }
 }
 
 /// A token provider that gives the scenario's tokens: the first, then one more per refresh;
@@ -293,23 +376,34 @@ impl ScriptedTokens {
     fn new(tokens: &Tokens) -> Self {
         let mut all = vec![tokens.token.clone()];
         all.extend(tokens.refreshed.iter().cloned());
-        ScriptedTokens { tokens: all, current: AtomicUsize::new(0), asks: tokens.rotate.then(|| AtomicUsize::new(0)) }
+        ScriptedTokens {
+            tokens: all,
+            current: AtomicUsize::new(0),
+            asks: tokens.rotate.then(|| AtomicUsize::new(0)),
+        }
     }
 }
 
 impl TokenProvider for ScriptedTokens {
     fn token(&self) -> BoxFuture<'_, Result<String, McpError>> {
-        let token = self.tokens.get(self.current.load(Ordering::SeqCst)).cloned();
+        let token = self
+            .tokens
+            .get(self.current.load(Ordering::SeqCst))
+            .cloned();
         let token = match &self.asks {
             Some(asks) => token.map(|t| format!("{t}-{}", asks.fetch_add(1, Ordering::SeqCst) + 1)),
             None => token,
         };
-        Box::pin(async move { token.ok_or_else(|| McpError::Transport("the token provider has no token left".into())) })
+        Box::pin(async move {
+            token.ok_or_else(|| McpError::Transport("the token provider has no token left".into()))
+        })
     }
 
     fn refresh(&self) -> BoxFuture<'_, Result<String, McpError>> {
         let next = self.current.fetch_add(1, Ordering::SeqCst) + 1;
         let token = self.tokens.get(next).cloned();
-        Box::pin(async move { token.ok_or_else(|| McpError::Transport("the token provider could not refresh".into())) })
+        Box::pin(async move {
+            token.ok_or_else(|| McpError::Transport("the token provider could not refresh".into()))
+        })
     }
 }

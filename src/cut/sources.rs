@@ -29,13 +29,26 @@ fn source_name(source: &str) -> &'static str {
 
 /// Whether every rule of `scenario` comes from the promises of `profile`, else why not.
 pub fn held_to(profile: &str, scenario: &LoadedScenario) -> Result<(), String> {
-    let Some(source) = source_of(profile) else { return Err(format!("unknown profile `{profile}`")) };
+    let Some(source) = source_of(profile) else {
+        return Err(format!("unknown profile `{profile}`"));
+    };
     for id in &scenario.scenario.rules {
-        let sources: Vec<&str> = crate::rules::all().iter().find(|r| &r.id == id).map(|r| r.sources.iter().map(String::as_str).collect()).unwrap_or_default();
+        let sources: Vec<&str> = crate::rules::all()
+            .iter()
+            .find(|r| &r.id == id)
+            .map(|r| r.sources.iter().map(String::as_str).collect())
+            .unwrap_or_default();
         if !sources.contains(&source) {
             let from: Vec<&str> = sources.iter().map(|s| source_name(s)).collect();
-            let from = if from.is_empty() { "no source".to_string() } else { from.join(" and ") };
-            return Err(format!("rule `{id}` is {from}'s, not {}'s: it holds the reference client only", source_name(source)));
+            let from = if from.is_empty() {
+                "no source".to_string()
+            } else {
+                from.join(" and ")
+            };
+            return Err(format!(
+                "rule `{id}` is {from}'s, not {}'s: it holds the reference client only",
+                source_name(source)
+            ));
         }
     }
     Ok(())
@@ -48,9 +61,12 @@ mod tests {
     #[test]
     fn a_strict_client_is_held_to_the_specifications_rules_and_a_seed_client_to_its_docs() {
         let root = crate::harness::bundled_scenarios();
-        let sent_first = crate::scenario::load(&root, &root.join("lifecycle/initialize-sent-first.toml")).unwrap();
+        let sent_first =
+            crate::scenario::load(&root, &root.join("lifecycle/initialize-sent-first.toml"))
+                .unwrap();
         assert_eq!(held_to("strict", &sent_first), Ok(()));
-        let exit_text = crate::scenario::load(&root, &root.join("stdio/exit-error-text.toml")).unwrap();
+        let exit_text =
+            crate::scenario::load(&root, &root.join("stdio/exit-error-text.toml")).unwrap();
         let why = held_to("strict", &exit_text).unwrap_err();
         assert!(why.contains("rule `stdio.exit.error-text` is yoagent's documentation's, not the MCP specification's"), "{why}");
         assert_eq!(held_to("yoagent", &exit_text), Ok(()));

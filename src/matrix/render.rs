@@ -57,7 +57,11 @@ pub fn counts(column: &Column) -> Counts {
 
 /// The rule groups (`stdio`, `http`, …) of the matrix's scenarios, sorted.
 pub fn groups(matrix: &Matrix) -> Vec<String> {
-    let mut groups: Vec<String> = matrix.scenarios.iter().flat_map(|s| s.rules.iter().map(|r| group_of(r).to_string())).collect();
+    let mut groups: Vec<String> = matrix
+        .scenarios
+        .iter()
+        .flat_map(|s| s.rules.iter().map(|r| group_of(r).to_string()))
+        .collect();
     groups.sort();
     groups.dedup();
     groups
@@ -99,12 +103,20 @@ fn summary_cells(column: &Column) -> [String; 9] {
     ]
 }
 
-const SUMMARY_HEAD: [&str; 9] = ["row", "client", "profile", "pass", "fail", "known", "n/a", "stale", "harness"];
+const SUMMARY_HEAD: [&str; 9] = [
+    "row", "client", "profile", "pass", "fail", "known", "n/a", "stale", "harness",
+];
 
 /// The matrix for a terminal: scenario × row, what failed, the per-row summary and the
 /// group × row table.
 pub fn text(matrix: &Matrix) -> String {
-    let width = matrix.scenarios.iter().map(|s| s.name.len()).max().unwrap_or(8).max(8);
+    let width = matrix
+        .scenarios
+        .iter()
+        .map(|s| s.name.len())
+        .max()
+        .unwrap_or(8)
+        .max(8);
     let widths: Vec<usize> = matrix.columns.iter().map(|c| c.row.len().max(7)).collect();
     let mut out = String::new();
     let _ = write!(out, "{:<width$}", "scenario");
@@ -122,11 +134,20 @@ pub fn text(matrix: &Matrix) -> String {
     }
     out.push_str(&problems(matrix));
     out.push('\n');
-    out.push_str(&aligned(&SUMMARY_HEAD.map(String::from), &matrix.columns.iter().map(summary_cells).collect::<Vec<_>>()));
+    out.push_str(&aligned(
+        &SUMMARY_HEAD.map(String::from),
+        &matrix.columns.iter().map(summary_cells).collect::<Vec<_>>(),
+    ));
     out.push('\n');
     let (head, lines) = group_table(matrix);
     out.push_str(&aligned(&head, &lines));
-    let _ = writeln!(out, "\n{} scenario(s) × {} row(s) in {:.1} s", matrix.scenarios.len(), matrix.columns.len(), matrix.millis as f64 / 1000.0);
+    let _ = writeln!(
+        out,
+        "\n{} scenario(s) × {} row(s) in {:.1} s",
+        matrix.scenarios.len(),
+        matrix.columns.len(),
+        matrix.millis as f64 / 1000.0
+    );
     out
 }
 
@@ -136,7 +157,11 @@ fn group_table(matrix: &Matrix) -> (Vec<String>, Vec<Vec<String>>) {
     head.extend(matrix.columns.iter().map(|c| c.row.clone()));
     let lines = groups(matrix)
         .iter()
-        .map(|g| std::iter::once(g.clone()).chain(matrix.columns.iter().map(|c| group_cell(matrix, c, g))).collect())
+        .map(|g| {
+            std::iter::once(g.clone())
+                .chain(matrix.columns.iter().map(|c| group_cell(matrix, c, g)))
+                .collect()
+        })
         .collect();
     (head, lines)
 }
@@ -146,21 +171,37 @@ fn problems(matrix: &Matrix) -> String {
     let mut out = String::new();
     for column in &matrix.columns {
         for cell in column.cells.iter().filter(|c| c.mark.fails()) {
-            let _ = writeln!(out, "\n{} {}: {}", column.row, cell.mark.short(), terminal::line(&cell.scenario));
+            let _ = writeln!(
+                out,
+                "\n{} {}: {}",
+                column.row,
+                cell.mark.short(),
+                terminal::line(&cell.scenario)
+            );
             match cell.result.as_ref().map(|r| &r.verdict) {
                 Some(Verdict::Fail { failures }) if cell.mark == Mark::Fail => {
                     for failure in failures {
                         let _ = writeln!(out, "    {}", terminal::line(&failure.what));
-                        let _ = writeln!(out, "      expected: {}", terminal::line(&failure.expected));
-                        let _ = writeln!(out, "      actual:   {}", terminal::line(&failure.actual));
+                        let _ =
+                            writeln!(out, "      expected: {}", terminal::line(&failure.expected));
+                        let _ =
+                            writeln!(out, "      actual:   {}", terminal::line(&failure.actual));
                     }
                 }
                 Some(Verdict::HarnessFault { reason }) => {
-                    let _ = writeln!(out, "    harness fault (not the client's): {}", terminal::line(reason));
+                    let _ = writeln!(
+                        out,
+                        "    harness fault (not the client's): {}",
+                        terminal::line(reason)
+                    );
                 }
                 _ => {
                     let known = cell.known.as_deref().unwrap_or("");
-                    let _ = writeln!(out, "    stale baseline entry (it passes or no longer applies): {}", terminal::line(known));
+                    let _ = writeln!(
+                        out,
+                        "    stale baseline entry (it passes or no longer applies): {}",
+                        terminal::line(known)
+                    );
                 }
             }
         }
@@ -178,7 +219,11 @@ fn aligned(head: &[String], lines: &[impl AsRef<[String]>]) -> String {
     }
     let mut out = String::new();
     for line in std::iter::once(head).chain(lines.iter().map(AsRef::as_ref)) {
-        let cells: Vec<String> = line.iter().zip(&widths).map(|(cell, w)| format!("{cell:<w$}")).collect();
+        let cells: Vec<String> = line
+            .iter()
+            .zip(&widths)
+            .map(|(cell, w)| format!("{cell:<w$}"))
+            .collect();
         let _ = writeln!(out, "{}", cells.join("  ").trim_end());
     }
     out
@@ -191,10 +236,21 @@ pub fn markdown(matrix: &Matrix) -> String {
         let _ = writeln!(out, "| {} |", head.join(" | "));
         let _ = writeln!(out, "|{}", head.iter().map(|_| "---|").collect::<String>());
         for line in lines {
-            let _ = writeln!(out, "| {} |", line.iter().map(|c| c.replace('|', "\\|")).collect::<Vec<_>>().join(" | "));
+            let _ = writeln!(
+                out,
+                "| {} |",
+                line.iter()
+                    .map(|c| c.replace('|', "\\|"))
+                    .collect::<Vec<_>>()
+                    .join(" | ")
+            );
         }
     };
-    let summary: Vec<Vec<String>> = matrix.columns.iter().map(|c| summary_cells(c).to_vec()).collect();
+    let summary: Vec<Vec<String>> = matrix
+        .columns
+        .iter()
+        .map(|c| summary_cells(c).to_vec())
+        .collect();
     table(&mut out, &SUMMARY_HEAD.map(String::from), &summary);
     out.push('\n');
     let (head, lines) = group_table(matrix);
@@ -207,11 +263,24 @@ pub fn markdown(matrix: &Matrix) -> String {
         .iter()
         .enumerate()
         .map(|(i, s)| {
-            std::iter::once(format!("`{}`", s.name)).chain(matrix.columns.iter().map(|c| c.cells[i].mark.short().to_string())).collect()
+            std::iter::once(format!("`{}`", s.name))
+                .chain(
+                    matrix
+                        .columns
+                        .iter()
+                        .map(|c| c.cells[i].mark.short().to_string()),
+                )
+                .collect()
         })
         .collect();
     table(&mut out, &head, &lines);
-    let _ = writeln!(out, "\n{} scenario(s) × {} row(s) in {:.1} s", matrix.scenarios.len(), matrix.columns.len(), matrix.millis as f64 / 1000.0);
+    let _ = writeln!(
+        out,
+        "\n{} scenario(s) × {} row(s) in {:.1} s",
+        matrix.scenarios.len(),
+        matrix.columns.len(),
+        matrix.millis as f64 / 1000.0
+    );
     out
 }
 
@@ -225,11 +294,15 @@ pub fn json(matrix: &Matrix) -> String {
     let groups: serde_json::Map<String, serde_json::Value> = groups(matrix)
         .into_iter()
         .map(|g| {
-            let cells: serde_json::Map<String, serde_json::Value> =
-                matrix.columns.iter().map(|c| (c.row.clone(), serde_json::json!(group_cell(matrix, c, &g)))).collect();
+            let cells: serde_json::Map<String, serde_json::Value> = matrix
+                .columns
+                .iter()
+                .map(|c| (c.row.clone(), serde_json::json!(group_cell(matrix, c, &g))))
+                .collect();
             (g, serde_json::Value::Object(cells))
         })
         .collect();
     let report = serde_json::json!({"rows": rows, "groups": groups, "millis": matrix.millis, "scenarios": matrix.scenarios, "columns": matrix.columns});
-    serde_json::to_string_pretty(&report).unwrap_or_else(|e| format!("{{\"error\": \"cannot render: {e}\"}}"))
+    serde_json::to_string_pretty(&report)
+        .unwrap_or_else(|e| format!("{{\"error\": \"cannot render: {e}\"}}"))
 }

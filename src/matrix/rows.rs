@@ -88,7 +88,10 @@ pub enum RowsError {
 impl Rows {
     /// Reads and checks the rows in `path`.
     pub fn load(path: &Path) -> Result<Rows, RowsError> {
-        let text = std::fs::read_to_string(path).map_err(|source| RowsError::Read { path: path.to_path_buf(), source })?;
+        let text = std::fs::read_to_string(path).map_err(|source| RowsError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
         Rows::parse(&text, path)
     }
 
@@ -98,18 +101,34 @@ impl Rows {
             path: path.to_path_buf(),
             message: e.to_string().replace('\n', " ").trim().to_string(),
         })?;
-        let bad = |row: &Row, message: String| RowsError::Row { path: path.to_path_buf(), row: row.name.clone(), message };
+        let bad = |row: &Row, message: String| RowsError::Row {
+            path: path.to_path_buf(),
+            row: row.name.clone(),
+            message,
+        };
         for (i, row) in rows.row.iter().enumerate() {
             let well_named = !row.name.is_empty()
-                && row.name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
+                && row
+                    .name
+                    .chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
             if !well_named {
-                return Err(bad(row, "a name is lowercase letters, digits and `-`".into()));
+                return Err(bad(
+                    row,
+                    "a name is lowercase letters, digits and `-`".into(),
+                ));
             }
             if rows.row[..i].iter().any(|r| r.name == row.name) {
                 return Err(bad(row, "the name is used by an earlier row".into()));
             }
             if mcp_refclient::Profile::from_name(&row.profile).is_none() {
-                return Err(bad(row, format!("unknown profile `{}` (expected strict, yoagent or kova)", row.profile)));
+                return Err(bad(
+                    row,
+                    format!(
+                        "unknown profile `{}` (expected strict, yoagent or kova)",
+                        row.profile
+                    ),
+                ));
             }
             if row.driver.trim().is_empty() {
                 return Err(bad(row, "the driver command is empty".into()));
@@ -141,8 +160,14 @@ pub struct Placeholders {
 impl Placeholders {
     /// `command` with its placeholders replaced (each path quoted as one word).
     pub fn expand(&self, command: &str) -> String {
-        let quote = |path: &Path| shlex::try_quote(&path.to_string_lossy()).map(|q| q.into_owned()).unwrap_or_default();
-        command.replace("{mcp-conformance}", &quote(&self.program)).replace("{target}", &quote(&self.target))
+        let quote = |path: &Path| {
+            shlex::try_quote(&path.to_string_lossy())
+                .map(|q| q.into_owned())
+                .unwrap_or_default()
+        };
+        command
+            .replace("{mcp-conformance}", &quote(&self.program))
+            .replace("{target}", &quote(&self.target))
     }
 
     /// This program, and the target folder it was built in (`CARGO_TARGET_DIR`, else the
@@ -153,9 +178,18 @@ impl Placeholders {
             Some(dir) => root.join(dir),
             None => program
                 .parent()
-                .and_then(|profile| if profile.ends_with("deps") { profile.parent() } else { Some(profile) })
+                .and_then(|profile| {
+                    if profile.ends_with("deps") {
+                        profile.parent()
+                    } else {
+                        Some(profile)
+                    }
+                })
                 .and_then(Path::parent)
-                .filter(|dir| dir.file_name().is_some_and(|n| n == "target") || dir.join("CACHEDIR.TAG").exists())
+                .filter(|dir| {
+                    dir.file_name().is_some_and(|n| n == "target")
+                        || dir.join("CACHEDIR.TAG").exists()
+                })
                 .map(Path::to_path_buf)
                 .unwrap_or_else(|| root.join("target")),
         };
@@ -174,21 +208,46 @@ mod tests {
     #[test]
     fn a_row_names_its_driver_and_its_baseline_by_default() {
         let rows = parse("[[row]]\nname = \"rmcp\"\nprofile = \"strict\"\ndriver = \"{target}/debug/rmcp-driver\"\n").unwrap();
-        assert_eq!(rows.row[0].baseline_path(Path::new("/repo/adapters")), Path::new("/repo/adapters/rmcp/baseline.toml"));
-        let places = Placeholders { program: "/bin/mcp conf".into(), target: "/t".into() };
+        assert_eq!(
+            rows.row[0].baseline_path(Path::new("/repo/adapters")),
+            Path::new("/repo/adapters/rmcp/baseline.toml")
+        );
+        let places = Placeholders {
+            program: "/bin/mcp conf".into(),
+            target: "/t".into(),
+        };
         assert_eq!(places.expand(&rows.row[0].driver), "/t/debug/rmcp-driver");
-        assert_eq!(places.expand("{mcp-conformance} driver"), "'/bin/mcp conf' driver");
+        assert_eq!(
+            places.expand("{mcp-conformance} driver"),
+            "'/bin/mcp conf' driver"
+        );
     }
 
     #[test]
     fn bad_rows_are_refused_with_the_row_named() {
-        let unknown = parse("[[row]]\nname = \"x\"\nprofile = \"lenient\"\ndriver = \"d\"\n").unwrap_err().to_string();
-        assert!(unknown.contains("row `x`: unknown profile `lenient`"), "{unknown}");
+        let unknown = parse("[[row]]\nname = \"x\"\nprofile = \"lenient\"\ndriver = \"d\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            unknown.contains("row `x`: unknown profile `lenient`"),
+            "{unknown}"
+        );
         let twice = parse("[[row]]\nname = \"x\"\nprofile = \"kova\"\ndriver = \"d\"\n[[row]]\nname = \"x\"\nprofile = \"kova\"\ndriver = \"d\"\n");
-        assert!(twice.unwrap_err().to_string().contains("used by an earlier row"));
-        let field = parse("[[row]]\nname = \"x\"\nprofile = \"kova\"\ndriver = \"d\"\ncolour = 1\n").unwrap_err().to_string();
-        assert!(field.contains("unknown field `colour`") && field.contains("line 5"), "{field}");
-        let upper = parse("[[row]]\nname = \"X y\"\nprofile = \"kova\"\ndriver = \"d\"\n").unwrap_err().to_string();
+        assert!(twice
+            .unwrap_err()
+            .to_string()
+            .contains("used by an earlier row"));
+        let field =
+            parse("[[row]]\nname = \"x\"\nprofile = \"kova\"\ndriver = \"d\"\ncolour = 1\n")
+                .unwrap_err()
+                .to_string();
+        assert!(
+            field.contains("unknown field `colour`") && field.contains("line 5"),
+            "{field}"
+        );
+        let upper = parse("[[row]]\nname = \"X y\"\nprofile = \"kova\"\ndriver = \"d\"\n")
+            .unwrap_err()
+            .to_string();
         assert!(upper.contains("lowercase letters"), "{upper}");
     }
 }

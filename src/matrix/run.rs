@@ -177,7 +177,11 @@ pub fn build(rows: &Rows, options: &Options) -> Result<(), MatrixError> {
     for row in &rows.row {
         let Some(command) = &row.build else { continue };
         let command = options.placeholders.expand(command);
-        let failed = |why: String| MatrixError::Build { row: row.name.clone(), command: command.clone(), why };
+        let failed = |why: String| MatrixError::Build {
+            row: row.name.clone(),
+            command: command.clone(),
+            why,
+        };
         let argv = driver::split_command(&command).map_err(|e| failed(e.to_string()))?;
         crate::terminal::eprint(&format!("matrix: building {}: {command}", row.name));
         let status = std::process::Command::new(&argv[0])
@@ -195,41 +199,79 @@ pub fn build(rows: &Rows, options: &Options) -> Result<(), MatrixError> {
 }
 
 fn ready(row: &Row, scenarios: &[LoadedScenario], options: &Options) -> Result<Ready, MatrixError> {
-    let driver_fault = |why: String| MatrixError::Driver { row: row.name.clone(), why };
-    let argv = driver::split_command(&options.placeholders.expand(&row.driver)).map_err(|e| driver_fault(e.to_string()))?;
-    let described =
-        driver::probe_in(&argv, Some(&options.folder), options.step_guard).map_err(|e| driver_fault(crate::error_chain(&e)))?;
+    let driver_fault = |why: String| MatrixError::Driver {
+        row: row.name.clone(),
+        why,
+    };
+    let argv = driver::split_command(&options.placeholders.expand(&row.driver))
+        .map_err(|e| driver_fault(e.to_string()))?;
+    let described = driver::probe_in(&argv, Some(&options.folder), options.step_guard)
+        .map_err(|e| driver_fault(crate::error_chain(&e)))?;
     if described.profile != row.profile {
-        return Err(driver_fault(format!("the driver claims the profile `{}`, the row says `{}`", described.profile, row.profile)));
+        return Err(driver_fault(format!(
+            "the driver claims the profile `{}`, the row says `{}`",
+            described.profile, row.profile
+        )));
     }
     let path = row.baseline_path(&options.folder);
-    let bad = |why: String| MatrixError::Baseline { row: row.name.clone(), why };
-    let known = if options.every_scenario.is_empty() { scenarios } else { &options.every_scenario };
+    let bad = |why: String| MatrixError::Baseline {
+        row: row.name.clone(),
+        why,
+    };
+    let known = if options.every_scenario.is_empty() {
+        scenarios
+    } else {
+        &options.every_scenario
+    };
     let baseline = Baseline::load(&path, known).map_err(bad)?;
     baseline.require_evidence(&path).map_err(bad)?;
-    Ok(Ready { row: row.clone(), argv, described, baseline })
+    Ok(Ready {
+        row: row.clone(),
+        argv,
+        described,
+        baseline,
+    })
 }
 
 /// Runs every row over `scenarios`; progress goes to stderr.
-pub fn run(rows: &Rows, scenarios: &[LoadedScenario], launcher: &MockLauncher, options: &Options) -> Result<Matrix, MatrixError> {
-    let ready: Vec<Ready> = rows.row.iter().map(|row| ready(row, scenarios, options)).collect::<Result<_, _>>()?;
+pub fn run(
+    rows: &Rows,
+    scenarios: &[LoadedScenario],
+    launcher: &MockLauncher,
+    options: &Options,
+) -> Result<Matrix, MatrixError> {
+    let ready: Vec<Ready> = rows
+        .row
+        .iter()
+        .map(|row| ready(row, scenarios, options))
+        .collect::<Result<_, _>>()?;
     let started = Instant::now();
     let jobs: Vec<(usize, usize)> = ready
         .iter()
         .enumerate()
         .flat_map(|(r, row)| {
             let profile = mcp_refclient::Profile::from_name(&row.row.profile).unwrap_or_default();
-            scenarios.iter().enumerate().filter(move |(_, s)| s.profiles().contains(&profile)).map(move |(s, _)| (r, s))
+            scenarios
+                .iter()
+                .enumerate()
+                .filter(move |(_, s)| s.profiles().contains(&profile))
+                .map(move |(s, _)| (r, s))
         })
         .collect();
-    let run_options = RunOptions { step_guard: options.step_guard, workers: options.workers, ..RunOptions::portable() };
+    let run_options = RunOptions {
+        step_guard: options.step_guard,
+        workers: options.workers,
+        ..RunOptions::portable()
+    };
     let progress = Progress::new(&ready, &jobs);
     let results = verdict::in_parallel(&jobs, options.workers, |&(r, s)| {
         let row = &ready[r];
         let result = match crate::cut::sources::held_to(&row.row.profile, &scenarios[s]) {
             Err(reason) if !row.row.reference => not_held(&scenarios[s], &row.described, reason),
             _ => {
-                let client = DriverClient::new(row.argv.clone(), row.described.clone(), options.step_guard).in_dir(options.folder.clone());
+                let client =
+                    DriverClient::new(row.argv.clone(), row.described.clone(), options.step_guard)
+                        .in_dir(options.folder.clone());
                 verdict::run_client_one(&scenarios[s], client, launcher, run_options).0
             }
         };
@@ -244,7 +286,13 @@ pub fn run(rows: &Rows, scenarios: &[LoadedScenario], launcher: &MockLauncher, o
             client: row.described.clone(),
             cells: scenarios
                 .iter()
-                .map(|s| Cell { scenario: s.name.clone(), mark: Mark::NotInProfile, result: None, rule: None, known: None })
+                .map(|s| Cell {
+                    scenario: s.name.clone(),
+                    mark: Mark::NotInProfile,
+                    result: None,
+                    rule: None,
+                    known: None,
+                })
                 .collect(),
         })
         .collect();
@@ -252,7 +300,13 @@ pub fn run(rows: &Rows, scenarios: &[LoadedScenario], launcher: &MockLauncher, o
         columns[r].cells[s] = cell(result, &ready[r].baseline);
     }
     Ok(Matrix {
-        scenarios: scenarios.iter().map(|s| ScenarioRules { name: s.name.clone(), rules: s.scenario.rules.clone() }).collect(),
+        scenarios: scenarios
+            .iter()
+            .map(|s| ScenarioRules {
+                name: s.name.clone(),
+                rules: s.scenario.rules.clone(),
+            })
+            .collect(),
         columns,
         millis: started.elapsed().as_millis(),
     })
@@ -263,7 +317,9 @@ fn not_held(scenario: &LoadedScenario, described: &Described, reason: String) ->
     ScenarioResult {
         scenario: scenario.name.clone(),
         client: described.label(),
-        profile: mcp_refclient::Profile::from_name(&described.profile).map(mcp_refclient::Profile::name).unwrap_or("strict"),
+        profile: mcp_refclient::Profile::from_name(&described.profile)
+            .map(mcp_refclient::Profile::name)
+            .unwrap_or("strict"),
         rules: scenario.scenario.rules.clone(),
         verdict: Verdict::NotApplicable { reason },
         millis: 0,
@@ -285,7 +341,13 @@ fn cell(result: ScenarioResult, baseline: &Baseline) -> Cell {
         scenario: result.scenario.clone(),
         mark,
         rule: known.and_then(|k| k.rule.clone()),
-        known: known.map(|k| format!("{} (evidence: {})", k.reason, k.evidence.as_deref().unwrap_or("none"))),
+        known: known.map(|k| {
+            format!(
+                "{} (evidence: {})",
+                k.reason,
+                k.evidence.as_deref().unwrap_or("none")
+            )
+        }),
         result: Some(result),
     }
 }
@@ -304,7 +366,12 @@ impl<'a> Progress<'a> {
         for &(r, _) in jobs {
             per_row[r].1 += 1;
         }
-        Progress { ready, total: jobs.len(), done: AtomicUsize::new(0), per_row: Mutex::new(per_row) }
+        Progress {
+            ready,
+            total: jobs.len(),
+            done: AtomicUsize::new(0),
+            per_row: Mutex::new(per_row),
+        }
     }
 
     fn done(&self, r: usize, result: &ScenarioResult) {
@@ -312,7 +379,10 @@ impl<'a> Progress<'a> {
         let mut per_row = self.per_row.lock().unwrap_or_else(|e| e.into_inner());
         let (finished, total, failed) = &mut per_row[r];
         *finished += 1;
-        if matches!(result.verdict, Verdict::Fail { .. } | Verdict::HarnessFault { .. }) {
+        if matches!(
+            result.verdict,
+            Verdict::Fail { .. } | Verdict::HarnessFault { .. }
+        ) {
             *failed += 1;
         }
         if finished == total {
@@ -330,7 +400,14 @@ impl<'a> Progress<'a> {
 
 /// The rows' folder of a rows file.
 pub fn folder_of(rows_file: &Path) -> PathBuf {
-    let folder = rows_file.parent().map(Path::to_path_buf).unwrap_or_default();
-    let folder = if folder.as_os_str().is_empty() { PathBuf::from(".") } else { folder };
+    let folder = rows_file
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default();
+    let folder = if folder.as_os_str().is_empty() {
+        PathBuf::from(".")
+    } else {
+        folder
+    };
     std::fs::canonicalize(&folder).unwrap_or(folder)
 }

@@ -6,7 +6,10 @@ use std::time::Duration;
 
 /// Renders the JUnit XML report.
 pub fn render(results: &[ScenarioResult]) -> String {
-    let mut report = Report::new(format!("mcp-conformance: {}", super::clients(results).join(", ")));
+    let mut report = Report::new(format!(
+        "mcp-conformance: {}",
+        super::clients(results).join(", ")
+    ));
     let mut profiles: Vec<&str> = results.iter().map(|r| r.profile).collect();
     profiles.dedup();
     profiles.sort_unstable();
@@ -19,7 +22,8 @@ pub fn render(results: &[ScenarioResult]) -> String {
                 Verdict::Fail { failures } => {
                     let mut status = TestCaseStatus::non_success(NonSuccessKind::Failure);
                     let text: Vec<String> = failures.iter().map(ToString::to_string).collect();
-                    status.set_message(failures.first().map(|f| f.what.clone()).unwrap_or_default());
+                    status
+                        .set_message(failures.first().map(|f| f.what.clone()).unwrap_or_default());
                     status.set_description(text.join("\n"));
                     status
                 }
@@ -37,11 +41,16 @@ pub fn render(results: &[ScenarioResult]) -> String {
             };
             let mut case = TestCase::new(result.scenario.clone(), status);
             case.set_classname(result.rules.join(" "));
-            case.extra.insert("client".into(), result.client.clone().into());
-            case.set_time(Duration::from_millis(u64::try_from(result.millis).unwrap_or(u64::MAX)));
+            case.extra
+                .insert("client".into(), result.client.clone().into());
+            case.set_time(Duration::from_millis(
+                u64::try_from(result.millis).unwrap_or(u64::MAX),
+            ));
             suite.add_test_case(case);
         }
         report.add_test_suite(suite);
     }
-    report.to_string().unwrap_or_else(|e| format!("<!-- cannot render the JUnit report: {e} -->"))
+    report
+        .to_string()
+        .unwrap_or_else(|e| format!("<!-- cannot render the JUnit report: {e} -->"))
 }

@@ -7,10 +7,19 @@ use std::fmt::Write;
 /// Renders the table: one row per scenario run, failures with expected against actual,
 /// and a summary line.
 pub fn render(results: &[ScenarioResult]) -> String {
-    let width = results.iter().map(|r| r.scenario.len()).max().unwrap_or(8).max(8);
+    let width = results
+        .iter()
+        .map(|r| r.scenario.len())
+        .max()
+        .unwrap_or(8)
+        .max(8);
     let mut out = String::new();
     let _ = writeln!(out, "client: {}", super::clients(results).join(", "));
-    let _ = writeln!(out, "{:<width$}  {:<8}  {:<6}  {:>6}  rules", "scenario", "profile", "result", "ms");
+    let _ = writeln!(
+        out,
+        "{:<width$}  {:<8}  {:<6}  {:>6}  rules",
+        "scenario", "profile", "result", "ms"
+    );
     for result in results {
         let verdict = match &result.verdict {
             Verdict::Pass => "pass",
@@ -46,7 +55,11 @@ pub fn render(results: &[ScenarioResult]) -> String {
         }
     }
     let summary = Summary::of(results);
-    let _ = write!(out, "\n{} passed, {} failed", summary.passed, summary.failed);
+    let _ = write!(
+        out,
+        "\n{} passed, {} failed",
+        summary.passed, summary.failed
+    );
     if summary.not_applicable > 0 {
         let _ = write!(out, ", {} not applicable", summary.not_applicable);
     }
@@ -85,10 +98,19 @@ pub fn render_matrix(results: &[ScenarioResult]) -> String {
         for profile in &profiles {
             let runs: Vec<&ScenarioResult> = results
                 .iter()
-                .filter(|r| r.profile == *profile && r.rules.iter().any(|rule| rule.split('.').next() == Some(group.as_str())))
+                .filter(|r| {
+                    r.profile == *profile
+                        && r.rules
+                            .iter()
+                            .any(|rule| rule.split('.').next() == Some(group.as_str()))
+                })
                 .collect();
             let passed = runs.iter().filter(|r| r.verdict == Verdict::Pass).count();
-            let cell = if runs.is_empty() { "-".to_string() } else { format!("{passed}/{}", runs.len()) };
+            let cell = if runs.is_empty() {
+                "-".to_string()
+            } else {
+                format!("{passed}/{}", runs.len())
+            };
             let _ = write!(out, "  {cell:>9}");
         }
         out.push('\n');
@@ -105,37 +127,80 @@ mod tests {
         let verdict = if pass {
             Verdict::Pass
         } else {
-            Verdict::Fail { failures: vec![Failure { what: "step 1".into(), expected: "success".into(), actual: "error".into() }] }
+            Verdict::Fail {
+                failures: vec![Failure {
+                    what: "step 1".into(),
+                    expected: "success".into(),
+                    actual: "error".into(),
+                }],
+            }
         };
-        ScenarioResult { scenario: scenario.into(), client: "mcp-refclient 0.1.0".into(), profile, rules: rules.iter().map(|r| r.to_string()).collect(), verdict, millis: 1 }
+        ScenarioResult {
+            scenario: scenario.into(),
+            client: "mcp-refclient 0.1.0".into(),
+            profile,
+            rules: rules.iter().map(|r| r.to_string()).collect(),
+            verdict,
+            millis: 1,
+        }
     }
 
     #[test]
     fn the_matrix_counts_passes_per_group_and_profile() {
         let results = [
-            result("a", "strict", &["stdio.ping.answered", "timeouts.call.bounded"], true),
-            result("a", "kova", &["stdio.ping.answered", "timeouts.call.bounded"], false),
+            result(
+                "a",
+                "strict",
+                &["stdio.ping.answered", "timeouts.call.bounded"],
+                true,
+            ),
+            result(
+                "a",
+                "kova",
+                &["stdio.ping.answered", "timeouts.call.bounded"],
+                false,
+            ),
             result("b", "strict", &["stdio.banner.skipped"], true),
         ];
         let matrix = render_matrix(&results);
-        assert!(matrix.contains("stdio               2/2        0/1"), "{matrix}");
-        assert!(matrix.contains("timeouts            1/1        0/1"), "{matrix}");
+        assert!(
+            matrix.contains("stdio               2/2        0/1"),
+            "{matrix}"
+        );
+        assert!(
+            matrix.contains("timeouts            1/1        0/1"),
+            "{matrix}"
+        );
     }
 
     #[test]
     fn a_failure_shows_expected_and_actual_and_the_summary_counts_it() {
         let table = render(&[result("a", "strict", &["stdio.ping.answered"], false)]);
-        assert!(table.contains("expected: success") && table.contains("actual:   error"), "{table}");
+        assert!(
+            table.contains("expected: success") && table.contains("actual:   error"),
+            "{table}"
+        );
         assert!(table.ends_with("0 passed, 1 failed\n"), "{table}");
-        assert!(table.starts_with("client: mcp-refclient 0.1.0\n"), "{table}");
+        assert!(
+            table.starts_with("client: mcp-refclient 0.1.0\n"),
+            "{table}"
+        );
     }
 
     #[test]
     fn a_scenario_the_client_cannot_express_shows_its_reason_and_is_no_pass() {
         let mut na = result("a", "strict", &["stdio.ping.answered"], true);
-        na.verdict = Verdict::NotApplicable { reason: "needs `exited`".into() };
+        na.verdict = Verdict::NotApplicable {
+            reason: "needs `exited`".into(),
+        };
         let table = render(&[na, result("b", "strict", &["stdio.ping.answered"], true)]);
-        assert!(table.contains("n/a") && table.contains("not applicable: needs `exited`"), "{table}");
-        assert!(table.ends_with("1 passed, 0 failed, 1 not applicable\n"), "{table}");
+        assert!(
+            table.contains("n/a") && table.contains("not applicable: needs `exited`"),
+            "{table}"
+        );
+        assert!(
+            table.ends_with("1 passed, 0 failed, 1 not applicable\n"),
+            "{table}"
+        );
     }
 }

@@ -21,7 +21,11 @@ pub struct Failure {
 
 impl std::fmt::Display for Failure {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}: expected {}, got {}", self.what, self.expected, self.actual)
+        write!(
+            f,
+            "{}: expected {}, got {}",
+            self.what, self.expected, self.actual
+        )
     }
 }
 
@@ -29,15 +33,32 @@ impl std::fmt::Display for Failure {
 pub fn check(expect: &Expectations, script: &Script, outcome: &Outcome) -> Vec<Failure> {
     let mut failures = Vec::new();
     let mut fail = |what: &str, expected: String, actual: String| {
-        failures.push(Failure { what: what.into(), expected, actual: outcome.redact(&actual) })
+        failures.push(Failure {
+            what: what.into(),
+            expected,
+            actual: outcome.redact(&actual),
+        })
     };
     for step in &expect.steps {
         check_step(step, outcome, &mut fail);
     }
     // A step that hangs fails the scenario, whatever the scenario expects of it.
-    for step in outcome.steps.iter().filter(|s| matches!(&s.result, Err(e) if e.kind == super::steps::HUNG)) {
-        let text = step.result.as_ref().err().map(|e| e.text.clone()).unwrap_or_default();
-        fail(&format!("step {}", step.number), "the step to end within its bound".into(), text);
+    for step in outcome
+        .steps
+        .iter()
+        .filter(|s| matches!(&s.result, Err(e) if e.kind == super::steps::HUNG))
+    {
+        let text = step
+            .result
+            .as_ref()
+            .err()
+            .map(|e| e.text.clone())
+            .unwrap_or_default();
+        fail(
+            &format!("step {}", step.number),
+            "the step to end within its bound".into(),
+            text,
+        );
     }
     let received = received_summary(&outcome.wire);
     if let Some(sequence) = &expect.received {
@@ -56,7 +77,11 @@ pub fn check(expect: &Expectations, script: &Script, outcome: &Outcome) -> Vec<F
     for wanted in &expect.received_includes {
         let wanted = &with_ids(wanted, &messages);
         if !messages.iter().any(|m| contains_subset(m, wanted)) {
-            fail("received_includes", wanted.to_string(), format!("{received:?}"));
+            fail(
+                "received_includes",
+                wanted.to_string(),
+                format!("{received:?}"),
+            );
         }
     }
     if expect.distinct_request_ids {
@@ -65,7 +90,11 @@ pub fn check(expect: &Expectations, script: &Script, outcome: &Outcome) -> Vec<F
             if let Some(id) = message.get("id").filter(|id| !id.is_null()) {
                 if !seen.insert(id.to_string()) {
                     let method = message.get("method").and_then(Value::as_str).unwrap_or("");
-                    fail("distinct_request_ids", "every request with an id of its own".into(), format!("{method} reused id {id}"));
+                    fail(
+                        "distinct_request_ids",
+                        "every request with an id of its own".into(),
+                        format!("{method} reused id {id}"),
+                    );
                 }
             }
         }
@@ -73,7 +102,11 @@ pub fn check(expect: &Expectations, script: &Script, outcome: &Outcome) -> Vec<F
     for (method, count) in &expect.counts {
         let seen = received.iter().filter(|m| *m == method).count();
         if seen != *count {
-            fail(&format!("count of `{method}`"), count.to_string(), seen.to_string());
+            fail(
+                &format!("count of `{method}`"),
+                count.to_string(),
+                seen.to_string(),
+            );
         }
     }
     for log in &expect.logs {
@@ -87,7 +120,10 @@ pub fn check(expect: &Expectations, script: &Script, outcome: &Outcome) -> Vec<F
             })
             .count();
         if let Some(count) = log.count.filter(|&count| count != matching && matching > 0) {
-            let what = format!("{count} {} event(s) containing {:?}", log.level, log.contains);
+            let what = format!(
+                "{count} {} event(s) containing {:?}",
+                log.level, log.contains
+            );
             fail("logs", what, format!("{matching}"));
         }
         if matching == 0 && log.count != Some(0) {
@@ -98,13 +134,21 @@ pub fn check(expect: &Expectations, script: &Script, outcome: &Outcome) -> Vec<F
                 .take(5)
                 .map(|e| format!("{} {}: {}", e.level, e.target, cut(&e.message, 160)))
                 .collect();
-            fail("logs", format!("a {} event containing {:?}", log.level, log.contains), format!("{seen:?}"));
+            fail(
+                "logs",
+                format!("a {} event containing {:?}", log.level, log.contains),
+                format!("{seen:?}"),
+            );
         }
     }
     check_given_secrets(outcome, &mut fail);
     for secret in &expect.never_contains {
         if let Some(place) = find_secret(outcome, secret) {
-            fail("never_contains", format!("no trace of {secret:?}"), format!("found in {place}"));
+            fail(
+                "never_contains",
+                format!("no trace of {secret:?}"),
+                format!("found in {place}"),
+            );
         }
     }
     if let Some(gone) = expect.processes_gone {
@@ -115,13 +159,25 @@ pub fn check(expect: &Expectations, script: &Script, outcome: &Outcome) -> Vec<F
             .map(|p| format!("{} {}", p.role, p.pid))
             .collect();
         if gone && !alive.is_empty() {
-            fail("processes", "every process gone".into(), format!("still alive: {}", alive.join(", ")));
+            fail(
+                "processes",
+                "every process gone".into(),
+                format!("still alive: {}", alive.join(", ")),
+            );
         }
         if !gone && alive.is_empty() {
-            fail("processes", "some process still alive".into(), "all gone".into());
+            fail(
+                "processes",
+                "some process still alive".into(),
+                "all gone".into(),
+            );
         }
         if outcome.processes.is_empty() {
-            fail("processes", "the server to report its processes".into(), "none reported".into());
+            fail(
+                "processes",
+                "the server to report its processes".into(),
+                "none reported".into(),
+            );
         }
     }
     if expect.script_completed {
@@ -132,7 +188,11 @@ pub fn check(expect: &Expectations, script: &Script, outcome: &Outcome) -> Vec<F
     check_http(expect, outcome, &mut fail);
     if let Some(launches) = expect.launches {
         if outcome.launches() != launches {
-            fail("launches", launches.to_string(), outcome.launches().to_string());
+            fail(
+                "launches",
+                launches.to_string(),
+                outcome.launches().to_string(),
+            );
         }
     }
     failures
@@ -150,9 +210,18 @@ fn http_requests(wire: &[Record]) -> Vec<SeenRequest<'_>> {
     let mut requests = Vec::new();
     for record in wire {
         match record {
-            Record::HttpRequest { origin, method, headers, body, .. } => {
-                requests.push(SeenRequest { origin, method, headers, body })
-            }
+            Record::HttpRequest {
+                origin,
+                method,
+                headers,
+                body,
+                ..
+            } => requests.push(SeenRequest {
+                origin,
+                method,
+                headers,
+                body,
+            }),
             // The request just seen was outside the rule under test (the incidental policy).
             Record::Incidental { .. } => {
                 requests.pop();
@@ -164,67 +233,147 @@ fn http_requests(wire: &[Record]) -> Vec<SeenRequest<'_>> {
 }
 
 fn request_matches(request: &SeenRequest<'_>, want: &HttpRequestExpect) -> bool {
-    let header = |name: &str| request.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v);
+    let header = |name: &str| {
+        request
+            .headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v)
+    };
     want.origin.as_ref().is_none_or(|o| o == request.origin)
-        && want.method.as_ref().is_none_or(|m| m.eq_ignore_ascii_case(request.method))
-        && want.headers.iter().all(|(name, value)| header(name).is_some_and(|v| value == "*" || mcp_mock_servers::matcher::header_value_matches(name, value, v)))
-        && want.absent_headers.iter().all(|name| header(name).is_none())
-        && want.rpc_method.as_ref().is_none_or(|m| request.body.get("method").and_then(Value::as_str) == Some(m))
+        && want
+            .method
+            .as_ref()
+            .is_none_or(|m| m.eq_ignore_ascii_case(request.method))
+        && want.headers.iter().all(|(name, value)| {
+            header(name).is_some_and(|v| {
+                value == "*" || mcp_mock_servers::matcher::header_value_matches(name, value, v)
+            })
+        })
+        && want
+            .absent_headers
+            .iter()
+            .all(|name| header(name).is_none())
+        && want
+            .rpc_method
+            .as_ref()
+            .is_none_or(|m| request.body.get("method").and_then(Value::as_str) == Some(m))
 }
 
 /// Only names and origins are shown of a request: header values may be credentials.
 fn describe_request(request: &SeenRequest<'_>) -> String {
     let names: Vec<&str> = request.headers.iter().map(|(n, _)| n.as_str()).collect();
-    let rpc = request.body.get("method").and_then(Value::as_str).unwrap_or("-");
-    format!("{} {} ({rpc}) [{}]", request.method, request.origin, names.join(", "))
+    let rpc = request
+        .body
+        .get("method")
+        .and_then(Value::as_str)
+        .unwrap_or("-");
+    format!(
+        "{} {} ({rpc}) [{}]",
+        request.method,
+        request.origin,
+        names.join(", ")
+    )
 }
 
-fn check_http(expect: &Expectations, outcome: &Outcome, fail: &mut impl FnMut(&str, String, String)) {
+fn check_http(
+    expect: &Expectations,
+    outcome: &Outcome,
+    fail: &mut impl FnMut(&str, String, String),
+) {
     let requests = http_requests(&outcome.wire);
-    let seen = || requests.iter().map(describe_request).collect::<Vec<_>>().join("; ");
+    let seen = || {
+        requests
+            .iter()
+            .map(describe_request)
+            .collect::<Vec<_>>()
+            .join("; ")
+    };
     for want in &expect.http_requests {
         if !requests.iter().any(|r| request_matches(r, want)) {
-            fail("http_requests", format!("a request matching {}", json_of(want)), seen());
+            fail(
+                "http_requests",
+                format!("a request matching {}", json_of(want)),
+                seen(),
+            );
         }
     }
     if let Some(want) = &expect.http_every_request {
         if let Some(odd) = requests.iter().find(|r| !request_matches(r, want)) {
-            fail("http_every_request", format!("every request matching {}", json_of(want)), describe_request(odd));
+            fail(
+                "http_every_request",
+                format!("every request matching {}", json_of(want)),
+                describe_request(odd),
+            );
         }
         if requests.is_empty() {
-            fail("http_every_request", "some request".into(), "none reached the mock".into());
+            fail(
+                "http_every_request",
+                "some request".into(),
+                "none reached the mock".into(),
+            );
         }
     }
     check_distinct_headers(&expect.http_distinct_headers, &outcome.wire, fail);
     for (origin, count) in &expect.http_request_counts {
         let got = requests.iter().filter(|r| r.origin == origin).count();
         if got != *count {
-            fail(&format!("requests to the {origin} origin"), count.to_string(), format!("{got}: {}", seen()));
+            fail(
+                &format!("requests to the {origin} origin"),
+                count.to_string(),
+                format!("{got}: {}", seen()),
+            );
         }
     }
 }
 
 /// Every header of `names` on every request that reached the mock (incidental ones too),
 /// with a value no other request carries.
-fn check_distinct_headers(names: &[String], wire: &[Record], fail: &mut impl FnMut(&str, String, String)) {
+fn check_distinct_headers(
+    names: &[String],
+    wire: &[Record],
+    fail: &mut impl FnMut(&str, String, String),
+) {
     for name in names {
         let mut seen: Vec<&str> = Vec::new();
         for record in wire {
-            let Record::HttpRequest { method, origin, headers, .. } = record else { continue };
-            let value = headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str());
+            let Record::HttpRequest {
+                method,
+                origin,
+                headers,
+                ..
+            } = record
+            else {
+                continue;
+            };
+            let value = headers
+                .iter()
+                .find(|(n, _)| n.eq_ignore_ascii_case(name))
+                .map(|(_, v)| v.as_str());
             // Values and paths are not shown: they may be credentials.
             match value {
-                None => fail("http_distinct_headers", format!("`{name}` on every request"), format!("{method} to {origin} without it")),
+                None => fail(
+                    "http_distinct_headers",
+                    format!("`{name}` on every request"),
+                    format!("{method} to {origin} without it"),
+                ),
                 Some(value) if seen.contains(&value) => fail(
                     "http_distinct_headers",
                     format!("a `{name}` of its own on every request"),
-                    format!("{method} to {origin} repeats the value of request {}", seen.iter().position(|v| *v == value).unwrap_or(0) + 1),
+                    format!(
+                        "{method} to {origin} repeats the value of request {}",
+                        seen.iter().position(|v| *v == value).unwrap_or(0) + 1
+                    ),
                 ),
                 Some(value) => seen.push(value),
             }
         }
         if seen.is_empty() {
-            fail("http_distinct_headers", format!("requests carrying `{name}`"), "none reached the mock".into());
+            fail(
+                "http_distinct_headers",
+                format!("requests carrying `{name}`"),
+                "none reached the mock".into(),
+            );
         }
     }
 }
@@ -234,14 +383,27 @@ fn check_distinct_headers(names: &[String], wire: &[Record], fail: &mut impl FnM
 fn with_ids(wanted: &Value, messages: &[&Value]) -> Value {
     match wanted {
         Value::String(text) => {
-            let method = text.strip_prefix("${id:").and_then(|rest| rest.strip_suffix('}'));
+            let method = text
+                .strip_prefix("${id:")
+                .and_then(|rest| rest.strip_suffix('}'));
             let id = method.and_then(|method| {
-                messages.iter().find(|m| m.get("method").and_then(Value::as_str) == Some(method))?.get("id").cloned()
+                messages
+                    .iter()
+                    .find(|m| m.get("method").and_then(Value::as_str) == Some(method))?
+                    .get("id")
+                    .cloned()
             });
             id.unwrap_or_else(|| wanted.clone())
         }
-        Value::Array(items) => Value::Array(items.iter().map(|item| with_ids(item, messages)).collect()),
-        Value::Object(fields) => Value::Object(fields.iter().map(|(k, v)| (k.clone(), with_ids(v, messages))).collect()),
+        Value::Array(items) => {
+            Value::Array(items.iter().map(|item| with_ids(item, messages)).collect())
+        }
+        Value::Object(fields) => Value::Object(
+            fields
+                .iter()
+                .map(|(k, v)| (k.clone(), with_ids(v, messages)))
+                .collect(),
+        ),
         other => other.clone(),
     }
 }
@@ -262,7 +424,15 @@ fn check_step(expect: &StepExpect, outcome: &Outcome, fail: &mut impl FnMut(&str
     };
     if let Some(ok) = expect.ok {
         if record.result.is_ok() != ok {
-            fail(&what, if ok { "success".into() } else { "an error".into() }, describe(&record.result));
+            fail(
+                &what,
+                if ok {
+                    "success".into()
+                } else {
+                    "an error".into()
+                },
+                describe(&record.result),
+            );
         }
     }
     if let Some(kind) = &expect.error {
@@ -279,38 +449,66 @@ fn check_step(expect: &StepExpect, outcome: &Outcome, fail: &mut impl FnMut(&str
     let text = outcome.normalize(&text);
     for needle in &expect.contains {
         if !text.contains(needle.as_str()) {
-            fail(&what, format!("text containing {needle:?}"), describe(&record.result));
+            fail(
+                &what,
+                format!("text containing {needle:?}"),
+                describe(&record.result),
+            );
         }
     }
     for needle in &expect.lacks {
         if text.contains(needle.as_str()) {
-            fail(&what, format!("text without {needle:?}"), describe(&record.result));
+            fail(
+                &what,
+                format!("text without {needle:?}"),
+                describe(&record.result),
+            );
         }
     }
     if let Some(wanted) = &expect.value {
         match &record.result {
             Ok(value) if contains_subset(value, wanted) => {}
-            other => fail(&what, format!("a value containing {wanted}"), describe(other)),
+            other => fail(
+                &what,
+                format!("a value containing {wanted}"),
+                describe(other),
+            ),
         }
     }
     if let Some(ms) = expect.within_ms {
         if record.elapsed.as_millis() > u128::from(ms) {
-            fail(&what, format!("done within {ms} ms"), format!("took {} ms", record.elapsed.as_millis()));
+            fail(
+                &what,
+                format!("done within {ms} ms"),
+                format!("took {} ms", record.elapsed.as_millis()),
+            );
         }
     }
     if let Some(ms) = expect.at_least_ms {
         if record.elapsed.as_millis() < u128::from(ms) {
-            fail(&what, format!("taking at least {ms} ms"), format!("took {} ms", record.elapsed.as_millis()));
+            fail(
+                &what,
+                format!("taking at least {ms} ms"),
+                format!("took {} ms", record.elapsed.as_millis()),
+            );
         }
     }
     for (field, max) in &expect.value_at_most {
         let value = record.result.as_ref().ok();
         let actual = value
-            .and_then(|v| v.get("metrics").and_then(|m| m.get(field)).or_else(|| v.get(field)))
+            .and_then(|v| {
+                v.get("metrics")
+                    .and_then(|m| m.get(field))
+                    .or_else(|| v.get(field))
+            })
             .and_then(Value::as_f64);
         match actual {
             Some(actual) if actual <= *max => {}
-            _ => fail(&what, format!("`{field}` at most {max}"), describe(&record.result)),
+            _ => fail(
+                &what,
+                format!("`{field}` at most {max}"),
+                describe(&record.result),
+            ),
         }
     }
 }
@@ -328,13 +526,15 @@ pub fn received_summary(wire: &[Record]) -> Vec<String> {
     let mut summary = Vec::new();
     for record in wire {
         match record {
-            Record::Received { message } => summary.push(match message.get("method").and_then(Value::as_str) {
-                Some(method) => method.to_string(),
-                None => match message.get("id") {
-                    Some(id) => format!("response:{}", value_text(id)),
-                    None => format!("other:{}", cut(&message.to_string(), 60)),
-                },
-            }),
+            Record::Received { message } => {
+                summary.push(match message.get("method").and_then(Value::as_str) {
+                    Some(method) => method.to_string(),
+                    None => match message.get("id") {
+                        Some(id) => format!("response:{}", value_text(id)),
+                        None => format!("other:{}", cut(&message.to_string(), 60)),
+                    },
+                })
+            }
             // Outside the rule under test (answered by the script's incidental policy).
             Record::Incidental { method } if summary.last() == Some(method) => {
                 summary.pop();
@@ -358,7 +558,14 @@ pub(crate) fn moved_past(wire: &[Record], message: &str, count: usize) -> bool {
         return false;
     };
     wire[at..].iter().any(|r| {
-        matches!(r, Record::Step { .. } | Record::Completed {} | Record::Mismatch { .. } | Record::Unfinished { .. } | Record::Exiting { .. })
+        matches!(
+            r,
+            Record::Step { .. }
+                | Record::Completed {}
+                | Record::Mismatch { .. }
+                | Record::Unfinished { .. }
+                | Record::Exiting { .. }
+        )
     })
 }
 
@@ -369,7 +576,10 @@ fn expect_met(wire: &[Record], script: &Script, index: usize) -> bool {
     let Some(Step::Expect(expect)) = script.steps.get(index) else {
         return false;
     };
-    let Some(began) = wire.iter().rposition(|r| matches!(r, Record::Step { index: i, .. } if *i == index)) else {
+    let Some(began) = wire
+        .iter()
+        .rposition(|r| matches!(r, Record::Step { index: i, .. } if *i == index))
+    else {
         return false;
     };
     wire[began..].iter().any(|r| matches!(r, Record::Received { message } if mcp_mock_servers::matcher::matches(expect, message)))
@@ -379,10 +589,18 @@ fn expect_met(wire: &[Record], script: &Script, index: usize) -> bool {
 /// or steps never reached (a server killed mid-script cannot say so itself).
 pub fn script_problem(wire: &[Record], script: &Script) -> Option<String> {
     let reported = wire.iter().find_map(|r| match r {
-        Record::Mismatch { index, expected, received } => {
-            Some(format!("step {} expected {expected}, received {}", index + 1, cut(&received.to_string(), 300)))
-        }
-        Record::Unfinished { expected } => Some(format!("the client closed the server's input while it awaited {expected}")),
+        Record::Mismatch {
+            index,
+            expected,
+            received,
+        } => Some(format!(
+            "step {} expected {expected}, received {}",
+            index + 1,
+            cut(&received.to_string(), 300)
+        )),
+        Record::Unfinished { expected } => Some(format!(
+            "the client closed the server's input while it awaited {expected}"
+        )),
         _ => None,
     });
     if reported.is_some() || !script.relaunch.is_empty() || script.steps.is_empty() {
@@ -391,19 +609,34 @@ pub fn script_problem(wire: &[Record], script: &Script) -> Option<String> {
     if wire.iter().any(|r| matches!(r, Record::Completed {})) {
         return None;
     }
-    let reached = wire.iter().filter_map(|r| match r {
-        Record::Step { index, .. } => Some(*index),
-        _ => None,
-    }).max().map(|index| index + usize::from(expect_met(wire, script, index)));
+    let reached = wire
+        .iter()
+        .filter_map(|r| match r {
+            Record::Step { index, .. } => Some(*index),
+            _ => None,
+        })
+        .max()
+        .map(|index| index + usize::from(expect_met(wire, script, index)));
     let received = received_summary(wire);
     // A server killed while it stalls cannot be blamed for not stalling to the end.
-    let last = script.steps.iter().rposition(|step| !optional_at_end(step))?;
+    let last = script
+        .steps
+        .iter()
+        .rposition(|step| !optional_at_end(step))?;
     match reached {
-        None => Some(format!("the server never began its script; it received {received:?}")),
+        None => Some(format!(
+            "the server never began its script; it received {received:?}"
+        )),
         // The last step began, and needs nothing from the client: it played.
-        Some(index) if index > last || (index == last && !awaits_input(&script.steps[last])) => None,
+        Some(index) if index > last || (index == last && !awaits_input(&script.steps[last])) => {
+            None
+        }
         Some(index) => {
-            let first_unused = if index == last || awaits_input(&script.steps[index]) { index } else { index + 1 };
+            let first_unused = if index == last || awaits_input(&script.steps[index]) {
+                index
+            } else {
+                index + 1
+            };
             Some(format!(
                 "step {} ({}) and {} more never completed; the server received {received:?}",
                 first_unused + 1,
@@ -421,7 +654,10 @@ fn optional_at_end(step: &Step) -> bool {
 
 /// Steps that cannot complete without the client.
 fn awaits_input(step: &Step) -> bool {
-    matches!(step, Step::Expect(_) | Step::Handshake(_) | Step::Discover(_) | Step::AwaitStdinClose(_))
+    matches!(
+        step,
+        Step::Expect(_) | Step::Handshake(_) | Step::Discover(_) | Step::AwaitStdinClose(_)
+    )
 }
 
 /// Whether `value` contains `wanted`: objects key by key (an empty object only an empty
@@ -429,9 +665,9 @@ fn awaits_input(step: &Step) -> bool {
 pub fn contains_subset(value: &Value, wanted: &Value) -> bool {
     match (value, wanted) {
         (Value::Object(have), Value::Object(want)) if want.is_empty() => have.is_empty(),
-        (Value::Object(have), Value::Object(want)) => {
-            want.iter().all(|(k, w)| have.get(k).is_some_and(|h| contains_subset(h, w)))
-        }
+        (Value::Object(have), Value::Object(want)) => want
+            .iter()
+            .all(|(k, w)| have.get(k).is_some_and(|h| contains_subset(h, w))),
         (Value::Array(have), Value::Array(want)) => {
             have.len() == want.len() && have.iter().zip(want).all(|(h, w)| contains_subset(h, w))
         }
@@ -444,7 +680,11 @@ pub fn contains_subset(value: &Value, wanted: &Value) -> bool {
 fn check_given_secrets(outcome: &Outcome, fail: &mut impl FnMut(&str, String, String)) {
     for secret in &outcome.secrets {
         if let Some(place) = client_output_with(outcome, &secret.value) {
-            fail("secret", format!("no trace of {} in what the client produced", secret.source), format!("found in {place}"));
+            fail(
+                "secret",
+                format!("no trace of {} in what the client produced", secret.source),
+                format!("found in {place}"),
+            );
         }
     }
 }
@@ -466,8 +706,11 @@ fn client_output_with(outcome: &Outcome, needle: &str) -> Option<String> {
 }
 
 fn find_secret(outcome: &Outcome, secret: &str) -> Option<String> {
-    client_output_with(outcome, secret)
-        .or_else(|| super::transcript::render(outcome).contains(secret).then(|| "the transcript".to_string()))
+    client_output_with(outcome, secret).or_else(|| {
+        super::transcript::render(outcome)
+            .contains(secret)
+            .then(|| "the transcript".to_string())
+    })
 }
 
 /// Cuts a text to `max` characters, marking the cut.
@@ -491,8 +734,14 @@ mod tests {
         assert!(!contains_subset(&value, &json!({"b": {"c": [1]}})));
         assert!(!contains_subset(&value, &json!({"z": 1})));
         assert!(contains_subset(&json!("x"), &json!("x")));
-        assert!(contains_subset(&json!({"result": {}}), &json!({"result": {}})));
-        assert!(!contains_subset(&json!({"result": {"pong": true}}), &json!({"result": {}})));
+        assert!(contains_subset(
+            &json!({"result": {}}),
+            &json!({"result": {}})
+        ));
+        assert!(!contains_subset(
+            &json!({"result": {"pong": true}}),
+            &json!({"result": {}})
+        ));
     }
 
     #[test]
@@ -501,7 +750,10 @@ mod tests {
         let call = json!({"method": "tools/call", "id": "c-3"});
         let wanted = json!({"params": {"requestId": "${id:tools/call}", "other": ["${id:tools/list}", "${id:ping}"]}});
         let resolved = with_ids(&wanted, &[&list, &call]);
-        assert_eq!(resolved, json!({"params": {"requestId": "c-3", "other": [2, "${id:ping}"]}}));
+        assert_eq!(
+            resolved,
+            json!({"params": {"requestId": "c-3", "other": [2, "${id:ping}"]}})
+        );
     }
 
     /// A server stopped after logging the awaited message but before beginning its next step
@@ -513,15 +765,36 @@ mod tests {
             r#"steps = [{ handshake = {} }, { expect = { method = "tools/call" } }, { stall = {} }]"#,
         )
         .unwrap();
-        let step = |index: usize| Record::Step { index, describe: String::new() };
-        let received = |method: &str| Record::Received { message: json!({"jsonrpc": "2.0", "id": 2, "method": method}) };
-        let cut = [step(0), received("initialize"), step(1), received("tools/call")];
+        let step = |index: usize| Record::Step {
+            index,
+            describe: String::new(),
+        };
+        let received = |method: &str| Record::Received {
+            message: json!({"jsonrpc": "2.0", "id": 2, "method": method}),
+        };
+        let cut = [
+            step(0),
+            received("initialize"),
+            step(1),
+            received("tools/call"),
+        ];
         assert_eq!(script_problem(&cut, &script), None);
-        let other = [step(0), received("initialize"), step(1), received("tools/list")];
+        let other = [
+            step(0),
+            received("initialize"),
+            step(1),
+            received("tools/list"),
+        ];
         let problem = script_problem(&other, &script).expect("an unmet expect is reported");
-        assert!(problem.starts_with("step 2 (expect tools/call) and 0 more never completed"), "{problem}");
+        assert!(
+            problem.starts_with("step 2 (expect tools/call) and 0 more never completed"),
+            "{problem}"
+        );
         let before = [step(0), received("tools/call"), step(1)];
-        assert!(script_problem(&before, &script).is_some(), "a message logged before the step began does not meet it");
+        assert!(
+            script_problem(&before, &script).is_some(),
+            "a message logged before the step began does not meet it"
+        );
     }
 
     #[test]
@@ -531,18 +804,32 @@ mod tests {
             origin: "primary".into(),
             method: "POST".into(),
             path: "/mcp".into(),
-            headers: token.map(|t| ("authorization".to_string(), t.to_string())).into_iter().collect(),
+            headers: token
+                .map(|t| ("authorization".to_string(), t.to_string()))
+                .into_iter()
+                .collect(),
             body: Value::Null,
         };
         let run = |wire: &[Record]| {
             let mut failures = Vec::new();
-            check_distinct_headers(&["Authorization".into()], wire, &mut |_: &str, _: String, actual: String| failures.push(actual));
+            check_distinct_headers(
+                &["Authorization".into()],
+                wire,
+                &mut |_: &str, _: String, actual: String| failures.push(actual),
+            );
             failures
         };
         assert!(run(&[request(Some("t1")), request(Some("t2"))]).is_empty());
-        let repeated = run(&[request(Some("t1")), request(Some("t2")), request(Some("t1"))]);
+        let repeated = run(&[
+            request(Some("t1")),
+            request(Some("t2")),
+            request(Some("t1")),
+        ]);
         assert_eq!(repeated, ["POST to primary repeats the value of request 1"]);
-        assert_eq!(run(&[request(Some("t1")), request(None)]), ["POST to primary without it"]);
+        assert_eq!(
+            run(&[request(Some("t1")), request(None)]),
+            ["POST to primary without it"]
+        );
         assert_eq!(run(&[]).len(), 1);
     }
 }

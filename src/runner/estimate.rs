@@ -13,16 +13,25 @@ pub const MOSTLY_WAITING_MS: u64 = 500;
 /// estimate for ordering only; nothing is judged on it. (A bound that ends a stall for good
 /// is no estimate: many scenarios set one far longer than anything they wait for.)
 pub fn least_ms(scenario: &Scenario) -> u64 {
-    let expected = at_least(&scenario.expect).max(scenario.expect.reference.as_deref().map_or(0, at_least));
+    let expected =
+        at_least(&scenario.expect).max(scenario.expect.reference.as_deref().map_or(0, at_least));
     let polled: u64 = scenario.client.steps.iter().map(polled_ms).sum();
     let server = &scenario.server;
     let scripts = std::iter::once(&server.steps).chain(&server.relaunch);
-    let stalled = scripts.map(|steps| steps.iter().map(stall_ms).sum::<u64>()).max().unwrap_or(0);
+    let stalled = scripts
+        .map(|steps| steps.iter().map(stall_ms).sum::<u64>())
+        .max()
+        .unwrap_or(0);
     expected.max(polled).max(stalled)
 }
 
 fn at_least(expect: &Expectations) -> u64 {
-    expect.steps.iter().filter_map(|step| step.at_least_ms).max().unwrap_or(0)
+    expect
+        .steps
+        .iter()
+        .filter_map(|step| step.at_least_ms)
+        .max()
+        .unwrap_or(0)
 }
 
 fn polled_ms(step: &ClientStep) -> u64 {
@@ -90,6 +99,9 @@ mod tests {
 
     #[test]
     fn the_longest_start_first_and_ties_keep_their_order() {
-        assert_eq!(longest_first(&[5u64, 900, 5, 1200, 0], |&ms| ms), vec![3, 1, 0, 2, 4]);
+        assert_eq!(
+            longest_first(&[5u64, 900, 5, 1200, 0], |&ms| ms),
+            vec![3, 1, 0, 2, 4]
+        );
     }
 }

@@ -31,7 +31,13 @@ pub(crate) struct HostPlan<'a> {
 /// Runs the step.
 pub(crate) async fn interrupt_host(plan: HostPlan<'_>) -> Result<Value, ErrorRecord> {
     let mut command = tokio::process::Command::new(plan.program);
-    command.args(["host-client", "--profile", plan.profile, "--revision", &plan.revision]);
+    command.args([
+        "host-client",
+        "--profile",
+        plan.profile,
+        "--revision",
+        &plan.revision,
+    ]);
     if plan.own_process_group {
         command.arg("--own-process-group");
     }
@@ -54,15 +60,32 @@ pub(crate) async fn interrupt_host(plan: HostPlan<'_>) -> Result<Value, ErrorRec
             Ok(())
         });
     }
-    let mut host = command.spawn().map_err(|e| harness(format!("cannot start the host: {e}")))?;
-    let host_pid = host.id().ok_or_else(|| harness("the host has no pid".into()))?;
-    let stdout = host.stdout.take().ok_or_else(|| harness("the host has no stdout".into()))?;
+    let mut host = command
+        .spawn()
+        .map_err(|e| harness(format!("cannot start the host: {e}")))?;
+    let host_pid = host
+        .id()
+        .ok_or_else(|| harness("the host has no pid".into()))?;
+    let stdout = host
+        .stdout
+        .take()
+        .ok_or_else(|| harness("the host has no stdout".into()))?;
     let mut line = String::new();
-    let read = tokio::time::timeout(HOST_BOUND, tokio::io::BufReader::new(stdout).read_line(&mut line)).await;
+    let read = tokio::time::timeout(
+        HOST_BOUND,
+        tokio::io::BufReader::new(stdout).read_line(&mut line),
+    )
+    .await;
     let server_pid: u32 = match (read, line.strip_prefix("ready ")) {
-        (Ok(Ok(_)), Some(pid)) => pid.trim().parse().map_err(|_| harness(format!("the host said {line:?}")))?,
+        (Ok(Ok(_)), Some(pid)) => pid
+            .trim()
+            .parse()
+            .map_err(|_| harness(format!("the host said {line:?}")))?,
         _ => {
-            return Err(ErrorRecord { kind: "transport".into(), text: format!("the host did not connect: {line:?}") })
+            return Err(ErrorRecord {
+                kind: "transport".into(),
+                text: format!("the host did not connect: {line:?}"),
+            })
         }
     };
     let waited = async {
@@ -87,12 +110,17 @@ pub(crate) async fn interrupt_group(
 ) -> Result<Value, ErrorRecord> {
     // As after any connect, let the server read `initialized` first, so the transcript
     // does not depend on how fast the signal lands.
-    let initialized = |wire: &[Record]| super::check::moved_past(wire, "notifications/initialized", 1);
+    let initialized =
+        |wire: &[Record]| super::check::moved_past(wire, "notifications/initialized", 1);
     super::steps::until_wire_log(log_path, HOST_BOUND, initialized).await;
     let servers = match servers {
         [] => {
             let wire = wire_log::read_wire_log(log_path).unwrap_or_default();
-            super::procs::reported(&wire).into_iter().filter(|(_, role)| *role == "server").map(|(pid, _)| pid).collect()
+            super::procs::reported(&wire)
+                .into_iter()
+                .filter(|(_, role)| *role == "server")
+                .map(|(pid, _)| pid)
+                .collect()
         }
         given => given.to_vec(),
     };
@@ -112,10 +140,17 @@ pub(crate) async fn interrupt_group(
     super::procs::wait_all_gone(&servers, HOST_BOUND);
     let wire = wire_log::read_wire_log(log_path).unwrap_or_default();
     let exited_on_its_own = wire.iter().any(|r| matches!(r, Record::Exiting { .. }));
-    let server_end = if exited_on_its_own { "exited on its own when its input closed" } else { "ended by a signal" };
+    let server_end = if exited_on_its_own {
+        "exited on its own when its input closed"
+    } else {
+        "ended by a signal"
+    };
     Ok(json!({ "host": host_end, "server": server_end }))
 }
 
 fn harness(text: String) -> ErrorRecord {
-    ErrorRecord { kind: "harness".into(), text }
+    ErrorRecord {
+        kind: "harness".into(),
+        text,
+    }
 }

@@ -21,11 +21,19 @@ pub(super) struct HttpTarget {
 impl HttpTarget {
     /// The target of a started mock.
     pub fn of(mock: &HttpMock, transport: Transport) -> HttpTarget {
-        let mut origins = vec![("primary", origin(&mock.url())), ("second", origin(&mock.second_origin_url()))];
+        let mut origins = vec![
+            ("primary", origin(&mock.url())),
+            ("second", origin(&mock.second_origin_url())),
+        ];
         if let Some(plain) = mock.plain_url() {
             origins.push(("plain", origin(&plain)));
         }
-        HttpTarget { url: mock.url(), origins, ca_pem: mock.ca_certificate_pem(), legacy: transport == Transport::LegacySse }
+        HttpTarget {
+            url: mock.url(),
+            origins,
+            ca_pem: mock.ca_certificate_pem(),
+            legacy: transport == Transport::LegacySse,
+        }
     }
 
     /// The URL the client is given: the scenario's template with `${primary}` … filled in,
@@ -39,7 +47,12 @@ impl HttpTarget {
             url = url.replace(&format!("${{{name}}}"), origin);
         }
         // `${port}`: the primary listener's port, for a URL built by hand (with userinfo).
-        if let Some(port) = self.origins.first().and_then(|(_, origin)| origin.rsplit_once(':')).map(|(_, p)| p) {
+        if let Some(port) = self
+            .origins
+            .first()
+            .and_then(|(_, origin)| origin.rsplit_once(':'))
+            .map(|(_, p)| p)
+        {
             url = url.replace("${port}", port);
         }
         url
@@ -50,12 +63,18 @@ impl HttpTarget {
     pub fn redactions(&self) -> Vec<(String, String)> {
         let mut redactions = Vec::new();
         for (i, (_, origin)) in self.origins.iter().enumerate() {
-            let Some((host, port)) = origin.split_once("://").and_then(|(_, rest)| rest.rsplit_once(':')) else {
+            let Some((host, port)) = origin
+                .split_once("://")
+                .and_then(|(_, rest)| rest.rsplit_once(':'))
+            else {
                 continue;
             };
             redactions.push((format!("{host}:{port}"), format!("{host}:[PORT{}]", i + 1)));
             if host == "localhost" {
-                redactions.push((format!("127.0.0.1:{port}"), format!("127.0.0.1:[PORT{}]", i + 1)));
+                redactions.push((
+                    format!("127.0.0.1:{port}"),
+                    format!("127.0.0.1:[PORT{}]", i + 1),
+                ));
             }
         }
         redactions
@@ -78,7 +97,11 @@ impl HttpTarget {
             headers: part.headers.clone(),
             redirects: part.redirects,
             tokens: part.tokens.clone(),
-            trusted_roots_pem: if part.trust_mock_certificate { self.ca_pem.iter().cloned().collect() } else { Vec::new() },
+            trusted_roots_pem: if part.trust_mock_certificate {
+                self.ca_pem.iter().cloned().collect()
+            } else {
+                Vec::new()
+            },
             max_body_bytes: part.max_body_bytes,
         }
     }
@@ -90,19 +113,34 @@ mod tests {
 
     #[test]
     fn origins_and_port_redactions() {
-        assert_eq!(origin("http://127.0.0.1:4000/mcp?x=1"), "http://127.0.0.1:4000");
+        assert_eq!(
+            origin("http://127.0.0.1:4000/mcp?x=1"),
+            "http://127.0.0.1:4000"
+        );
         let target = HttpTarget {
             url: "http://127.0.0.1:4000/mcp".into(),
-            origins: vec![("primary", "http://127.0.0.1:4000".into()), ("second", "http://localhost:4001".into())],
+            origins: vec![
+                ("primary", "http://127.0.0.1:4000".into()),
+                ("second", "http://localhost:4001".into()),
+            ],
             ca_pem: None,
             legacy: false,
         };
-        let part = HttpClientPart { url: Some("${second}/sk-live-12345678/mcp".into()), ..Default::default() };
-        assert_eq!(target.client_url(&part), "http://localhost:4001/sk-live-12345678/mcp");
+        let part = HttpClientPart {
+            url: Some("${second}/sk-live-12345678/mcp".into()),
+            ..Default::default()
+        };
+        assert_eq!(
+            target.client_url(&part),
+            "http://localhost:4001/sk-live-12345678/mcp"
+        );
         assert_eq!(
             target.redactions(),
             vec![
-                ("127.0.0.1:4000".to_string(), "127.0.0.1:[PORT1]".to_string()),
+                (
+                    "127.0.0.1:4000".to_string(),
+                    "127.0.0.1:[PORT1]".to_string()
+                ),
                 ("localhost:4001".into(), "localhost:[PORT2]".into()),
                 ("127.0.0.1:4001".into(), "127.0.0.1:[PORT2]".into()),
             ]

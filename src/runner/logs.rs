@@ -40,7 +40,9 @@ struct Captured {
 impl LogBuffer {
     /// Installs a capturing subscriber on this thread until the guard is dropped.
     pub fn install(&self) -> tracing::subscriber::DefaultGuard {
-        let layer = CaptureLayer { buffer: self.clone() };
+        let layer = CaptureLayer {
+            buffer: self.clone(),
+        };
         tracing::subscriber::set_default(tracing_subscriber::registry().with(layer))
     }
 

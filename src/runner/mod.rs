@@ -8,8 +8,8 @@ mod http_target;
 pub mod logs;
 pub mod outcome;
 pub mod procs;
-mod steps;
 mod spawn_lock;
+mod steps;
 pub(crate) mod tool_layer;
 pub mod transcript;
 
@@ -34,12 +34,18 @@ pub struct MockLauncher {
 impl MockLauncher {
     /// The mock served by this very binary's hidden `mock-stdio` command.
     pub fn this_binary() -> std::io::Result<Self> {
-        Ok(MockLauncher { program: std::env::current_exe()?, prefix_args: vec!["mock-stdio".into()] })
+        Ok(MockLauncher {
+            program: std::env::current_exe()?,
+            prefix_args: vec!["mock-stdio".into()],
+        })
     }
 
     /// The mock served by the `mcp-conformance` binary at `program`.
     pub fn conformance_binary(program: impl Into<PathBuf>) -> Self {
-        MockLauncher { program: program.into(), prefix_args: vec!["mock-stdio".into()] }
+        MockLauncher {
+            program: program.into(),
+            prefix_args: vec!["mock-stdio".into()],
+        }
     }
 }
 
@@ -72,15 +78,24 @@ pub struct RunOptions {
 
 impl Default for RunOptions {
     fn default() -> Self {
-        let workers = std::thread::available_parallelism().map(|n| n.get() * 4).unwrap_or(8);
-        RunOptions { judged: Judged::Everything, step_guard: steps::STEP_GUARD, workers }
+        let workers = std::thread::available_parallelism()
+            .map(|n| n.get() * 4)
+            .unwrap_or(8);
+        RunOptions {
+            judged: Judged::Everything,
+            step_guard: steps::STEP_GUARD,
+            workers,
+        }
     }
 }
 
 impl RunOptions {
     /// A client other than the reference one: judged on the portable expectations.
     pub fn portable() -> Self {
-        RunOptions { judged: Judged::Portable, ..Default::default() }
+        RunOptions {
+            judged: Judged::Portable,
+            ..Default::default()
+        }
     }
 }
 
@@ -89,7 +104,10 @@ impl RunOptions {
 /// descriptor being gone), as one that starts processes when it has a stdio server or a
 /// client other than the reference one (a driver, an SDK: its starts cannot be seen), and
 /// unhindered otherwise (the reference client over HTTP starts nothing).
-fn spawn_guard(script: &mcp_mock_servers::script::Script, judged: Judged) -> Option<spawn_lock::SpawnGuard> {
+fn spawn_guard(
+    script: &mcp_mock_servers::script::Script,
+    judged: Judged,
+) -> Option<spawn_lock::SpawnGuard> {
     use mcp_mock_servers::script::Step;
     let closes_a_descriptor = std::iter::once(&script.steps)
         .chain(&script.relaunch)
@@ -105,18 +123,35 @@ fn spawn_guard(script: &mcp_mock_servers::script::Script, judged: Judged) -> Opt
 
 /// Runs one scenario with the reference client under one profile. Never panics on what the
 /// client or server does; a fault of the harness itself is recorded in `harness_fault`.
-pub fn run(scenario: &LoadedScenario, profile: Profile, launcher: &MockLauncher, hooks: &TestHooks) -> Outcome {
-    let adapter = crate::cut::reference::ReferenceClient::new(profile, hooks.clone(), launcher.program.clone());
+pub fn run(
+    scenario: &LoadedScenario,
+    profile: Profile,
+    launcher: &MockLauncher,
+    hooks: &TestHooks,
+) -> Outcome {
+    let adapter = crate::cut::reference::ReferenceClient::new(
+        profile,
+        hooks.clone(),
+        launcher.program.clone(),
+    );
     run_client(scenario, adapter, launcher, RunOptions::default())
 }
 
 /// Runs one scenario with any client under test.
-pub fn run_client<A: ClientUnderTest + 'static>(scenario: &LoadedScenario, adapter: A, launcher: &MockLauncher, options: RunOptions) -> Outcome {
+pub fn run_client<A: ClientUnderTest + 'static>(
+    scenario: &LoadedScenario,
+    adapter: A,
+    launcher: &MockLauncher,
+    options: RunOptions,
+) -> Outcome {
     let described = adapter.describe();
     let profile = Profile::from_name(&described.profile).unwrap_or_default();
     let fault = |fault: String| Outcome::fault(profile, described.clone(), options.judged, fault);
     let _spawns = spawn_guard(&scenario.scenario.server, options.judged);
-    let temp = match tempfile::Builder::new().prefix("mcp-conformance-").tempdir() {
+    let temp = match tempfile::Builder::new()
+        .prefix("mcp-conformance-")
+        .tempdir()
+    {
         Ok(temp) => temp,
         Err(e) => return fault(format!("cannot create a temp folder: {e}")),
     };
@@ -142,20 +177,38 @@ pub fn run_client<A: ClientUnderTest + 'static>(scenario: &LoadedScenario, adapt
     ]);
     let script = &server;
     let http_mock = if script.transport.is_http() {
-        match mcp_mock_servers::HttpMock::start(script.clone(), Some(log_path.clone()), temp.path().to_path_buf()) {
+        match mcp_mock_servers::HttpMock::start(
+            script.clone(),
+            Some(log_path.clone()),
+            temp.path().to_path_buf(),
+        ) {
             Ok(mock) => Some(mock),
-            Err(e) => return fault(format!("cannot start the HTTP mock: {}", crate::error_chain(&e))),
+            Err(e) => {
+                return fault(format!(
+                    "cannot start the HTTP mock: {}",
+                    crate::error_chain(&e)
+                ))
+            }
         }
     } else {
         None
     };
-    let http = http_mock.as_ref().map(|mock| http_target::HttpTarget::of(mock, script.transport));
+    let http = http_mock
+        .as_ref()
+        .map(|mock| http_target::HttpTarget::of(mock, script.transport));
     let part = &scenario.scenario.client;
     let target = match &http {
         Some(http) => Target::Http(http.client_target(&part.http)),
         None => Target::Stdio(StdioTarget {
-            command: part.command.clone().unwrap_or_else(|| launcher.program.display().to_string()),
-            args: if part.command.is_some() { Vec::new() } else { args },
+            command: part
+                .command
+                .clone()
+                .unwrap_or_else(|| launcher.program.display().to_string()),
+            args: if part.command.is_some() {
+                Vec::new()
+            } else {
+                args
+            },
             env: part.env.clone(),
             own_process_group: part.own_process_group,
         }),
@@ -163,7 +216,11 @@ pub fn run_client<A: ClientUnderTest + 'static>(scenario: &LoadedScenario, adapt
     let plan = steps::Plan {
         scenario: &scenario.scenario,
         target,
-        settings: Settings { timeouts: part.timeouts.clone(), faults: part.faults.clone(), revision: part.revision.clone() },
+        settings: Settings {
+            timeouts: part.timeouts.clone(),
+            faults: part.faults.clone(),
+            revision: part.revision.clone(),
+        },
         log_path: log_path.clone(),
         step_guard: options.step_guard,
         stop_at_hang: options.judged == Judged::Portable,
@@ -191,7 +248,9 @@ pub fn run_client<A: ClientUnderTest + 'static>(scenario: &LoadedScenario, adapt
     // Facts are taken only where the scenario asks for them: a process that should be gone
     // gets a bounded wait to go; one that should live is looked at once.
     let expect = &scenario.scenario.expect;
-    let asked = expect.processes_gone.or_else(|| expect.reference.as_ref().and_then(|r| r.processes_gone));
+    let asked = expect
+        .processes_gone
+        .or_else(|| expect.reference.as_ref().and_then(|r| r.processes_gone));
     let processes = match asked {
         None => Vec::new(),
         Some(should_be_gone) => {
@@ -199,15 +258,26 @@ pub fn run_client<A: ClientUnderTest + 'static>(scenario: &LoadedScenario, adapt
                 procs::wait_all_gone(&pids, PROCESS_SETTLE)
             } else {
                 // The command itself goes on close and drop whatever else lives on: let it.
-                let servers: Vec<u32> = reported.iter().filter(|(_, role)| *role == "server").map(|(p, _)| *p).collect();
+                let servers: Vec<u32> = reported
+                    .iter()
+                    .filter(|(_, role)| *role == "server")
+                    .map(|(p, _)| *p)
+                    .collect();
                 if client_gone {
                     procs::wait_all_gone(&servers, PROCESS_SETTLE);
                 }
-                pids.iter().copied().filter(|&p| procs::is_alive(p)).collect()
+                pids.iter()
+                    .copied()
+                    .filter(|&p| procs::is_alive(p))
+                    .collect()
             };
             reported
                 .iter()
-                .map(|&(pid, role)| ProcessFact { pid, role, alive_after_steps: alive.contains(&pid) })
+                .map(|&(pid, role)| ProcessFact {
+                    pid,
+                    role,
+                    alive_after_steps: alive.contains(&pid),
+                })
                 .collect()
         }
     };
@@ -217,7 +287,10 @@ pub fn run_client<A: ClientUnderTest + 'static>(scenario: &LoadedScenario, adapt
 
     let (logs, logs_dropped) = buffer.take();
     let mut redactions = vec![(temp.path().display().to_string(), "[TMP]".to_string())];
-    redactions.push((launcher.program.display().to_string(), "mcp-mock-stdio".to_string()));
+    redactions.push((
+        launcher.program.display().to_string(),
+        "mcp-mock-stdio".to_string(),
+    ));
     redactions.extend(http.iter().flat_map(|target| target.redactions()));
     let http_url = http.as_ref().map(|target| target.client_url(&part.http));
     let secrets = given_secrets(&part.http, http_url.as_deref());
@@ -272,7 +345,8 @@ impl Outcome {
 fn mock_fault(wire: &[wire_log::Record]) -> Option<String> {
     wire.iter().find_map(|record| match record {
         wire_log::Record::Wrote { stream, summary }
-            if stream == "stderr" && summary.contains(mcp_mock_servers::http::player::LISTENER_FAULT) =>
+            if stream == "stderr"
+                && summary.contains(mcp_mock_servers::http::player::LISTENER_FAULT) =>
         {
             Some(format!("the HTTP mock failed: {summary}"))
         }
@@ -288,8 +362,13 @@ const MIN_SECRET_CHARS: usize = 4;
 fn given_secrets(part: &crate::scenario::HttpClientPart, url: Option<&str>) -> Vec<GivenSecret> {
     let mut secrets = Vec::new();
     let mut add = |source: String, value: &str| {
-        if value.chars().count() >= MIN_SECRET_CHARS && !secrets.iter().any(|s: &GivenSecret| s.value == value) {
-            secrets.push(GivenSecret { source, value: value.to_string() });
+        if value.chars().count() >= MIN_SECRET_CHARS
+            && !secrets.iter().any(|s: &GivenSecret| s.value == value)
+        {
+            secrets.push(GivenSecret {
+                source,
+                value: value.to_string(),
+            });
         }
     };
     for [name, value] in &part.headers {

@@ -93,7 +93,11 @@ impl Outcome {
     /// varies run to run named.
     pub fn redact(&self, text: &str) -> String {
         let mut text = text.to_string();
-        if let Some(url) = self.http_url.as_deref().and_then(|u| url::Url::parse(u).ok()) {
+        if let Some(url) = self
+            .http_url
+            .as_deref()
+            .and_then(|u| url::Url::parse(u).ok())
+        {
             text = mcp_refclient::redact::redact(&text, &url);
         }
         text = self.normalize(&text);
@@ -117,10 +121,14 @@ impl Outcome {
 
     /// How many times the server was launched.
     pub fn launches(&self) -> u32 {
-        self.wire.iter().filter_map(|r| match r {
-            Record::Started { launch, .. } => Some(*launch),
-            _ => None,
-        }).max().unwrap_or(0)
+        self.wire
+            .iter()
+            .filter_map(|r| match r {
+                Record::Started { launch, .. } => Some(*launch),
+                _ => None,
+            })
+            .max()
+            .unwrap_or(0)
     }
 }
 

@@ -44,8 +44,14 @@ pub fn is_alive(pid: u32) -> bool {
     };
     // The state follows the command name, which is in parentheses and may hold spaces; the
     // flags are the seventh field after it.
-    let fields: Vec<&str> = stat.rsplit_once(')').map(|(_, rest)| rest.split_whitespace().collect()).unwrap_or_default();
-    let exiting = fields.get(6).and_then(|f| f.parse::<u64>().ok()).is_some_and(|flags| flags & PF_EXITING != 0);
+    let fields: Vec<&str> = stat
+        .rsplit_once(')')
+        .map(|(_, rest)| rest.split_whitespace().collect())
+        .unwrap_or_default();
+    let exiting = fields
+        .get(6)
+        .and_then(|f| f.parse::<u64>().ok())
+        .is_some_and(|flags| flags & PF_EXITING != 0);
     !matches!(fields.first(), Some(&"Z") | Some(&"X") | None) && !exiting
 }
 
@@ -56,8 +62,11 @@ const PF_EXITING: u64 = 0x4;
 fn kill_pending(status: &str) -> bool {
     let sigkill = 1u64 << (libc::SIGKILL - 1);
     status.lines().any(|line| {
-        let mask = line.strip_prefix("SigPnd:").or_else(|| line.strip_prefix("ShdPnd:"));
-        mask.and_then(|m| u64::from_str_radix(m.trim(), 16).ok()).is_some_and(|m| m & sigkill != 0)
+        let mask = line
+            .strip_prefix("SigPnd:")
+            .or_else(|| line.strip_prefix("ShdPnd:"));
+        mask.and_then(|m| u64::from_str_radix(m.trim(), 16).ok())
+            .is_some_and(|m| m & sigkill != 0)
     })
 }
 
@@ -102,10 +111,18 @@ mod tests {
 
     #[test]
     fn a_pending_sigkill_reads_as_gone() {
-        assert!(!kill_pending("Name:\tx\nSigPnd:\t0000000000000000\nShdPnd:\t0000000000000000\n"));
-        assert!(kill_pending("SigPnd:\t0000000000000000\nShdPnd:\t0000000000000100\n"));
-        assert!(kill_pending("SigPnd:\t0000000000000100\nShdPnd:\t0000000000000000\n"));
+        assert!(!kill_pending(
+            "Name:\tx\nSigPnd:\t0000000000000000\nShdPnd:\t0000000000000000\n"
+        ));
+        assert!(kill_pending(
+            "SigPnd:\t0000000000000000\nShdPnd:\t0000000000000100\n"
+        ));
+        assert!(kill_pending(
+            "SigPnd:\t0000000000000100\nShdPnd:\t0000000000000000\n"
+        ));
         // SIGTERM (15) pending is not a kill.
-        assert!(!kill_pending("SigPnd:\t0000000000004000\nShdPnd:\t0000000000000000\n"));
+        assert!(!kill_pending(
+            "SigPnd:\t0000000000004000\nShdPnd:\t0000000000000000\n"
+        ));
     }
 }

@@ -12,7 +12,10 @@
 use std::cell::Cell;
 use std::sync::{Condvar, Mutex, MutexGuard};
 
-static STATE: Mutex<State> = Mutex::new(State { starting: 0, exclusive: false });
+static STATE: Mutex<State> = Mutex::new(State {
+    starting: 0,
+    exclusive: false,
+});
 static CHANGED: Condvar = Condvar::new();
 
 struct State {
@@ -50,7 +53,10 @@ fn guard(held: Held) -> SpawnGuard {
     if held != Held::Nothing {
         HELD_HERE.set(true);
     }
-    SpawnGuard { held, _not_send: std::marker::PhantomData }
+    SpawnGuard {
+        held,
+        _not_send: std::marker::PhantomData,
+    }
 }
 
 /// For a scenario that starts processes: waits only while an exclusive one runs.
@@ -103,7 +109,11 @@ mod tests {
     #[test]
     fn an_exclusive_run_waits_for_starting_ones_and_holds_them_off_while_it_runs() {
         let starting = spawning();
-        assert_eq!(spawning().held, Held::Nothing, "a thread does not wait on itself");
+        assert_eq!(
+            spawning().held,
+            Held::Nothing,
+            "a thread does not wait on itself"
+        );
         let (tx, rx) = mpsc::channel();
         let other = std::thread::spawn(move || {
             let exclusive = exclusive();
@@ -113,16 +123,26 @@ mod tests {
                 let _starting = spawning();
                 tx2.send(()).unwrap();
             });
-            assert!(rx2.recv_timeout(Duration::from_millis(100)).is_err(), "a starting run waits for it");
+            assert!(
+                rx2.recv_timeout(Duration::from_millis(100)).is_err(),
+                "a starting run waits for it"
+            );
             drop(exclusive);
-            rx2.recv_timeout(Duration::from_secs(5)).expect("and goes on after it");
+            rx2.recv_timeout(Duration::from_secs(5))
+                .expect("and goes on after it");
             third.join().unwrap();
         });
-        assert!(rx.recv_timeout(Duration::from_millis(100)).is_err(), "the exclusive run waits");
+        assert!(
+            rx.recv_timeout(Duration::from_millis(100)).is_err(),
+            "the exclusive run waits"
+        );
         // Another starting run is not held up by the exclusive one waiting.
         std::thread::spawn(|| drop(spawning())).join().unwrap();
         drop(starting);
-        assert_eq!(rx.recv_timeout(Duration::from_secs(5)).unwrap(), "exclusive");
+        assert_eq!(
+            rx.recv_timeout(Duration::from_secs(5)).unwrap(),
+            "exclusive"
+        );
         other.join().unwrap();
         assert!(!HELD_HERE.get());
     }

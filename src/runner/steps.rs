@@ -42,7 +42,10 @@ type StepResult = Result<Value, ErrorRecord>;
 /// Plays the steps on a fresh single-threaded runtime (so the thread's log capture sees
 /// every task), then drops the client's connection and the runtime, and hands the adapter
 /// back (a driver process lives on until the facts are taken).
-pub(super) fn play<A: ClientUnderTest + 'static>(plan: Plan<'_>, adapter: Rc<A>) -> Result<Played, String> {
+pub(super) fn play<A: ClientUnderTest + 'static>(
+    plan: Plan<'_>,
+    adapter: Rc<A>,
+) -> Result<Played, String> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -60,92 +63,149 @@ async fn play_steps<A: ClientUnderTest + 'static>(plan: Plan<'_>, client: Rc<A>)
     let mut records = Vec::new();
     let mut client_gone = false;
     let mut guard_expired = None;
-    let probe = ServerProbe { log_path: plan.log_path.clone() };
+    let probe = ServerProbe {
+        log_path: plan.log_path.clone(),
+    };
     client.ready().await;
     for (index, step) in plan.scenario.client.steps.iter().enumerate() {
         let started = Instant::now();
         let initialized_before = received_count(&plan, INITIALIZED);
         let initialize_before = received_count(&plan, "initialize");
         let guard = step_guard(plan.scenario, index + 1, plan.step_guard);
-        let result = tokio::time::timeout(guard, async { match step {
-            ClientStep::Connect(_) => {
-                let connected = client.connect(&plan.target, &plan.settings).await.map_err(record);
-                if connected.is_ok() {
-                    // A client need not await `initialized`; let the server read it before
-                    // the next step, so what the server saw does not depend on scheduling.
-                    // Only where a handshake began: kova's legacy transport has none.
-                    if received_count(&plan, "initialize") > initialize_before {
-                        let _ = await_moved_past(&plan, INITIALIZED, initialized_before + 1, SETTLE_MS).await;
+        let result = tokio::time::timeout(guard, async {
+            match step {
+                ClientStep::Connect(_) => {
+                    let connected = client
+                        .connect(&plan.target, &plan.settings)
+                        .await
+                        .map_err(record);
+                    if connected.is_ok() {
+                        // A client need not await `initialized`; let the server read it before
+                        // the next step, so what the server saw does not depend on scheduling.
+                        // Only where a handshake began: kova's legacy transport has none.
+                        if received_count(&plan, "initialize") > initialize_before {
+                            let _ = await_moved_past(
+                                &plan,
+                                INITIALIZED,
+                                initialized_before + 1,
+                                SETTLE_MS,
+                            )
+                            .await;
+                        }
+                        client_gone = false;
                     }
-                    client_gone = false;
+                    connected
                 }
-                connected
-            }
-            ClientStep::Drop(_) => {
-                client_gone = true;
-                client.drop_connection().await.map_err(record)
-            }
-            ClientStep::Spawn(spawn) => {
-                let task = tokio::task::spawn_local(run_on_client(client.clone(), (*spawn.step).clone()));
-                spawned.insert(spawn.name.clone(), task);
-                // Let the spawned step start (and send its request) before the next step.
-                tokio::task::yield_now().await;
-                Ok(json!({ "spawned": spawn.name }))
-            }
-            ClientStep::Join(join) => match spawned.remove(&join.name) {
-                Some(task) => task.await.unwrap_or_else(|e| Err(harness_error(format!("spawned step panicked: {e}")))),
-                None => Err(harness_error(format!("no spawned step named `{}`", join.name))),
-            },
-            ClientStep::ToolSource(spec) => client
-                .tool_layer(ToolLayerStep::Build {
-                    name: spec.name.clone(),
-                    prefix: spec.prefix.clone(),
-                    reports_notifications: spec.reports_notifications,
-                })
-                .await
-                .map_err(record),
-            ClientStep::BeginRun(_) => client.tool_layer(ToolLayerStep::BeginRun).await.map_err(record),
-            ClientStep::NextTurn(_) => client.tool_layer(ToolLayerStep::NextTurn).await.map_err(record),
-            ClientStep::CallAdapter(call) => client
-                .tool_layer(ToolLayerStep::Call { name: call.name.clone(), arguments: call.sent_arguments() })
-                .await
-                .map_err(record),
-            ClientStep::ToolSet(set) => client.tool_layer(ToolLayerStep::Set { servers: set.servers.clone() }).await.map_err(record),
-            ClientStep::CallSet(call) => client
-                .tool_layer(ToolLayerStep::CallSet { name: call.name.clone(), arguments: call.sent_arguments() })
-                .await
-                .map_err(record),
-            ClientStep::Cancel(cancel) => match spawned.remove(&cancel.name) {
-                Some(task) => {
-                    task.abort();
-                    let finished = task.await.is_ok();
-                    Ok(json!(if finished { "already finished" } else { "cancelled" }))
+                ClientStep::Drop(_) => {
+                    client_gone = true;
+                    client.drop_connection().await.map_err(record)
                 }
-                None => Err(harness_error(format!("no spawned step named `{}`", cancel.name))),
-            },
-            ClientStep::InterruptHost(_) => {
-                client.interrupt_host(&plan.target, &plan.settings, &probe).await.map_err(record)
+                ClientStep::Spawn(spawn) => {
+                    let task = tokio::task::spawn_local(run_on_client(
+                        client.clone(),
+                        (*spawn.step).clone(),
+                    ));
+                    spawned.insert(spawn.name.clone(), task);
+                    // Let the spawned step start (and send its request) before the next step.
+                    tokio::task::yield_now().await;
+                    Ok(json!({ "spawned": spawn.name }))
+                }
+                ClientStep::Join(join) => match spawned.remove(&join.name) {
+                    Some(task) => task.await.unwrap_or_else(|e| {
+                        Err(harness_error(format!("spawned step panicked: {e}")))
+                    }),
+                    None => Err(harness_error(format!(
+                        "no spawned step named `{}`",
+                        join.name
+                    ))),
+                },
+                ClientStep::ToolSource(spec) => client
+                    .tool_layer(ToolLayerStep::Build {
+                        name: spec.name.clone(),
+                        prefix: spec.prefix.clone(),
+                        reports_notifications: spec.reports_notifications,
+                    })
+                    .await
+                    .map_err(record),
+                ClientStep::BeginRun(_) => client
+                    .tool_layer(ToolLayerStep::BeginRun)
+                    .await
+                    .map_err(record),
+                ClientStep::NextTurn(_) => client
+                    .tool_layer(ToolLayerStep::NextTurn)
+                    .await
+                    .map_err(record),
+                ClientStep::CallAdapter(call) => client
+                    .tool_layer(ToolLayerStep::Call {
+                        name: call.name.clone(),
+                        arguments: call.sent_arguments(),
+                    })
+                    .await
+                    .map_err(record),
+                ClientStep::ToolSet(set) => client
+                    .tool_layer(ToolLayerStep::Set {
+                        servers: set.servers.clone(),
+                    })
+                    .await
+                    .map_err(record),
+                ClientStep::CallSet(call) => client
+                    .tool_layer(ToolLayerStep::CallSet {
+                        name: call.name.clone(),
+                        arguments: call.sent_arguments(),
+                    })
+                    .await
+                    .map_err(record),
+                ClientStep::Cancel(cancel) => match spawned.remove(&cancel.name) {
+                    Some(task) => {
+                        task.abort();
+                        let finished = task.await.is_ok();
+                        Ok(json!(if finished {
+                            "already finished"
+                        } else {
+                            "cancelled"
+                        }))
+                    }
+                    None => Err(harness_error(format!(
+                        "no spawned step named `{}`",
+                        cancel.name
+                    ))),
+                },
+                ClientStep::InterruptHost(_) => client
+                    .interrupt_host(&plan.target, &plan.settings, &probe)
+                    .await
+                    .map_err(record),
+                ClientStep::AwaitReceived(wait) => {
+                    await_received(&plan, &wait.message, wait.count, wait.within_ms).await
+                }
+                ClientStep::AwaitStep(wait) => {
+                    await_step(&plan, wait.launch, wait.step, wait.within_ms).await
+                }
+                ClientStep::Processes(want) => {
+                    processes_at_step(&plan, want.gone, want.within_ms).await
+                }
+                ClientStep::ServerProcess(_) => match client.server_pid().await.map_err(record) {
+                    Ok(pid) => server_launch(&plan, pid),
+                    Err(e) => Err(e),
+                },
+                ClientStep::Close(_) => {
+                    let result = run_on_client(client.clone(), step.clone()).await;
+                    client_gone = true;
+                    result
+                }
+                other => run_on_client(client.clone(), other.clone()).await,
             }
-            ClientStep::AwaitReceived(wait) => await_received(&plan, &wait.message, wait.count, wait.within_ms).await,
-            ClientStep::AwaitStep(wait) => await_step(&plan, wait.launch, wait.step, wait.within_ms).await,
-            ClientStep::Processes(want) => processes_at_step(&plan, want.gone, want.within_ms).await,
-            ClientStep::ServerProcess(_) => match client.server_pid().await.map_err(record) {
-                Ok(pid) => server_launch(&plan, pid),
-                Err(e) => Err(e),
-            },
-            ClientStep::Close(_) => {
-                let result = run_on_client(client.clone(), step.clone()).await;
-                client_gone = true;
-                result
-            }
-            other => run_on_client(client.clone(), other.clone()).await,
-        }})
+        })
         .await
         .unwrap_or_else(|_| {
             guard_expired.get_or_insert(index + 1);
             Err(hung(guard))
         });
-        records.push(StepRecord { number: index + 1, label: label(step), result, elapsed: started.elapsed() });
+        records.push(StepRecord {
+            number: index + 1,
+            label: label(step),
+            result,
+            elapsed: started.elapsed(),
+        });
         if plan.stop_at_hang && guard_expired.is_some() {
             break;
         }
@@ -158,24 +218,51 @@ async fn play_steps<A: ClientUnderTest + 'static>(plan: Plan<'_>, client: Rc<A>)
     if !(plan.stop_at_hang && guard_expired.is_some()) {
         let _ = tokio::time::timeout(plan.step_guard, client.drop_connection()).await;
     }
-    Played { steps: records, client_gone, guard_expired }
+    Played {
+        steps: records,
+        client_gone,
+        guard_expired,
+    }
 }
 
 /// Runs a step that only needs the client (also what `spawn` runs in the background).
 async fn run_on_client<A: ClientUnderTest>(client: Rc<A>, step: ClientStep) -> StepResult {
     match step {
         ClientStep::ListTools(_) => client.list_tools().await.map_err(record),
-        ClientStep::CallTool(call) => {
-            client.call_tool(&call.name, call.sent_arguments(), call.timeout_ms.map(Duration::from_millis)).await.map_err(record)
-        }
+        ClientStep::CallTool(call) => client
+            .call_tool(
+                &call.name,
+                call.sent_arguments(),
+                call.timeout_ms.map(Duration::from_millis),
+            )
+            .await
+            .map_err(record),
         ClientStep::Close(_) => client.close().await.map_err(record),
         ClientStep::Reconnect(_) => client.reconnect().await.map_err(record),
-        ClientStep::Exited(_) => client.exited().await.map(|text| json!(text)).map_err(record),
-        ClientStep::Request(raw) => client.request(&raw.method, raw.params.clone()).await.map_err(record),
-        ClientStep::Notify(raw) => client.notify(&raw.method, raw.params.clone()).await.map_err(record),
+        ClientStep::Exited(_) => client
+            .exited()
+            .await
+            .map(|text| json!(text))
+            .map_err(record),
+        ClientStep::Request(raw) => client
+            .request(&raw.method, raw.params.clone())
+            .await
+            .map_err(record),
+        ClientStep::Notify(raw) => client
+            .notify(&raw.method, raw.params.clone())
+            .await
+            .map_err(record),
         ClientStep::ServerInfo(_) => client.server_info().await.map_err(record),
-        ClientStep::SessionId(_) => client.session_id().await.map(|id| json!(id)).map_err(record),
-        ClientStep::ListChanged(_) => client.list_changed_count().await.map(|n| json!(n)).map_err(record),
+        ClientStep::SessionId(_) => client
+            .session_id()
+            .await
+            .map(|id| json!(id))
+            .map_err(record),
+        ClientStep::ListChanged(_) => client
+            .list_changed_count()
+            .await
+            .map(|n| json!(n))
+            .map_err(record),
         ClientStep::WaitListChanged(wait) => {
             let deadline = Instant::now() + Duration::from_millis(wait.within_ms);
             loop {
@@ -184,8 +271,14 @@ async fn run_on_client<A: ClientUnderTest>(client: Rc<A>, step: ClientStep) -> S
                     return Ok(json!(counted));
                 }
                 if Instant::now() >= deadline {
-                    let text = format!("{counted} list change(s) counted after {} ms, wanted {}", wait.within_ms, wait.count);
-                    return Err(ErrorRecord { kind: "timeout".into(), text });
+                    let text = format!(
+                        "{counted} list change(s) counted after {} ms, wanted {}",
+                        wait.within_ms, wait.count
+                    );
+                    return Err(ErrorRecord {
+                        kind: "timeout".into(),
+                        text,
+                    });
                 }
                 tokio::time::sleep(Duration::from_millis(5)).await;
             }
@@ -199,7 +292,10 @@ async fn run_on_client<A: ClientUnderTest>(client: Rc<A>, step: ClientStep) -> S
                     return Ok(json!({ "exited": true, "metrics": { "first_text": text } }));
                 }
                 if Instant::now() >= deadline {
-                    return Err(ErrorRecord { kind: "timeout".into(), text: format!("exited() still none after {} ms", wait.within_ms) });
+                    return Err(ErrorRecord {
+                        kind: "timeout".into(),
+                        text: format!("exited() still none after {} ms", wait.within_ms),
+                    });
                 }
                 tokio::time::sleep(Duration::from_millis(5)).await;
             }
@@ -225,13 +321,19 @@ async fn run_on_client<A: ClientUnderTest>(client: Rc<A>, step: ClientStep) -> S
                 "metrics": { "distinct": texts.len(), "last_change_ms": last_change_ms },
             }))
         }
-        other => Err(harness_error(format!("step `{}` cannot run here", label(&other)))),
+        other => Err(harness_error(format!(
+            "step `{}` cannot run here",
+            label(&other)
+        ))),
     }
 }
 
 /// A client's error as the outcome keeps it: an untyped error is the client's `error`.
 fn record(error: StepError) -> ErrorRecord {
-    ErrorRecord { kind: error.kind.unwrap_or_else(|| UNTYPED.into()), text: error.text }
+    ErrorRecord {
+        kind: error.kind.unwrap_or_else(|| UNTYPED.into()),
+        text: error.text,
+    }
 }
 
 /// The kind of an error whose client gave no typed kind.
@@ -263,7 +365,13 @@ fn step_guard(scenario: &Scenario, number: usize, default: Duration) -> Duration
 /// A step that did not finish within its bound: the client hangs where its rule promises
 /// an end, which is the client's failure of that rule, not a fault of the harness.
 fn hung(guard: Duration) -> ErrorRecord {
-    ErrorRecord { kind: HUNG.into(), text: format!("the step did not finish within {} ms: the client hangs", guard.as_millis()) }
+    ErrorRecord {
+        kind: HUNG.into(),
+        text: format!(
+            "the step did not finish within {} ms: the client hangs",
+            guard.as_millis()
+        ),
+    }
 }
 
 const INITIALIZED: &str = "notifications/initialized";
@@ -273,7 +381,10 @@ const SETTLE_MS: u64 = 2_000;
 
 fn received_count(plan: &Plan<'_>, message: &str) -> usize {
     let wire = wire_log::read_wire_log(&plan.log_path).unwrap_or_default();
-    super::check::received_summary(&wire).iter().filter(|m| *m == message).count()
+    super::check::received_summary(&wire)
+        .iter()
+        .filter(|m| *m == message)
+        .count()
 }
 
 /// Waits, bounded, until the server's wire log shows `count` of `message` (a method or
@@ -281,14 +392,19 @@ fn received_count(plan: &Plan<'_>, message: &str) -> usize {
 async fn await_received(plan: &Plan<'_>, method: &str, count: usize, within_ms: u64) -> StepResult {
     let mut seen = 0;
     let counted = |wire: &[wire_log::Record]| {
-        seen = super::check::received_summary(wire).iter().filter(|m| *m == method).count();
+        seen = super::check::received_summary(wire)
+            .iter()
+            .filter(|m| *m == method)
+            .count();
         seen >= count
     };
     match until_wire_log(&plan.log_path, Duration::from_millis(within_ms), counted).await {
         true => Ok(json!(seen)),
         false => Err(ErrorRecord {
             kind: "timeout".into(),
-            text: format!("the server received {seen} `{method}` within {within_ms} ms, {count} awaited"),
+            text: format!(
+                "the server received {seen} `{method}` within {within_ms} ms, {count} awaited"
+            ),
         }),
     }
 }
@@ -296,7 +412,10 @@ async fn await_received(plan: &Plan<'_>, method: &str, count: usize, within_ms: 
 /// Waits, bounded, until the server's script moved on after receiving `count` of `method`
 /// (see `check::moved_past`): a close or a kill then cannot cut the step in half.
 async fn await_moved_past(plan: &Plan<'_>, method: &str, count: usize, within_ms: u64) -> bool {
-    until_wire_log(&plan.log_path, Duration::from_millis(within_ms), |wire| super::check::moved_past(wire, method, count)).await
+    until_wire_log(&plan.log_path, Duration::from_millis(within_ms), |wire| {
+        super::check::moved_past(wire, method, count)
+    })
+    .await
 }
 
 /// Reads the server's wire log every 5 ms until `done` holds for it, bounded by `within`;
@@ -323,7 +442,9 @@ pub(crate) async fn until_wire_log(
 fn step_begun(wire: &[wire_log::Record], launch: u32, step: usize) -> bool {
     let mut current = None;
     wire.iter().any(|record| match record {
-        wire_log::Record::Started { launch: started, .. } => {
+        wire_log::Record::Started {
+            launch: started, ..
+        } => {
             current = Some(*started);
             false
         }
@@ -334,11 +455,17 @@ fn step_begun(wire: &[wire_log::Record], launch: u32, step: usize) -> bool {
 
 /// Waits, bounded, until launch `launch` of the server has begun step `step`.
 async fn await_step(plan: &Plan<'_>, launch: u32, step: usize, within_ms: u64) -> StepResult {
-    match until_wire_log(&plan.log_path, Duration::from_millis(within_ms), |wire| step_begun(wire, launch, step)).await {
+    match until_wire_log(&plan.log_path, Duration::from_millis(within_ms), |wire| {
+        step_begun(wire, launch, step)
+    })
+    .await
+    {
         true => Ok(json!({ "launch": launch, "step": step })),
         false => Err(ErrorRecord {
             kind: "timeout".into(),
-            text: format!("launch {launch} of the server did not begin step {step} within {within_ms} ms"),
+            text: format!(
+                "launch {launch} of the server did not begin step {step} within {within_ms} ms"
+            ),
         }),
     }
 }
@@ -349,9 +476,17 @@ async fn processes_at_step(plan: &Plan<'_>, gone: bool, within_ms: u64) -> StepR
     let wire = wire_log::read_wire_log(&plan.log_path).unwrap_or_default();
     let reported = super::procs::reported(&wire);
     if reported.is_empty() {
-        return Err(ErrorRecord { kind: "processes".into(), text: "the server reported no process".into() });
+        return Err(ErrorRecord {
+            kind: "processes".into(),
+            text: "the server reported no process".into(),
+        });
     }
-    let alive = || reported.iter().filter(|(pid, _)| super::procs::is_alive(*pid)).collect::<Vec<_>>();
+    let alive = || {
+        reported
+            .iter()
+            .filter(|(pid, _)| super::procs::is_alive(*pid))
+            .collect::<Vec<_>>()
+    };
     let deadline = Instant::now() + Duration::from_millis(if gone { within_ms } else { 0 });
     loop {
         let now_alive = alive();
@@ -359,10 +494,16 @@ async fn processes_at_step(plan: &Plan<'_>, gone: bool, within_ms: u64) -> StepR
             (true, true) => return Ok(json!({ "gone": true })),
             (false, false) => return Ok(json!({ "gone": false })),
             (false, true) => {
-                return Err(ErrorRecord { kind: "processes".into(), text: "every process is gone, some was to live on".into() })
+                return Err(ErrorRecord {
+                    kind: "processes".into(),
+                    text: "every process is gone, some was to live on".into(),
+                })
             }
             (true, false) if Instant::now() >= deadline => {
-                let names: Vec<String> = now_alive.iter().map(|(pid, role)| format!("{role} pid {pid}")).collect();
+                let names: Vec<String> = now_alive
+                    .iter()
+                    .map(|(pid, role)| format!("{role} pid {pid}"))
+                    .collect();
                 return Err(ErrorRecord {
                     kind: "processes".into(),
                     text: format!("still alive after {within_ms} ms: {}", names.join(", ")),
@@ -384,21 +525,36 @@ fn server_launch(plan: &Plan<'_>, pid: Option<u32>) -> StepResult {
             _ => None,
         })
         .collect();
-    let reported = || launches.iter().map(|(launch, pid)| format!("launch {launch}: pid {pid}")).collect::<Vec<_>>().join(", ");
+    let reported = || {
+        launches
+            .iter()
+            .map(|(launch, pid)| format!("launch {launch}: pid {pid}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
     let Some(pid) = pid else {
-        return Err(ErrorRecord { kind: "processes".into(), text: format!("the client names no server process ({})", reported()) });
+        return Err(ErrorRecord {
+            kind: "processes".into(),
+            text: format!("the client names no server process ({})", reported()),
+        });
     };
     match launches.iter().find(|(_, p)| *p == pid) {
         Some((launch, _)) => Ok(json!(format!("launch {launch}"))),
         None => Err(ErrorRecord {
             kind: "processes".into(),
-            text: format!("the client names pid {pid}, which no launch of the server reported ({})", reported()),
+            text: format!(
+                "the client names pid {pid}, which no launch of the server reported ({})",
+                reported()
+            ),
         }),
     }
 }
 
 fn harness_error(text: String) -> ErrorRecord {
-    ErrorRecord { kind: "harness".into(), text }
+    ErrorRecord {
+        kind: "harness".into(),
+        text,
+    }
 }
 
 /// A short label for a step (`call_tool echo`).
@@ -413,10 +569,14 @@ pub fn label(step: &ClientStep) -> String {
         ClientStep::Close(_) => "close".into(),
         ClientStep::Drop(_) => "drop".into(),
         ClientStep::Exited(_) => "exited".into(),
-        ClientStep::PollExited(p) => format!("poll_exited every {} ms for {} ms", p.every_ms, p.for_ms),
+        ClientStep::PollExited(p) => {
+            format!("poll_exited every {} ms for {} ms", p.every_ms, p.for_ms)
+        }
         ClientStep::WaitExited(w) => format!("wait_exited within {} ms", w.within_ms),
         ClientStep::ListChanged(_) => "list_changed".into(),
-        ClientStep::WaitListChanged(w) => format!("wait_list_changed {} within {} ms", w.count, w.within_ms),
+        ClientStep::WaitListChanged(w) => {
+            format!("wait_list_changed {} within {} ms", w.count, w.within_ms)
+        }
         ClientStep::Spawn(s) => format!("spawn {}: {}", s.name, label(&s.step)),
         ClientStep::Join(j) => format!("join {}", j.name),
         ClientStep::InterruptHost(_) => "interrupt_host (SIGINT to the host's group)".into(),

@@ -22,7 +22,11 @@ impl ToolServer for ScenarioServer {
         async move { ToolServer::list_tools(&*client).await }
     }
 
-    fn call_tool(&self, name: &str, arguments: Value) -> impl Future<Output = Result<CallToolResult, McpError>> + Send {
+    fn call_tool(
+        &self,
+        name: &str,
+        arguments: Value,
+    ) -> impl Future<Output = Result<CallToolResult, McpError>> + Send {
         let client = self.client.clone();
         let name = name.to_string();
         async move { ToolServer::call_tool(&*client, &name, arguments).await }
@@ -49,8 +53,20 @@ impl ToolServer for ScenarioServer {
 pub(crate) type Source = ToolSource<ScenarioServer>;
 
 /// Builds a tool source over the client.
-pub(crate) fn build(client: Arc<McpClient>, name: &str, prefix: Option<&str>, notifications: bool) -> Source {
-    ToolSource::new(Arc::new(ScenarioServer { client, notifications }), name, prefix)
+pub(crate) fn build(
+    client: Arc<McpClient>,
+    name: &str,
+    prefix: Option<&str>,
+    notifications: bool,
+) -> Source {
+    ToolSource::new(
+        Arc::new(ScenarioServer {
+            client,
+            notifications,
+        }),
+        name,
+        prefix,
+    )
 }
 
 /// The source as built: the server's name and the prefix, as the source keeps them.
@@ -82,8 +98,14 @@ pub(crate) type Set = ToolSet<ScenarioServer>;
 /// Builds a tool set: the client's tools listed (`adapters_for`) and added once per server,
 /// in order. The value: every tool of the set with the server that offers it (`get` and
 /// `server_of`), and `refused`: the refusal of an add whose name was taken, if one was.
-pub(crate) async fn build_set(client: Arc<McpClient>, servers: &[crate::scenario::ToolSetServer]) -> (Set, Value) {
-    let server = Arc::new(ScenarioServer { client, notifications: true });
+pub(crate) async fn build_set(
+    client: Arc<McpClient>,
+    servers: &[crate::scenario::ToolSetServer],
+) -> (Set, Value) {
+    let server = Arc::new(ScenarioServer {
+        client,
+        notifications: true,
+    });
     let mut set = ToolSet::new();
     let mut refused = None;
     for entry in servers {

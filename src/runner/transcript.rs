@@ -21,27 +21,59 @@ pub fn render(outcome: &Outcome) -> String {
     let pids = pid_names(&outcome.wire);
     for record in &outcome.wire {
         let line = match record {
-            Record::Started { launch, pid, .. } => format!("  · {} started (launch {launch})", pids.name(*pid)),
-            Record::Spawned { pid, parent } => format!("  · {} spawned {}", pids.name(*parent), pids.name(*pid)),
+            Record::Started { launch, pid, .. } => {
+                format!("  · {} started (launch {launch})", pids.name(*pid))
+            }
+            Record::Spawned { pid, parent } => {
+                format!("  · {} spawned {}", pids.name(*parent), pids.name(*pid))
+            }
             Record::Received { message } => format!("  → {}", cut(&message.to_string(), 400)),
             Record::Sent { message } => format!("  ← {}", cut(&message.to_string(), 400)),
             Record::Wrote { stream, summary } => format!("  ← {stream}: {}", cut(summary, 200)),
             // Whether these made it to the log before a kill varies run to run.
             Record::Step { .. } | Record::Completed {} => continue,
-            Record::Mismatch { index, expected, received } => {
-                format!("  ! step {} expected {expected}, received {}", index + 1, cut(&received.to_string(), 300))
+            Record::Mismatch {
+                index,
+                expected,
+                received,
+            } => {
+                format!(
+                    "  ! step {} expected {expected}, received {}",
+                    index + 1,
+                    cut(&received.to_string(), 300)
+                )
             }
-            Record::Unfinished { expected } => format!("  ! input closed while awaiting {expected}"),
+            Record::Unfinished { expected } => {
+                format!("  ! input closed while awaiting {expected}")
+            }
             Record::Exiting { code } => format!("  · exiting with code {code}"),
-            Record::Incidental { method } => format!("  · incidental {method}: answered with a default"),
+            Record::Incidental { method } => {
+                format!("  · incidental {method}: answered with a default")
+            }
             Record::Listening { .. } => "  · listening".to_string(),
-            Record::HttpRequest { origin, method, path, headers, .. } => {
+            Record::HttpRequest {
+                origin,
+                method,
+                path,
+                headers,
+                ..
+            } => {
                 format!("  → {method} {path} ({origin}) {}", shown_headers(headers))
             }
-            Record::HttpResponse { status, headers, summary, .. } => {
+            Record::HttpResponse {
+                status,
+                headers,
+                summary,
+                ..
+            } => {
                 // A JSON-RPC body is shown on its own `←` line (the `Sent` record that follows).
-                let is_message = serde_json::from_str::<serde_json::Value>(summary).is_ok_and(|v| v.get("jsonrpc").is_some());
-                let body = if is_message || summary.is_empty() { String::new() } else { format!(" {}", cut(summary, 200)) };
+                let is_message = serde_json::from_str::<serde_json::Value>(summary)
+                    .is_ok_and(|v| v.get("jsonrpc").is_some());
+                let body = if is_message || summary.is_empty() {
+                    String::new()
+                } else {
+                    format!(" {}", cut(summary, 200))
+                };
                 format!("  ← {status} {}{body}", shown_headers(headers))
             }
         };
@@ -52,22 +84,46 @@ pub fn render(outcome: &Outcome) -> String {
     for step in &outcome.steps {
         // Redacted before it is cut, so where the cut falls does not depend on the checkout's path.
         let result = match &step.result {
-            Ok(value) => format!("ok {}", cut(&shorten_stderr_tail(&outcome.redact(&without_metrics(value).to_string())), 600)),
-            Err(e) => format!("error [{}]: {}", e.kind, cut(&shorten_stderr_tail(&outcome.redact(&e.text)), 600)),
+            Ok(value) => format!(
+                "ok {}",
+                cut(
+                    &shorten_stderr_tail(&outcome.redact(&without_metrics(value).to_string())),
+                    600
+                )
+            ),
+            Err(e) => format!(
+                "error [{}]: {}",
+                e.kind,
+                cut(&shorten_stderr_tail(&outcome.redact(&e.text)), 600)
+            ),
         };
         let _ = writeln!(out, "  {} {} → {}", step.number, step.label, result);
     }
-    let warnings: Vec<_> = outcome.logs.iter().filter(|e| e.level == "WARN" || e.level == "ERROR").collect();
+    let warnings: Vec<_> = outcome
+        .logs
+        .iter()
+        .filter(|e| e.level == "WARN" || e.level == "ERROR")
+        .collect();
     if !warnings.is_empty() {
         out.push_str("logs:\n");
         for event in warnings {
-            let _ = writeln!(out, "  {} {}: {}", event.level, event.target, outcome.redact(&cut(&event.message, 300)));
+            let _ = writeln!(
+                out,
+                "  {} {}: {}",
+                event.level,
+                event.target,
+                outcome.redact(&cut(&event.message, 300))
+            );
         }
     }
     if !outcome.processes.is_empty() {
         out.push_str("processes after the steps:\n");
         for fact in &outcome.processes {
-            let state = if fact.alive_after_steps { "alive" } else { "gone" };
+            let state = if fact.alive_after_steps {
+                "alive"
+            } else {
+                "gone"
+            };
             let _ = writeln!(out, "  {} {}: {state}", fact.role, pids.name(fact.pid));
         }
     }
@@ -78,7 +134,13 @@ pub fn render(outcome: &Outcome) -> String {
 /// stays text.
 fn escape_controls(text: &str) -> String {
     text.chars()
-        .map(|c| if c.is_control() && c != '\n' { format!("\\u{{{:x}}}", c as u32) } else { c.to_string() })
+        .map(|c| {
+            if c.is_control() && c != '\n' {
+                format!("\\u{{{:x}}}", c as u32)
+            } else {
+                c.to_string()
+            }
+        })
         .collect()
 }
 
@@ -112,7 +174,10 @@ impl PidNames {
         let mut text = text.to_string();
         for (i, pid) in self.pids.iter().enumerate() {
             for pattern in [format!("\"pid\":{pid}"), format!("pid {pid}")] {
-                text = text.replace(&pattern, &pattern.replace(&pid.to_string(), &format!("[PID{}]", i + 1)));
+                text = text.replace(
+                    &pattern,
+                    &pattern.replace(&pid.to_string(), &format!("[PID{}]", i + 1)),
+                );
             }
         }
         text
@@ -130,23 +195,49 @@ fn shorten_stderr_tail(line: &str) -> String {
     let start = at + MARK.len();
     let rest = &line[start..];
     // Inside a JSON value the tail ends at the closing quote; in an error text, at the end.
-    let end = if rest.ends_with("\"}") || rest.ends_with('"') { rest.rfind('"').unwrap_or(rest.len()) } else { rest.len() };
+    let end = if rest.ends_with("\"}") || rest.ends_with('"') {
+        rest.rfind('"').unwrap_or(rest.len())
+    } else {
+        rest.len()
+    };
     let tail = &rest[..end];
     if tail.chars().count() <= KEEP + 40 {
         return line.to_string();
     }
-    let kept: String = tail.chars().rev().take(KEEP).collect::<Vec<_>>().into_iter().rev().collect();
+    let kept: String = tail
+        .chars()
+        .rev()
+        .take(KEEP)
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .collect();
     format!("{}{MARK}…{kept}{}", &line[..at], &rest[end..])
 }
 
 /// Header names, with the values of the few that carry protocol state rather than
 /// credentials (a snapshot never holds a header value a caller set).
 fn shown_headers(headers: &[(String, String)]) -> String {
-    const SHOWN: &[&str] = &["content-type", "accept", "mcp-session-id", "mcp-protocol-version", "mcp-method", "mcp-name", "location", "last-event-id"];
+    const SHOWN: &[&str] = &[
+        "content-type",
+        "accept",
+        "mcp-session-id",
+        "mcp-protocol-version",
+        "mcp-method",
+        "mcp-name",
+        "location",
+        "last-event-id",
+    ];
     let parts: Vec<String> = headers
         .iter()
         .filter(|(name, _)| !matches!(name.as_str(), "host" | "content-length" | "user-agent"))
-        .map(|(name, value)| if SHOWN.contains(&name.as_str()) { format!("{name}: {value}") } else { name.clone() })
+        .map(|(name, value)| {
+            if SHOWN.contains(&name.as_str()) {
+                format!("{name}: {value}")
+            } else {
+                name.clone()
+            }
+        })
         .collect();
     format!("[{}]", parts.join("; "))
 }

@@ -21,13 +21,19 @@ pub struct LoadedScenario {
 impl LoadedScenario {
     /// The folder the scenario is in (`stdio`).
     pub fn area(&self) -> &str {
-        self.name.rsplit_once('/').map(|(area, _)| area).unwrap_or("")
+        self.name
+            .rsplit_once('/')
+            .map(|(area, _)| area)
+            .unwrap_or("")
     }
 
     /// Whether every rule it checks applies at `revision`: a run at that revision leaves the
     /// others out (the handshake's scenarios at 2026-07-28).
     pub fn applies_at(&self, revision: &str) -> bool {
-        self.scenario.rules.iter().all(|id| crate::rules::find(id).is_some_and(|rule| rule.applies_at(revision)))
+        self.scenario
+            .rules
+            .iter()
+            .all(|id| crate::rules::find(id).is_some_and(|rule| rule.applies_at(revision)))
     }
 
     /// The profiles it applies to.
@@ -35,7 +41,11 @@ impl LoadedScenario {
         if self.scenario.profiles.is_empty() {
             return Profile::ALL.to_vec();
         }
-        self.scenario.profiles.iter().filter_map(|p| Profile::from_name(p)).collect()
+        self.scenario
+            .profiles
+            .iter()
+            .filter_map(|p| Profile::from_name(p))
+            .collect()
     }
 }
 
@@ -82,14 +92,27 @@ pub enum LoadError {
 }
 
 /// Error kinds a scenario may name.
-pub const ERROR_KINDS: &[&str] =
-    &["transport", "http", "protocol", "json-rpc", "serialization", "io", "connection-closed", "timeout"];
+pub const ERROR_KINDS: &[&str] = &[
+    "transport",
+    "http",
+    "protocol",
+    "json-rpc",
+    "serialization",
+    "io",
+    "connection-closed",
+    "timeout",
+];
 
 /// Loads and validates one scenario file; `root` is the `scenarios/` folder that names it.
 pub fn load(root: &Path, path: &Path) -> Result<LoadedScenario, LoadError> {
-    let text = mcp_mock_servers::files::read_text(path).map_err(|source| LoadError::Read { path: path.into(), source })?;
-    let scenario: Scenario =
-        toml::from_str(&text).map_err(|source| LoadError::Parse { path: path.into(), source: Box::new(source) })?;
+    let text = mcp_mock_servers::files::read_text(path).map_err(|source| LoadError::Read {
+        path: path.into(),
+        source,
+    })?;
+    let scenario: Scenario = toml::from_str(&text).map_err(|source| LoadError::Parse {
+        path: path.into(),
+        source: Box::new(source),
+    })?;
     let invalid = |needle: &str, message: String| LoadError::Invalid {
         path: path.into(),
         line: line_of(&text, needle),
@@ -101,20 +124,37 @@ pub fn load(root: &Path, path: &Path) -> Result<LoadedScenario, LoadError> {
     let revision = scenario.revision();
     if !crate::rules::REVISIONS.contains(&revision) {
         let known = crate::rules::REVISIONS.join(", ");
-        return Err(invalid(revision, format!("unknown revision `{revision}` (expected one of {known})")));
+        return Err(invalid(
+            revision,
+            format!("unknown revision `{revision}` (expected one of {known})"),
+        ));
     }
     for rule in &scenario.rules {
         match crate::rules::find(rule) {
-            None => return Err(invalid(rule, format!("unknown rule id `{rule}` (see `mcp-conformance list`)"))),
+            None => {
+                return Err(invalid(
+                    rule,
+                    format!("unknown rule id `{rule}` (see `mcp-conformance list`)"),
+                ))
+            }
             Some(found) if !found.applies_at(revision) => {
-                return Err(invalid(rule, format!("rule `{rule}` does not apply at revision {revision} (its revisions: {})", found.revisions.join(", "))))
+                return Err(invalid(
+                    rule,
+                    format!(
+                        "rule `{rule}` does not apply at revision {revision} (its revisions: {})",
+                        found.revisions.join(", ")
+                    ),
+                ))
             }
             Some(_) => {}
         }
     }
     for profile in &scenario.profiles {
         if Profile::from_name(profile).is_none() {
-            return Err(invalid(profile, format!("unknown profile `{profile}` (expected strict, yoagent or kova)")));
+            return Err(invalid(
+                profile,
+                format!("unknown profile `{profile}` (expected strict, yoagent or kova)"),
+            ));
         }
     }
     validate_steps(&scenario, &invalid)?;
@@ -124,10 +164,17 @@ pub fn load(root: &Path, path: &Path) -> Result<LoadedScenario, LoadError> {
         .with_extension("")
         .to_string_lossy()
         .replace('\\', "/");
-    Ok(LoadedScenario { name, path: path.into(), scenario })
+    Ok(LoadedScenario {
+        name,
+        path: path.into(),
+        scenario,
+    })
 }
 
-fn validate_steps(scenario: &Scenario, invalid: &dyn Fn(&str, String) -> LoadError) -> Result<(), LoadError> {
+fn validate_steps(
+    scenario: &Scenario,
+    invalid: &dyn Fn(&str, String) -> LoadError,
+) -> Result<(), LoadError> {
     let steps = &scenario.client.steps;
     if steps.is_empty() {
         return Err(invalid("[client]", "the client has no steps".into()));
@@ -136,13 +183,26 @@ fn validate_steps(scenario: &Scenario, invalid: &dyn Fn(&str, String) -> LoadErr
     for step in steps {
         match step {
             ClientStep::Spawn(spawn) => {
-                if matches!(*spawn.step, ClientStep::Spawn(_) | ClientStep::Join(_) | ClientStep::Connect(_) | ClientStep::InterruptHost(_) | ClientStep::ToolSource(_)) {
-                    return Err(invalid("spawn", "a spawned step must be a call, a listing, close or a read".into()));
+                if matches!(
+                    *spawn.step,
+                    ClientStep::Spawn(_)
+                        | ClientStep::Join(_)
+                        | ClientStep::Connect(_)
+                        | ClientStep::InterruptHost(_)
+                        | ClientStep::ToolSource(_)
+                ) {
+                    return Err(invalid(
+                        "spawn",
+                        "a spawned step must be a call, a listing, close or a read".into(),
+                    ));
                 }
                 spawned.push(spawn.name.clone());
             }
             ClientStep::Join(join) | ClientStep::Cancel(join) if !spawned.contains(&join.name) => {
-                return Err(invalid(&join.name, format!("`{}` names no earlier `spawn`", join.name)));
+                return Err(invalid(
+                    &join.name,
+                    format!("`{}` names no earlier `spawn`", join.name),
+                ));
             }
             _ => {}
         }
@@ -150,30 +210,49 @@ fn validate_steps(scenario: &Scenario, invalid: &dyn Fn(&str, String) -> LoadErr
     validate_expect(&scenario.expect, steps.len(), invalid)?;
     if let Some(reference) = &scenario.expect.reference {
         if reference.reference.is_some() {
-            return Err(invalid("[expect.reference.reference]", "`[expect.reference]` cannot hold another `reference`".into()));
+            return Err(invalid(
+                "[expect.reference.reference]",
+                "`[expect.reference]` cannot hold another `reference`".into(),
+            ));
         }
         validate_expect(reference, steps.len(), invalid)?;
     }
     Ok(())
 }
 
-fn validate_expect(expect: &Expectations, steps: usize, invalid: &dyn Fn(&str, String) -> LoadError) -> Result<(), LoadError> {
+fn validate_expect(
+    expect: &Expectations,
+    steps: usize,
+    invalid: &dyn Fn(&str, String) -> LoadError,
+) -> Result<(), LoadError> {
     for step in &expect.steps {
         if step.step == 0 || step.step > steps {
             return Err(invalid(
                 "step =",
-                format!("[expect] names step {}, but the client has steps 1 to {steps}", step.step),
+                format!(
+                    "[expect] names step {}, but the client has steps 1 to {steps}",
+                    step.step
+                ),
             ));
         }
         if let Some(kind) = &step.error {
             if !ERROR_KINDS.contains(&kind.as_str()) {
-                return Err(invalid(kind, format!("unknown error kind `{kind}` (expected one of {})", ERROR_KINDS.join(", "))));
+                return Err(invalid(
+                    kind,
+                    format!(
+                        "unknown error kind `{kind}` (expected one of {})",
+                        ERROR_KINDS.join(", ")
+                    ),
+                ));
             }
         }
     }
     for log in &expect.logs {
         if !["ERROR", "WARN", "INFO", "DEBUG", "TRACE"].contains(&log.level.as_str()) {
-            return Err(invalid(&log.level, format!("unknown log level `{}`", log.level)));
+            return Err(invalid(
+                &log.level,
+                format!("unknown log level `{}`", log.level),
+            ));
         }
     }
     Ok(())
@@ -183,7 +262,8 @@ fn validate_expect(expect: &Expectations, steps: usize, invalid: &dyn Fn(&str, S
 fn line_of(text: &str, needle: &str) -> usize {
     let quoted = format!("\"{needle}\"");
     let at = text.find(&quoted).or_else(|| text.find(needle));
-    at.map(|at| text[..at].lines().count().max(1) + usize::from(text[..at].ends_with('\n'))).unwrap_or(1)
+    at.map(|at| text[..at].lines().count().max(1) + usize::from(text[..at].ends_with('\n')))
+        .unwrap_or(1)
 }
 
 /// Every `*.toml` under `root`, sorted by path.
@@ -191,9 +271,15 @@ pub fn discover(root: &Path) -> Result<Vec<PathBuf>, LoadError> {
     let mut found = Vec::new();
     let mut folders = vec![root.to_path_buf()];
     while let Some(folder) = folders.pop() {
-        let entries = std::fs::read_dir(&folder).map_err(|source| LoadError::List { path: folder.clone(), source })?;
+        let entries = std::fs::read_dir(&folder).map_err(|source| LoadError::List {
+            path: folder.clone(),
+            source,
+        })?;
         for entry in entries {
-            let entry = entry.map_err(|source| LoadError::List { path: folder.clone(), source })?;
+            let entry = entry.map_err(|source| LoadError::List {
+                path: folder.clone(),
+                source,
+            })?;
             let path = entry.path();
             if path.is_dir() {
                 folders.push(path);
@@ -208,7 +294,10 @@ pub fn discover(root: &Path) -> Result<Vec<PathBuf>, LoadError> {
 
 /// Loads every scenario under `root`.
 pub fn load_all(root: &Path) -> Result<Vec<LoadedScenario>, LoadError> {
-    discover(root)?.iter().map(|path| load(root, path)).collect()
+    discover(root)?
+        .iter()
+        .map(|path| load(root, path))
+        .collect()
 }
 
 /// The JSON schema of the scenario format, as checked in at `scenarios/scenario.schema.json`.

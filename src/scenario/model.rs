@@ -582,7 +582,10 @@ pub struct LogExpect {
 impl Scenario {
     /// The revision the scenario runs at (see [`ClientPart::revision`]).
     pub fn revision(&self) -> &str {
-        self.client.revision.as_deref().unwrap_or(crate::rules::LAST_LEGACY_REVISION)
+        self.client
+            .revision
+            .as_deref()
+            .unwrap_or(crate::rules::LAST_LEGACY_REVISION)
     }
 
     /// The messages the scenario is about: those its expectations name. They are never
@@ -591,8 +594,16 @@ impl Scenario {
         let expect = &self.expect;
         let mut names: Vec<String> = expect.received.iter().flatten().cloned().collect();
         names.extend(expect.counts.keys().cloned());
-        names.extend(expect.received_includes.iter().filter_map(|v| Some(v.get("method")?.as_str()?.to_string())));
-        let requests = expect.http_requests.iter().chain(&expect.http_every_request);
+        names.extend(
+            expect
+                .received_includes
+                .iter()
+                .filter_map(|v| Some(v.get("method")?.as_str()?.to_string())),
+        );
+        let requests = expect
+            .http_requests
+            .iter()
+            .chain(&expect.http_every_request);
         names.extend(requests.filter_map(|r| r.rpc_method.clone()));
         names.extend(self.client.steps.iter().filter_map(|s| match s {
             ClientStep::AwaitReceived(wait) => Some(wait.message.clone()),
@@ -647,11 +658,19 @@ impl Expectations {
     /// a typed `error` must still fail, one expected to have a `value` must succeed.
     pub fn portable(&self) -> Expectations {
         let mut value = serde_json::to_value(self).unwrap_or_default();
-        let reference_only = EXPECTATION_FIELDS.iter().filter(|(_, p)| *p == Portability::ReferenceOnly).map(|(f, _)| *f);
+        let reference_only = EXPECTATION_FIELDS
+            .iter()
+            .filter(|(_, p)| *p == Portability::ReferenceOnly)
+            .map(|(f, _)| *f);
         for field in reference_only {
             match field.strip_prefix("steps.") {
                 Some(key) => {
-                    for step in value.get_mut("steps").and_then(Value::as_array_mut).into_iter().flatten() {
+                    for step in value
+                        .get_mut("steps")
+                        .and_then(Value::as_array_mut)
+                        .into_iter()
+                        .flatten()
+                    {
                         if let Some(object) = step.as_object_mut() {
                             object.remove(key);
                         }
@@ -683,16 +702,29 @@ mod tests {
     /// The property names of a definition in the scenario schema.
     fn properties(definition: &str) -> Vec<String> {
         let schema: Value = serde_json::from_str(&crate::scenario::json_schema()).unwrap();
-        let props = schema["definitions"][definition]["properties"].as_object().unwrap();
+        let props = schema["definitions"][definition]["properties"]
+            .as_object()
+            .unwrap();
         props.keys().cloned().collect()
     }
 
     #[test]
     fn every_expectation_field_is_marked_portable_or_reference_only_once() {
-        let mut fields: Vec<String> = properties("Expectations").into_iter().filter(|f| f != "steps").collect();
-        fields.extend(properties("StepExpect").into_iter().filter(|f| f != "step").map(|f| format!("steps.{f}")));
+        let mut fields: Vec<String> = properties("Expectations")
+            .into_iter()
+            .filter(|f| f != "steps")
+            .collect();
+        fields.extend(
+            properties("StepExpect")
+                .into_iter()
+                .filter(|f| f != "step")
+                .map(|f| format!("steps.{f}")),
+        );
         fields.sort();
-        let mut marked: Vec<String> = EXPECTATION_FIELDS.iter().map(|(f, _)| f.to_string()).collect();
+        let mut marked: Vec<String> = EXPECTATION_FIELDS
+            .iter()
+            .map(|(f, _)| f.to_string())
+            .collect();
         marked.sort();
         assert_eq!(fields, marked);
     }
@@ -710,8 +742,14 @@ mod tests {
         let portable = expect.portable();
         assert!(portable.logs.is_empty());
         assert_eq!(portable.counts, expect.counts);
-        assert_eq!((portable.steps[0].error.as_deref(), portable.steps[0].ok), (None, Some(false)));
+        assert_eq!(
+            (portable.steps[0].error.as_deref(), portable.steps[0].ok),
+            (None, Some(false))
+        );
         assert_eq!(portable.steps[0].contains, ["timed out"]);
-        assert_eq!((portable.steps[1].value.as_ref(), portable.steps[1].ok), (None, Some(true)));
+        assert_eq!(
+            (portable.steps[1].value.as_ref(), portable.steps[1].ok),
+            (None, Some(true))
+        );
     }
 }

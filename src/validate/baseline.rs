@@ -41,13 +41,25 @@ pub struct Expected {
 impl Baseline {
     /// Reads and checks a baseline file; the error is one line naming the file.
     pub fn load(path: &Path, known_checks: &[&str]) -> Result<Baseline, String> {
-        let text =
-            mcp_mock_servers::files::read_text(path).map_err(|e| format!("cannot read the baseline {}: {e}", path.display()))?;
+        let text = mcp_mock_servers::files::read_text(path)
+            .map_err(|e| format!("cannot read the baseline {}: {e}", path.display()))?;
         let baseline: Baseline = toml::from_str(&text).map_err(|e| {
-            format!("the baseline {} is not valid: {}", path.display(), e.to_string().replace('\n', " ").trim())
+            format!(
+                "the baseline {} is not valid: {}",
+                path.display(),
+                e.to_string().replace('\n', " ").trim()
+            )
         })?;
-        if let Some(unknown) = baseline.expected.iter().find(|e| !known_checks.contains(&e.check.as_str())) {
-            return Err(format!("the baseline {} names an unknown check `{}`", path.display(), unknown.check));
+        if let Some(unknown) = baseline
+            .expected
+            .iter()
+            .find(|e| !known_checks.contains(&e.check.as_str()))
+        {
+            return Err(format!(
+                "the baseline {} names an unknown check `{}`",
+                path.display(),
+                unknown.check
+            ));
         }
         Ok(baseline)
     }
@@ -78,9 +90,17 @@ mod tests {
             "[[expected]]\ncheck = \"server.ping\"\nreason = \"r\"\nserver = \"a\"\n[[expected]]\ncheck = \"server.tools.list\"\nreason = \"r\"\nrevision = \"2024-11-05\"\n",
         )
         .unwrap();
-        assert!(baseline.find("server.ping", Some("a"), "2025-11-25").is_some());
-        assert!(baseline.find("server.ping", Some("b"), "2025-11-25").is_none());
-        assert!(baseline.find("server.tools.list", None, "2024-11-05").is_some());
-        assert!(baseline.find("server.tools.list", None, "2025-11-25").is_none());
+        assert!(baseline
+            .find("server.ping", Some("a"), "2025-11-25")
+            .is_some());
+        assert!(baseline
+            .find("server.ping", Some("b"), "2025-11-25")
+            .is_none());
+        assert!(baseline
+            .find("server.tools.list", None, "2024-11-05")
+            .is_some());
+        assert!(baseline
+            .find("server.tools.list", None, "2025-11-25")
+            .is_none());
     }
 }

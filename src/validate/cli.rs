@@ -10,9 +10,11 @@ use std::time::Duration;
 /// Exit codes: 0 clean, 1 failures, 2 usage, 3 harness fault (an unwritable report too),
 /// 4 target unreachable, 128 + the signal's number when SIGINT, SIGTERM or SIGHUP stop it.
 #[derive(Clone, Debug, clap::Args)]
-#[command(override_usage = "mcp-conformance validate [OPTIONS] -- COMMAND [ARGS...]\n       \
+#[command(
+    override_usage = "mcp-conformance validate [OPTIONS] -- COMMAND [ARGS...]\n       \
     mcp-conformance validate [OPTIONS] --url URL [--header 'Name: value']...\n       \
-    mcp-conformance validate [OPTIONS] --config FILE [NAME...]")]
+    mcp-conformance validate [OPTIONS] --config FILE [NAME...]"
+)]
 pub struct ValidateArgs {
     /// With --config: the servers to validate (all when none is named).
     #[arg(value_name = "NAME")]
@@ -90,7 +92,9 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
         return Err(format!("`{text}` is shorter than the least bound, 1ms"));
     }
     if seconds > MAX_TIMEOUT.as_secs_f64() {
-        return Err(format!("`{text}` is longer than the greatest bound, 86400s (a day)"));
+        return Err(format!(
+            "`{text}` is longer than the greatest bound, 86400s (a day)"
+        ));
     }
     Ok(Duration::from_secs_f64(seconds))
 }
@@ -107,9 +111,15 @@ mod tests {
         assert!(parse_duration("0").is_err());
         assert_eq!(parse_duration("86400s"), Ok(MAX_TIMEOUT));
         assert_eq!(parse_duration("1ms"), Ok(MIN_TIMEOUT));
-        assert!(parse_duration("1e-300").unwrap_err().contains("shorter than the least bound"));
-        assert!(parse_duration("86401").unwrap_err().contains("longer than the greatest bound"));
-        assert!(parse_duration("NaN").unwrap_err().contains("not a duration"));
+        assert!(parse_duration("1e-300")
+            .unwrap_err()
+            .contains("shorter than the least bound"));
+        assert!(parse_duration("86401")
+            .unwrap_err()
+            .contains("longer than the greatest bound"));
+        assert!(parse_duration("NaN")
+            .unwrap_err()
+            .contains("not a duration"));
         assert!(parse_duration("soon").is_err());
     }
 }

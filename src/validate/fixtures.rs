@@ -24,14 +24,29 @@ pub struct ListKind {
 }
 
 /// `tools/list`.
-pub const TOOLS: ListKind = ListKind { method: "tools/list", key: "tools", capability: "tools" };
+pub const TOOLS: ListKind = ListKind {
+    method: "tools/list",
+    key: "tools",
+    capability: "tools",
+};
 /// `prompts/list`.
-pub const PROMPTS: ListKind = ListKind { method: "prompts/list", key: "prompts", capability: "prompts" };
+pub const PROMPTS: ListKind = ListKind {
+    method: "prompts/list",
+    key: "prompts",
+    capability: "prompts",
+};
 /// `resources/list`.
-pub const RESOURCES: ListKind = ListKind { method: "resources/list", key: "resources", capability: "resources" };
+pub const RESOURCES: ListKind = ListKind {
+    method: "resources/list",
+    key: "resources",
+    capability: "resources",
+};
 /// `resources/templates/list`.
-pub const TEMPLATES: ListKind =
-    ListKind { method: "resources/templates/list", key: "resourceTemplates", capability: "resources" };
+pub const TEMPLATES: ListKind = ListKind {
+    method: "resources/templates/list",
+    key: "resourceTemplates",
+    capability: "resources",
+};
 
 /// A list, every page followed, or why it could not be had (with the exchange that showed it).
 #[derive(Clone, Debug)]
@@ -57,18 +72,49 @@ pub async fn list_all(session: &mut impl Rpc, kind: ListKind) -> Listed {
             pages: page,
             broken: Some((why, exchange.sent.clone(), exchange.received())),
         };
-        let Some(page_items) = exchange.result().and_then(|r| r.get(kind.key)).and_then(Value::as_array) else {
-            return broken(format!("page {page} of `{}` has no `{}` array", kind.method, kind.key));
+        let Some(page_items) = exchange
+            .result()
+            .and_then(|r| r.get(kind.key))
+            .and_then(Value::as_array)
+        else {
+            return broken(format!(
+                "page {page} of `{}` has no `{}` array",
+                kind.method, kind.key
+            ));
         };
         items.extend(page_items.iter().cloned());
         match exchange.result().and_then(|r| r.get("nextCursor")) {
-            None | Some(Value::Null) => return Listed { items, pages: page, broken: None },
-            Some(Value::String(next)) if cursors.insert(next.clone()) => cursor = Some(next.clone()),
-            Some(Value::String(next)) => return broken(format!("page {page}: `nextCursor` `{next}` came back again")),
-            Some(other) => return broken(format!("page {page}: `nextCursor` is {other}, not a string")),
+            None | Some(Value::Null) => {
+                return Listed {
+                    items,
+                    pages: page,
+                    broken: None,
+                }
+            }
+            Some(Value::String(next)) if cursors.insert(next.clone()) => {
+                cursor = Some(next.clone())
+            }
+            Some(Value::String(next)) => {
+                return broken(format!(
+                    "page {page}: `nextCursor` `{next}` came back again"
+                ))
+            }
+            Some(other) => {
+                return broken(format!(
+                    "page {page}: `nextCursor` is {other}, not a string"
+                ))
+            }
         }
     }
-    Listed { items, pages: MAX_PAGES, broken: Some((format!("still paging after {MAX_PAGES} pages"), String::new(), String::new())) }
+    Listed {
+        items,
+        pages: MAX_PAGES,
+        broken: Some((
+            format!("still paging after {MAX_PAGES} pages"),
+            String::new(),
+            String::new(),
+        )),
+    }
 }
 
 /// Which tools the validator may call. Calling a tool can change the world (write a file,
@@ -86,7 +132,8 @@ impl CallPolicy {
     pub fn allows(&self, tool: &Value) -> bool {
         let name = tool.get("name").and_then(Value::as_str).unwrap_or_default();
         self.named.iter().any(|n| n == name)
-            || tool.get("annotations").and_then(|a| a.get("readOnlyHint")) == Some(&Value::Bool(true))
+            || tool.get("annotations").and_then(|a| a.get("readOnlyHint"))
+                == Some(&Value::Bool(true))
     }
 
     /// The reason nothing was called, for a skip.
@@ -100,19 +147,35 @@ impl CallPolicy {
 /// The tools a config file's entry `name` allows to be called: its `callTools` array (the
 /// file was read and checked before; a file that no longer reads gives none).
 pub fn config_call_tools(path: &std::path::Path, name: &str) -> Vec<String> {
-    let Ok(text) = mcp_mock_servers::files::read_text(path) else { return Vec::new() };
-    let Ok(file) = serde_json::from_str::<Value>(&text) else { return Vec::new() };
-    file.pointer(&format!("/mcpServers/{}/callTools", name.replace('~', "~0").replace('/', "~1")))
-        .and_then(Value::as_array)
-        .map(|tools| tools.iter().filter_map(Value::as_str).map(str::to_string).collect())
-        .unwrap_or_default()
+    let Ok(text) = mcp_mock_servers::files::read_text(path) else {
+        return Vec::new();
+    };
+    let Ok(file) = serde_json::from_str::<Value>(&text) else {
+        return Vec::new();
+    };
+    file.pointer(&format!(
+        "/mcpServers/{}/callTools",
+        name.replace('~', "~0").replace('/', "~1")
+    ))
+    .and_then(Value::as_array)
+    .map(|tools| {
+        tools
+            .iter()
+            .filter_map(Value::as_str)
+            .map(str::to_string)
+            .collect()
+    })
+    .unwrap_or_default()
 }
 
 /// The first type a schema names (`"type": "string"` or `"type": ["string", "null"]`).
 fn type_of(schema: &Value) -> Option<&str> {
     match schema.get("type") {
         Some(Value::String(t)) => Some(t.as_str()),
-        Some(Value::Array(types)) => types.iter().filter_map(Value::as_str).find(|t| *t != "null"),
+        Some(Value::Array(types)) => types
+            .iter()
+            .filter_map(Value::as_str)
+            .find(|t| *t != "null"),
         _ => None,
     }
 }
@@ -125,20 +188,35 @@ pub fn value_for(schema: &Value, depth: usize) -> Value {
             return value.clone();
         }
     }
-    if let Some(first) = schema.get("enum").and_then(Value::as_array).and_then(|e| e.first()) {
+    if let Some(first) = schema
+        .get("enum")
+        .and_then(Value::as_array)
+        .and_then(|e| e.first())
+    {
         return first.clone();
     }
-    if let Some(first) = schema.get("examples").and_then(Value::as_array).and_then(|e| e.first()) {
+    if let Some(first) = schema
+        .get("examples")
+        .and_then(Value::as_array)
+        .and_then(|e| e.first())
+    {
         return first.clone();
     }
     for key in ["anyOf", "oneOf"] {
-        if let Some(first) = schema.get(key).and_then(Value::as_array).and_then(|e| e.first()) {
+        if let Some(first) = schema
+            .get(key)
+            .and_then(Value::as_array)
+            .and_then(|e| e.first())
+        {
             return value_for(first, depth + 1);
         }
     }
     let number = |integer: bool| {
         let low = schema.get("minimum").and_then(Value::as_f64).or_else(|| {
-            schema.get("exclusiveMinimum").and_then(Value::as_f64).map(|m| if integer { m.floor() + 1.0 } else { m + 1.0 })
+            schema
+                .get("exclusiveMinimum")
+                .and_then(Value::as_f64)
+                .map(|m| if integer { m.floor() + 1.0 } else { m + 1.0 })
         });
         let high = schema.get("maximum").and_then(Value::as_f64);
         let mut value = low.unwrap_or(1.0);
@@ -157,8 +235,15 @@ pub fn value_for(schema: &Value, depth: usize) -> Value {
         Some("boolean") => json!(false),
         Some("array") => {
             let min = schema.get("minItems").and_then(Value::as_u64).unwrap_or(0) as usize;
-            let item = schema.get("items").cloned().unwrap_or(json!({"type": "string"}));
-            Value::Array((0..min.min(8)).map(|_| value_for(&item, depth + 1)).collect())
+            let item = schema
+                .get("items")
+                .cloned()
+                .unwrap_or(json!({"type": "string"}));
+            Value::Array(
+                (0..min.min(8))
+                    .map(|_| value_for(&item, depth + 1))
+                    .collect(),
+            )
         }
         Some("object") if depth < 8 => arguments_for(schema, depth + 1),
         Some("object") => json!({}),
@@ -182,8 +267,17 @@ pub fn value_for(schema: &Value, depth: usize) -> Value {
 pub fn arguments_for(schema: &Value, depth: usize) -> Value {
     let properties = schema.get("properties").and_then(Value::as_object);
     let mut arguments = Map::new();
-    for name in schema.get("required").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str) {
-        let property = properties.and_then(|p| p.get(name)).cloned().unwrap_or(json!({}));
+    for name in schema
+        .get("required")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+    {
+        let property = properties
+            .and_then(|p| p.get(name))
+            .cloned()
+            .unwrap_or(json!({}));
         arguments.insert(name.to_string(), value_for(&property, depth));
     }
     Value::Object(arguments)
@@ -194,12 +288,20 @@ pub fn arguments_for(schema: &Value, depth: usize) -> Value {
 /// no such demand (every object is valid for it).
 pub fn invalid_arguments_for(schema: &Value) -> Option<(Value, String)> {
     let valid = arguments_for(schema, 0);
-    if let Some(first) = schema.get("required").and_then(Value::as_array).and_then(|r| r.first()).and_then(Value::as_str) {
+    if let Some(first) = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .and_then(|r| r.first())
+        .and_then(Value::as_str)
+    {
         let mut arguments = valid;
         if let Some(map) = arguments.as_object_mut() {
             map.remove(first);
         }
-        return Some((arguments, format!("the required property `{first}` left out")));
+        return Some((
+            arguments,
+            format!("the required property `{first}` left out"),
+        ));
     }
     let properties = schema.get("properties").and_then(Value::as_object)?;
     for (name, property) in properties {
@@ -215,7 +317,13 @@ pub fn invalid_arguments_for(schema: &Value) -> Option<(Value, String)> {
         if let Some(map) = arguments.as_object_mut() {
             map.insert(name.clone(), wrong.clone());
         }
-        return Some((arguments, format!("`{name}` given {wrong}, not a {}", property["type"].as_str().unwrap_or_default())));
+        return Some((
+            arguments,
+            format!(
+                "`{name}` given {wrong}, not a {}",
+                property["type"].as_str().unwrap_or_default()
+            ),
+        ));
     }
     None
 }
@@ -249,16 +357,22 @@ mod tests {
 
     #[test]
     fn invalid_arguments_leave_out_a_required_property_or_mistype_one() {
-        let required = json!({"type": "object", "properties": {"a": {"type": "number"}}, "required": ["a"]});
+        let required =
+            json!({"type": "object", "properties": {"a": {"type": "number"}}, "required": ["a"]});
         assert_eq!(invalid_arguments_for(&required).unwrap().0, json!({}));
         let typed = json!({"type": "object", "properties": {"text": {"type": "string"}}});
-        assert_eq!(invalid_arguments_for(&typed).unwrap().0, json!({"text": 12345}));
+        assert_eq!(
+            invalid_arguments_for(&typed).unwrap().0,
+            json!({"text": 12345})
+        );
         assert!(invalid_arguments_for(&json!({"type": "object"})).is_none());
     }
 
     #[test]
     fn only_read_only_tools_or_named_ones_may_be_called() {
-        let policy = CallPolicy { named: vec!["delete".into()] };
+        let policy = CallPolicy {
+            named: vec!["delete".into()],
+        };
         assert!(policy.allows(&json!({"name": "read", "annotations": {"readOnlyHint": true}})));
         assert!(!policy.allows(&json!({"name": "write", "annotations": {"readOnlyHint": false}})));
         assert!(!policy.allows(&json!({"name": "plain"})));

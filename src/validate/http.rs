@@ -123,12 +123,21 @@ impl Reply {
 
     /// A header's value (name without regard to case).
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
     }
 
     /// The media type, lowercased, without parameters.
     pub fn media_type(&self) -> String {
-        self.header("content-type").unwrap_or("").split(';').next().unwrap_or("").trim().to_ascii_lowercase()
+        self.header("content-type")
+            .unwrap_or("")
+            .split(';')
+            .next()
+            .unwrap_or("")
+            .trim()
+            .to_ascii_lowercase()
     }
 
     /// Whether the status is 2xx.
@@ -143,7 +152,10 @@ impl Reply {
 
     /// The answer for a report: status, media type, body (cut), and why reading stopped.
     pub fn describe(&self) -> String {
-        let reason = hyper::StatusCode::from_u16(self.status).ok().and_then(|s| s.canonical_reason()).unwrap_or("");
+        let reason = hyper::StatusCode::from_u16(self.status)
+            .ok()
+            .and_then(|s| s.canonical_reason())
+            .unwrap_or("");
         let mut text = format!("{} {reason}", self.status).trim_end().to_string();
         let media = self.media_type();
         if !media.is_empty() {
@@ -154,8 +166,13 @@ impl Reply {
             text.push_str(&format!(" [{cut}]"));
         }
         if let Some(first) = self.bad_frames.first() {
-            let why = first.rsplit_once(" (").map_or("", |(_, why)| why.trim_end_matches(')'));
-            text.push_str(&format!(" [{} SSE event(s) refused, the first: {why}]", self.bad_frames.len()));
+            let why = first
+                .rsplit_once(" (")
+                .map_or("", |(_, why)| why.trim_end_matches(')'));
+            text.push_str(&format!(
+                " [{} SSE event(s) refused, the first: {why}]",
+                self.bad_frames.len()
+            ));
         }
         let head = &self.body[..self.body.len().min(QUOTED_BODY)];
         let body = String::from_utf8_lossy(head);
@@ -224,8 +241,17 @@ impl Wire {
             return Err(format!("`{shown}` is not an http or https URL"));
         }
         let headers = check_headers(headers)?;
-        let tls = if url.scheme() == "https" { Some(tls_connector(ca_pem)?) } else { None };
-        Ok(Wire { url, headers, tls, timeout })
+        let tls = if url.scheme() == "https" {
+            Some(tls_connector(ca_pem)?)
+        } else {
+            None
+        };
+        Ok(Wire {
+            url,
+            headers,
+            tls,
+            timeout,
+        })
     }
 
     /// The per-wait bound.
@@ -235,7 +261,12 @@ impl Wire {
 
     /// `host:port`, as connection errors name it.
     fn address(&self) -> String {
-        let host = self.url.host_str().unwrap_or("").trim_start_matches('[').trim_end_matches(']');
+        let host = self
+            .url
+            .host_str()
+            .unwrap_or("")
+            .trim_start_matches('[')
+            .trim_end_matches(']');
         format!("{host}:{}", self.url.port_or_known_default().unwrap_or(80))
     }
 
@@ -249,7 +280,10 @@ impl Wire {
 
     async fn connect(&self, deadline: Instant) -> Result<Box<dyn Io>, WireError> {
         let address = self.address();
-        let fail = |reason: String| WireError::Connect { address: address.clone(), reason };
+        let fail = |reason: String| WireError::Connect {
+            address: address.clone(),
+            reason,
+        };
         let port = self.url.port_or_known_default().unwrap_or(80);
         let connect = async {
             match self.url.host() {
@@ -265,12 +299,20 @@ impl Wire {
             Err(_) => return Err(fail(format!("no connection within {:?}", self.timeout))),
         };
         let _ = tcp.set_nodelay(true);
-        let Some(tls) = &self.tls else { return Ok(Box::new(tcp)) };
+        let Some(tls) = &self.tls else {
+            return Ok(Box::new(tcp));
+        };
         let name = match self.url.host() {
-            Some(url::Host::Ipv4(ip)) => rustls_pki_types::ServerName::IpAddress(std::net::IpAddr::V4(ip).into()),
-            Some(url::Host::Ipv6(ip)) => rustls_pki_types::ServerName::IpAddress(std::net::IpAddr::V6(ip).into()),
-            Some(url::Host::Domain(name)) => rustls_pki_types::ServerName::try_from(name.to_string())
-                .map_err(|e| fail(format!("invalid TLS server name: {e}")))?,
+            Some(url::Host::Ipv4(ip)) => {
+                rustls_pki_types::ServerName::IpAddress(std::net::IpAddr::V4(ip).into())
+            }
+            Some(url::Host::Ipv6(ip)) => {
+                rustls_pki_types::ServerName::IpAddress(std::net::IpAddr::V6(ip).into())
+            }
+            Some(url::Host::Domain(name)) => {
+                rustls_pki_types::ServerName::try_from(name.to_string())
+                    .map_err(|e| fail(format!("invalid TLS server name: {e}")))?
+            }
             None => return Err(fail("the URL has no host".into())),
         };
         match tokio::time::timeout(left(deadline), tls.connect(name, tcp)).await {
@@ -311,7 +353,12 @@ impl Wire {
             .map_err(|e| WireError::Broken(format!("invalid request: {e}")))?;
         let own: Vec<(HeaderName, HeaderValue)> = headers
             .iter()
-            .filter_map(|(n, v)| Some((HeaderName::from_bytes(n.as_bytes()).ok()?, HeaderValue::from_str(v).ok()?)))
+            .filter_map(|(n, v)| {
+                Some((
+                    HeaderName::from_bytes(n.as_bytes()).ok()?,
+                    HeaderValue::from_str(v).ok()?,
+                ))
+            })
             .collect();
         for (name, value) in &self.headers {
             if !own.iter().any(|(n, _)| n == name) {
@@ -321,18 +368,24 @@ impl Wire {
         for (name, value) in own {
             request.headers_mut().insert(name, value);
         }
-        let response = match tokio::time::timeout(left(deadline), sender.send_request(request)).await {
-            Ok(Ok(response)) => response,
-            Ok(Err(e)) => return Err(WireError::Broken(e.to_string())),
-            Err(_) => return Err(WireError::NoAnswer(self.timeout)),
-        };
+        let response =
+            match tokio::time::timeout(left(deadline), sender.send_request(request)).await {
+                Ok(Ok(response)) => response,
+                Ok(Err(e)) => return Err(WireError::Broken(e.to_string())),
+                Err(_) => return Err(WireError::NoAnswer(self.timeout)),
+            };
         let (parts, mut body) = response.into_parts();
         let mut reply = Reply {
             status: parts.status.as_u16(),
             headers: parts
                 .headers
                 .iter()
-                .map(|(n, v)| (n.as_str().to_string(), String::from_utf8_lossy(v.as_bytes()).into_owned()))
+                .map(|(n, v)| {
+                    (
+                        n.as_str().to_string(),
+                        String::from_utf8_lossy(v.as_bytes()).into_owned(),
+                    )
+                })
                 .collect(),
             body: Vec::new(),
             messages: Vec::new(),
@@ -348,13 +401,17 @@ impl Wire {
         }
         let sse = reply.media_type() == "text/event-stream";
         let mut parser = SseParser::default();
-        
+
         let mut read = 0usize;
         loop {
             // Checked before every read: a body that always has data ready would otherwise
             // never let the timeout fire.
             let left = left(deadline);
-            let next = if left.is_zero() { None } else { tokio::time::timeout(left, body.frame()).await.ok() };
+            let next = if left.is_zero() {
+                None
+            } else {
+                tokio::time::timeout(left, body.frame()).await.ok()
+            };
             let frame = match next {
                 None => {
                     reply.timed_out = true;
@@ -368,7 +425,9 @@ impl Wire {
                 }
                 Some(Some(Ok(frame))) => frame,
             };
-            let Ok(data) = frame.into_data() else { continue };
+            let Ok(data) = frame.into_data() else {
+                continue;
+            };
             if read + data.len() > MAX_BODY {
                 reply.cut = Some(format!("stopped reading at the {MAX_BODY}-byte limit"));
                 reply.over_limit = true;
@@ -376,7 +435,13 @@ impl Wire {
             }
             read += data.len();
             // An SSE body is parsed as it comes: only its start is kept, to be quoted.
-            let keep = if sse { KEPT_SSE_BODY.saturating_sub(reply.body.len()).min(data.len()) } else { data.len() };
+            let keep = if sse {
+                KEPT_SSE_BODY
+                    .saturating_sub(reply.body.len())
+                    .min(data.len())
+            } else {
+                data.len()
+            };
             reply.body.extend_from_slice(&data[..keep]);
             if sse {
                 // Only what this chunk added is searched: a stream of notifications that never
@@ -386,8 +451,9 @@ impl Wire {
                     if event.trim().is_empty() {
                         continue;
                     }
-                    let parsed = super::weight::check(event.as_bytes())
-                        .and_then(|()| serde_json::from_str::<Value>(&event).map_err(|e| format!("not JSON: {e}")));
+                    let parsed = super::weight::check(event.as_bytes()).and_then(|()| {
+                        serde_json::from_str::<Value>(&event).map_err(|e| format!("not JSON: {e}"))
+                    });
                     match parsed {
                         Ok(value) => {
                             for message in flatten(value) {
@@ -396,7 +462,10 @@ impl Wire {
                             }
                         }
                         Err(why) if reply.bad_frames.len() < KEPT_MESSAGES => {
-                            reply.bad_frames.push(format!("{} ({why})", super::log::cut(&event, super::log::QUOTED_LINE)))
+                            reply.bad_frames.push(format!(
+                                "{} ({why})",
+                                super::log::cut(&event, super::log::QUOTED_LINE)
+                            ))
                         }
                         Err(_) => reply.dropped += 1,
                     }
@@ -404,9 +473,9 @@ impl Wire {
                 let added = &reply.messages[before..];
                 let done = match until {
                     Until::Response(id) => added.iter().any(|m| is_response_to(m, id)),
-                    Until::Notification(method) => {
-                        added.iter().any(|m| m.get("method").and_then(Value::as_str) == Some(method))
-                    }
+                    Until::Notification(method) => added
+                        .iter()
+                        .any(|m| m.get("method").and_then(Value::as_str) == Some(method)),
                     _ => false,
                 };
                 if done {
@@ -414,9 +483,10 @@ impl Wire {
                 }
             }
         }
-            if !sse && !reply.body.is_empty() {
-            let parsed = super::weight::check(&reply.body)
-                .and_then(|()| serde_json::from_slice::<Value>(&reply.body).map_err(|e| format!("not JSON: {e}")));
+        if !sse && !reply.body.is_empty() {
+            let parsed = super::weight::check(&reply.body).and_then(|()| {
+                serde_json::from_slice::<Value>(&reply.body).map_err(|e| format!("not JSON: {e}"))
+            });
             match parsed {
                 Ok(value) => {
                     for message in flatten(value) {
@@ -477,11 +547,15 @@ fn tls_connector(ca_pem: Option<&[u8]>) -> Result<tokio_rustls::TlsConnector, St
     if let Some(pem) = ca_pem {
         for cert in rustls_pki_types::CertificateDer::pem_slice_iter(pem) {
             let cert = cert.map_err(|e| format!("--ca-cert is not valid PEM: {e}"))?;
-            roots.add(cert).map_err(|e| format!("--ca-cert holds a certificate that was refused: {e}"))?;
+            roots
+                .add(cert)
+                .map_err(|e| format!("--ca-cert holds a certificate that was refused: {e}"))?;
         }
     }
     if roots.is_empty() {
-        return Err("no trusted root certificates: none in the system locations and no --ca-cert".into());
+        return Err(
+            "no trusted root certificates: none in the system locations and no --ca-cert".into(),
+        );
     }
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let mut config = rustls::ClientConfig::builder_with_provider(provider)
@@ -495,16 +569,22 @@ fn tls_connector(ca_pem: Option<&[u8]>) -> Result<tokio_rustls::TlsConnector, St
 
 /// Checks `--header` names and values before anything is sent. The error is one line and
 /// never shows a value (nor a name that is not one: it may be a value without its colon).
-pub fn check_headers(headers: &[(String, String)]) -> Result<Vec<(HeaderName, HeaderValue)>, String> {
+pub fn check_headers(
+    headers: &[(String, String)],
+) -> Result<Vec<(HeaderName, HeaderValue)>, String> {
     headers
         .iter()
         .enumerate()
         .map(|(index, (name, value))| {
             let name = HeaderName::from_bytes(name.as_bytes()).map_err(|_| {
-                format!("--header number {} does not start with a valid header name (not shown)", index + 1)
+                format!(
+                    "--header number {} does not start with a valid header name (not shown)",
+                    index + 1
+                )
             })?;
-            let value = HeaderValue::from_str(value)
-                .map_err(|_| format!("the value of --header `{name}` is not a valid header value (not shown)"))?;
+            let value = HeaderValue::from_str(value).map_err(|_| {
+                format!("the value of --header `{name}` is not a valid header value (not shown)")
+            })?;
             Ok((name, value))
         })
         .collect()
@@ -541,7 +621,10 @@ impl SseParser {
         let mut start = 0;
         loop {
             let from = self.scanned.max(start);
-            let Some(offset) = self.buf[from..].iter().position(|b| *b == b'\n' || *b == b'\r') else {
+            let Some(offset) = self.buf[from..]
+                .iter()
+                .position(|b| *b == b'\n' || *b == b'\r')
+            else {
                 self.scanned = self.buf.len();
                 break;
             };
@@ -551,7 +634,11 @@ impl SseParser {
                 break;
             }
             let line = String::from_utf8_lossy(&self.buf[start..end]).into_owned();
-            let width = if self.buf[end] == b'\r' && self.buf.get(end + 1) == Some(&b'\n') { 2 } else { 1 };
+            let width = if self.buf[end] == b'\r' && self.buf.get(end + 1) == Some(&b'\n') {
+                2
+            } else {
+                1
+            };
             start = end + width;
             if line.is_empty() {
                 events.extend(self.data.take());
@@ -653,13 +740,20 @@ impl HttpSession {
     /// the session id and (from 2025-06-18) `MCP-Protocol-Version`.
     pub fn headers(&self) -> Vec<(String, String)> {
         let mut headers = vec![
-            ("Accept".to_string(), "application/json, text/event-stream".to_string()),
+            (
+                "Accept".to_string(),
+                "application/json, text/event-stream".to_string(),
+            ),
             ("Content-Type".to_string(), "application/json".to_string()),
         ];
         if let Some(id) = &self.session_id {
             headers.push(("Mcp-Session-Id".into(), id.clone()));
         }
-        if let Some(revision) = self.revision.as_deref().filter(|r| *r >= PROTOCOL_VERSION_HEADER_SINCE) {
+        if let Some(revision) = self
+            .revision
+            .as_deref()
+            .filter(|r| *r >= PROTOCOL_VERSION_HEADER_SINCE)
+        {
             headers.push(("MCP-Protocol-Version".into(), revision.to_string()));
         }
         headers
@@ -680,11 +774,17 @@ impl HttpSession {
         let on_message = move |message: &Value| {
             let mut collected = collected.lock().unwrap_or_else(|e| e.into_inner());
             // A flood of server requests gets the first few answered.
-            if message.get("method").is_some() && message.get("id").is_some() && collected.len() < MAX_ANSWERS {
+            if message.get("method").is_some()
+                && message.get("id").is_some()
+                && collected.len() < MAX_ANSWERS
+            {
                 collected.push(message.clone());
             }
         };
-        let reply = self.wire.send(method, &headers, body, &until, on_message).await;
+        let reply = self
+            .wire
+            .send(method, &headers, body, &until, on_message)
+            .await;
         if let Ok(reply) = &reply {
             let mut log = self.log.lock().unwrap_or_else(|e| e.into_inner());
             for message in &reply.messages {
@@ -707,14 +807,23 @@ impl HttpSession {
     pub async fn call(&mut self, message: Value) -> (Exchange, Posted) {
         let id = message.get("id").cloned().unwrap_or(Value::Null);
         if let Some(method) = message.get("method").and_then(Value::as_str) {
-            self.lock_log().methods.insert(id.to_string(), method.to_string());
+            self.lock_log()
+                .methods
+                .insert(id.to_string(), method.to_string());
         }
         let text = message.to_string();
         let mut headers = self.headers();
         if self.revision.as_deref() >= Some(super::schema::STATELESS) {
             headers.extend(standard_headers(&message));
         }
-        let posted = self.send(Method::POST, headers, Some(text.clone().into_bytes()), Until::Response(id.clone())).await;
+        let posted = self
+            .send(
+                Method::POST,
+                headers,
+                Some(text.clone().into_bytes()),
+                Until::Response(id.clone()),
+            )
+            .await;
         let reply = match &posted.reply {
             Ok(reply) => match reply.response_to(&id) {
                 Some(response) => Ok(response.clone()),
@@ -744,7 +853,11 @@ impl HttpSession {
     }
 
     /// A request with the next id, with the HTTP exchange.
-    pub async fn request_posted(&mut self, method: &str, params: Option<Value>) -> (Exchange, Posted) {
+    pub async fn request_posted(
+        &mut self,
+        method: &str,
+        params: Option<Value>,
+    ) -> (Exchange, Posted) {
         let id = self.next_id();
         let mut message = json!({"jsonrpc": "2.0", "id": id, "method": method});
         if let Some(params) = params {
@@ -759,7 +872,13 @@ impl HttpSession {
         if let Some(params) = params {
             message["params"] = params;
         }
-        self.send(Method::POST, self.headers(), Some(message.to_string().into_bytes()), Until::End).await
+        self.send(
+            Method::POST,
+            self.headers(),
+            Some(message.to_string().into_bytes()),
+            Until::End,
+        )
+        .await
     }
 
     /// `initialize` offering `revision` (the session id and revision are taken from the
@@ -781,12 +900,20 @@ impl HttpSession {
             self.session_id = reply.header("mcp-session-id").map(str::to_string);
         }
         let mut initialized = None;
-        if let Some(version) = init.result().and_then(|r| r.get("protocolVersion")).and_then(Value::as_str) {
+        if let Some(version) = init
+            .result()
+            .and_then(|r| r.get("protocolVersion"))
+            .and_then(Value::as_str)
+        {
             self.revision = Some(version.to_string());
             self.lock_log().revision = Some(version.to_string());
             initialized = Some(self.notify("notifications/initialized", None).await);
         }
-        Handshake { init, init_posted, initialized }
+        Handshake {
+            init,
+            init_posted,
+            initialized,
+        }
     }
 
     /// Ends the session with a DELETE (best effort, bounded, not logged), unless it was
@@ -803,7 +930,11 @@ impl HttpSession {
         headers.retain(|(n, _)| n != "Content-Type");
         let wire = self.wire.clone();
         let bound = wire.timeout().min(Duration::from_secs(2));
-        let _ = tokio::time::timeout(bound, wire.send(Method::DELETE, &headers, None, &Until::End, |_| {})).await;
+        let _ = tokio::time::timeout(
+            bound,
+            wire.send(Method::DELETE, &headers, None, &Until::End, |_| {}),
+        )
+        .await;
     }
 
     /// Marks the session as ended (a check sent its DELETE itself).
@@ -819,7 +950,16 @@ impl HttpSession {
         }
         let reply = crate::validate::checks::requests::answer(message, &self.declared);
         let headers = self.headers();
-        let _ = self.wire.send(Method::POST, &headers, Some(reply.to_string().into_bytes()), &Until::End, |_| {}).await;
+        let _ = self
+            .wire
+            .send(
+                Method::POST,
+                &headers,
+                Some(reply.to_string().into_bytes()),
+                &Until::End,
+                |_| {},
+            )
+            .await;
     }
 
     fn lock_log(&self) -> std::sync::MutexGuard<'_, SessionLog> {
@@ -831,7 +971,9 @@ impl HttpSession {
 /// (`params.name` or `params.uri`) for `tools/call`, `resources/read` and `prompts/get`, in
 /// the Base64 sentinel form when it is not a plain header-safe value.
 pub fn standard_headers(message: &Value) -> Vec<(String, String)> {
-    let Some(method) = message.get("method").and_then(Value::as_str) else { return Vec::new() };
+    let Some(method) = message.get("method").and_then(Value::as_str) else {
+        return Vec::new();
+    };
     let mut headers = vec![("Mcp-Method".to_string(), method.to_string())];
     let name = match method {
         "tools/call" | "prompts/get" => message.pointer("/params/name"),
@@ -845,7 +987,12 @@ pub fn standard_headers(message: &Value) -> Vec<(String, String)> {
 }
 
 /// `POST /mcp [Accept: …; Mcp-Session-Id: …] body` for a report.
-fn describe_request(method: &Method, target: &str, headers: &[(String, String)], body: Option<&[u8]>) -> String {
+fn describe_request(
+    method: &Method,
+    target: &str,
+    headers: &[(String, String)],
+    body: Option<&[u8]>,
+) -> String {
     let shown: Vec<String> = headers.iter().map(|(n, v)| format!("{n}: {v}")).collect();
     let mut text = format!("{method} {target}");
     if !shown.is_empty() {
@@ -888,12 +1035,21 @@ mod tests {
         let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "Hello, 世界"}});
         assert_eq!(
             standard_headers(&call),
-            [("Mcp-Method".to_string(), "tools/call".to_string()), ("Mcp-Name".into(), "=?base64?SGVsbG8sIOS4lueVjA==?=".into())]
+            [
+                ("Mcp-Method".to_string(), "tools/call".to_string()),
+                ("Mcp-Name".into(), "=?base64?SGVsbG8sIOS4lueVjA==?=".into())
+            ]
         );
         let read = json!({"jsonrpc": "2.0", "id": 1, "method": "resources/read", "params": {"uri": "=?base64?literal?="}});
-        assert_eq!(standard_headers(&read)[1].1, "=?base64?PT9iYXNlNjQ/bGl0ZXJhbD89?=");
+        assert_eq!(
+            standard_headers(&read)[1].1,
+            "=?base64?PT9iYXNlNjQ/bGl0ZXJhbD89?="
+        );
         let list = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"});
-        assert_eq!(standard_headers(&list), [("Mcp-Method".to_string(), "tools/list".to_string())]);
+        assert_eq!(
+            standard_headers(&list),
+            [("Mcp-Method".to_string(), "tools/list".to_string())]
+        );
     }
 
     /// A stream that sends the byte limit without the answer stalls the session like silence
@@ -909,17 +1065,29 @@ mod tests {
             let mut request = [0u8; 4096];
             let _ = socket.read(&mut request).await;
             let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\r\n";
-            let event = "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\"}\n\n".repeat(4096);
+            let event =
+                "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\"}\n\n".repeat(4096);
             let mut sent = socket.write_all(head.as_bytes()).await;
             while sent.is_ok() {
                 sent = socket.write_all(event.as_bytes()).await;
             }
         });
-        let wire = Wire::new(&format!("http://127.0.0.1:{port}/mcp"), &[], None, Duration::from_secs(60)).unwrap();
+        let wire = Wire::new(
+            &format!("http://127.0.0.1:{port}/mcp"),
+            &[],
+            None,
+            Duration::from_secs(60),
+        )
+        .unwrap();
         let mut session = HttpSession::new(Arc::new(wire), "flood");
-        let (exchange, _) = session.call(json!({"jsonrpc": "2.0", "id": 1, "method": "ping"})).await;
+        let (exchange, _) = session
+            .call(json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}))
+            .await;
         let why = exchange.reply.unwrap_err();
-        assert!(why.contains(&format!("stopped reading at the {MAX_BODY}-byte limit")), "{why}");
+        assert!(
+            why.contains(&format!("stopped reading at the {MAX_BODY}-byte limit")),
+            "{why}"
+        );
         assert_eq!(session.stalled.as_deref(), Some(why.as_str()));
     }
 
@@ -927,7 +1095,10 @@ mod tests {
     fn a_reply_describes_itself_with_status_type_and_body() {
         let reply = Reply {
             status: 406,
-            headers: vec![("content-type".into(), "application/json; charset=utf-8".into())],
+            headers: vec![(
+                "content-type".into(),
+                "application/json; charset=utf-8".into(),
+            )],
             body: b"{\"error\":1}".to_vec(),
             messages: vec![],
             bad_frames: vec![],
@@ -936,6 +1107,9 @@ mod tests {
             timed_out: false,
             over_limit: false,
         };
-        assert_eq!(reply.describe(), "406 Not Acceptable (application/json): {\"error\":1}");
+        assert_eq!(
+            reply.describe(),
+            "406 Not Acceptable (application/json): {\"error\":1}"
+        );
     }
 }

@@ -50,7 +50,10 @@ pub struct SessionLog {
 impl SessionLog {
     /// An empty log for the session opened by `label`.
     pub fn new(label: &str) -> SessionLog {
-        SessionLog { label: label.to_string(), ..SessionLog::default() }
+        SessionLog {
+            label: label.to_string(),
+            ..SessionLog::default()
+        }
     }
 
     /// Records a message (kept while under the bounds, counted always).
@@ -68,7 +71,10 @@ impl SessionLog {
     pub fn refused(&mut self, line: &str, why: impl Into<String>) {
         self.lines += 1;
         self.refused += 1;
-        let refused = Refused { line: cut(line, QUOTED_LINE), why: why.into() };
+        let refused = Refused {
+            line: cut(line, QUOTED_LINE),
+            why: why.into(),
+        };
         if self.first_refused.is_none() {
             self.first_refused = Some(refused.clone());
         }
@@ -127,7 +133,10 @@ mod tests {
         for i in 0..3 {
             log.refused(&format!("junk {i} {}", "x".repeat(2000)), "not JSON");
         }
-        assert_eq!((log.seen.len(), log.dropped, log.lines, log.refused), (KEPT_MESSAGES, 5, KEPT_MESSAGES + 8, 3));
+        assert_eq!(
+            (log.seen.len(), log.dropped, log.lines, log.refused),
+            (KEPT_MESSAGES, 5, KEPT_MESSAGES + 8, 3)
+        );
         assert!(log.first_refused.unwrap().line.starts_with("junk 0"));
         assert!(log.last_refused.as_ref().unwrap().line.len() < QUOTED_LINE + 40);
     }

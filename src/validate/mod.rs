@@ -39,8 +39,8 @@ pub mod weight;
 
 pub use cli::ValidateArgs;
 
-use crate::{exit_code, terminal};
 use crate::rules::{self, Level};
+use crate::{exit_code, terminal};
 use baseline::Baseline;
 use checks::{stateless, Found, Plan};
 use outcome::{CheckResult, Finding, Status};
@@ -102,7 +102,10 @@ fn run_timed(args: ValidateArgs) -> u8 {
             return exit_code::USAGE;
         }
     };
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(runtime) => runtime,
         Err(e) => {
             error(&format!("cannot start the async runtime: {e}"));
@@ -123,15 +126,32 @@ fn run_timed(args: ValidateArgs) -> u8 {
     let count = job.targets.len();
     for (index, (name, config_name, target)) in job.targets.iter().enumerate() {
         if progress {
-            terminal::eprint(&redact::scrub(&format!("[{}/{count}] {name}: validating {}", index + 1, target.describe())));
+            terminal::eprint(&redact::scrub(&format!(
+                "[{}/{count}] {name}: validating {}",
+                index + 1,
+                target.describe()
+            )));
         }
         let mut report = runtime.block_on(validate_one(&job, name, config_name.as_deref(), target));
         reaper::sweep(std::time::Duration::from_secs(1));
         report::scrub(&mut report, redact::scrub);
         if let Some(why) = &report.unreachable {
-            error(&format!("cannot reach {}: {why}", if progress { report.name.as_str() } else { "the server" }));
+            error(&format!(
+                "cannot reach {}: {why}",
+                if progress {
+                    report.name.as_str()
+                } else {
+                    "the server"
+                }
+            ));
         } else if progress {
-            terminal::eprint(&format!("[{}/{count}] {}: {} ({} ms)", index + 1, report.name, report.summary.line(), report.millis));
+            terminal::eprint(&format!(
+                "[{}/{count}] {}: {} ({} ms)",
+                index + 1,
+                report.name,
+                report.summary.line(),
+                report.millis
+            ));
         }
         reports.push(report);
     }
@@ -143,7 +163,10 @@ fn run_timed(args: ValidateArgs) -> u8 {
             return exit_code::HARNESS_FAULT;
         }
     }
-    for (path, text) in [(&args.json, report::json(&reports)), (&args.junit, report::junit(&reports))] {
+    for (path, text) in [
+        (&args.json, report::json(&reports)),
+        (&args.junit, report::junit(&reports)),
+    ] {
         if let Some(path) = path {
             if let Err(e) = std::fs::write(path, text) {
                 error(&format!("cannot write {}: {e}", path.display()));
@@ -157,7 +180,9 @@ fn run_timed(args: ValidateArgs) -> u8 {
 /// Registers SIGINT, SIGTERM and SIGHUP (before any server starts) and returns the task that,
 /// on the first of them, kills every server group, ends escaped descendants and exits with
 /// [`exit_code::SIGNALLED`] plus the signal's number.
-fn watch_signals(runtime: &tokio::runtime::Runtime) -> std::io::Result<impl std::future::Future<Output = ()>> {
+fn watch_signals(
+    runtime: &tokio::runtime::Runtime,
+) -> std::io::Result<impl std::future::Future<Output = ()>> {
     use tokio::signal::unix::{signal, SignalKind};
     let _entered = runtime.enter();
     let mut interrupt = signal(SignalKind::interrupt())?;
@@ -191,13 +216,19 @@ fn exit_code_of(reports: &[TargetReport]) -> u8 {
 }
 
 fn prepare(args: &ValidateArgs) -> Result<Job, String> {
-    let modes =
-        usize::from(!args.command.is_empty()) + usize::from(args.url.is_some()) + usize::from(args.config.is_some());
+    let modes = usize::from(!args.command.is_empty())
+        + usize::from(args.url.is_some())
+        + usize::from(args.config.is_some());
     if modes != 1 {
-        return Err("name one server: a command after `--`, --url URL, or --config FILE [NAME...]".into());
+        return Err(
+            "name one server: a command after `--`, --url URL, or --config FILE [NAME...]".into(),
+        );
     }
     if !args.names.is_empty() && args.config.is_none() {
-        return Err(format!("`{}` given without --config (a command goes after `--`)", args.names[0]));
+        return Err(format!(
+            "`{}` given without --config (a command goes after `--`)",
+            args.names[0]
+        ));
     }
     if !args.env.is_empty() && args.command.is_empty() {
         return Err("--env applies to a command given after `--`".into());
@@ -210,7 +241,11 @@ fn prepare(args: &ValidateArgs) -> Result<Job, String> {
             return Err("--ca-cert applies to https targets (--url or --config)".into())
         }
         Some(path) => {
-            let pem = mcp_mock_servers::files::read_capped(path, mcp_mock_servers::files::MAX_INPUT_BYTES).map_err(|e| format!("cannot read --ca-cert {}: {e}", path.display()))?;
+            let pem = mcp_mock_servers::files::read_capped(
+                path,
+                mcp_mock_servers::files::MAX_INPUT_BYTES,
+            )
+            .map_err(|e| format!("cannot read --ca-cert {}: {e}", path.display()))?;
             http::check_ca_cert(&pem).map_err(|e| format!("--ca-cert {} {e}", path.display()))?;
             Some(pem)
         }
@@ -231,7 +266,10 @@ fn prepare(args: &ValidateArgs) -> Result<Job, String> {
         .filter(|id| args.only.is_empty() || args.only.iter().any(|p| id.starts_with(p.as_str())))
         .collect();
     if selected.is_empty() {
-        return Err(format!("--only {} matches no check (they start with `server.`)", args.only.join(", ")));
+        return Err(format!(
+            "--only {} matches no check (they start with `server.`)",
+            args.only.join(", ")
+        ));
     }
     let baseline = match &args.baseline {
         Some(path) => Baseline::load(path, checks::ALL)?,
@@ -249,9 +287,13 @@ fn prepare(args: &ValidateArgs) -> Result<Job, String> {
     } else if let Some(url) = &args.url {
         redact::url(url);
         match url::Url::parse(url) {
-            Ok(parsed) if matches!(parsed.scheme(), "http" | "https") && parsed.host_str().is_some() => {}
+            Ok(parsed)
+                if matches!(parsed.scheme(), "http" | "https") && parsed.host_str().is_some() => {}
             Ok(parsed) => {
-                return Err(format!("--url {} is not an http or https URL", redact::public_url(parsed.as_str())))
+                return Err(format!(
+                    "--url {} is not an http or https URL",
+                    redact::public_url(parsed.as_str())
+                ))
             }
             // The text may hold credentials and did not parse: it is not shown.
             Err(e) => return Err(format!("--url is not a valid URL: {e}")),
@@ -261,18 +303,27 @@ fn prepare(args: &ValidateArgs) -> Result<Job, String> {
             redact::header_value(value);
         }
         http::check_headers(&headers)?;
-        let target = Target::Http { url: url.clone(), headers };
+        let target = Target::Http {
+            url: url.clone(),
+            headers,
+        };
         vec![(target.describe(), None, target)]
     } else {
         let env = target::parse_env(&args.env).map_err(|e| e.to_string())?;
-        let target = Target::Stdio { command: args.command[0].clone(), args: args.command[1..].to_vec(), env };
+        let target = Target::Stdio {
+            command: args.command[0].clone(),
+            args: args.command[1..].to_vec(),
+            env,
+        };
         vec![(target.describe(), None, target)]
     };
     for (_, _, target) in &targets {
         match target {
             Target::Http { url, headers } => {
                 redact::url(url);
-                headers.iter().for_each(|(_, value)| redact::header_value(value));
+                headers
+                    .iter()
+                    .for_each(|(_, value)| redact::header_value(value));
             }
             Target::Stdio { env, .. } => env.iter().for_each(|(_, value)| redact::env_value(value)),
         }
@@ -283,19 +334,45 @@ fn prepare(args: &ValidateArgs) -> Result<Job, String> {
     if auto {
         revisions = vec![schema::STATELESS.to_string(), LATEST.to_string()];
     }
-    let plan = Plan { selected, revisions, timeout: args.timeout, ca_cert, call_tools: args.call_tools.clone(), probed: None };
-    Ok(Job { targets, plan, strict: args.strict, baseline, auto, config: args.config.clone() })
+    let plan = Plan {
+        selected,
+        revisions,
+        timeout: args.timeout,
+        ca_cert,
+        call_tools: args.call_tools.clone(),
+        probed: None,
+    };
+    Ok(Job {
+        targets,
+        plan,
+        strict: args.strict,
+        baseline,
+        auto,
+        config: args.config.clone(),
+    })
 }
 
-async fn validate_one(job: &Job, name: &str, config_name: Option<&str>, target: &Target) -> TargetReport {
+async fn validate_one(
+    job: &Job,
+    name: &str,
+    config_name: Option<&str>,
+    target: &Target,
+) -> TargetReport {
     let started = Instant::now();
     let mut plan = job.plan.clone();
     if let (Some(config), Some(name)) = (&job.config, config_name) {
-        plan.call_tools.extend(fixtures::config_call_tools(config, name));
+        plan.call_tools
+            .extend(fixtures::config_call_tools(config, name));
     }
     let found = run_target(job, &plan, target).await;
     let (checks, unreachable) = match found {
-        Ok(found) => (found.into_iter().map(|f| judge(job, config_name, f)).collect::<Vec<_>>(), None),
+        Ok(found) => (
+            found
+                .into_iter()
+                .map(|f| judge(job, config_name, f))
+                .collect::<Vec<_>>(),
+            None,
+        ),
         Err(why) => (Vec::new(), Some(why.0)),
     };
     TargetReport {
@@ -313,13 +390,17 @@ async fn validate_one(job: &Job, name: &str, config_name: Option<&str>, target: 
 /// `initialize` plans, concurrently. By default ([`Job::auto`]) a server is judged at
 /// 2026-07-28 if it speaks it and at 2025-11-25 if it answers `initialize`; it is unreachable
 /// only when it does neither.
-async fn run_target(job: &Job, plan: &Plan, target: &Target) -> Result<Vec<Found>, checks::Unreachable> {
+async fn run_target(
+    job: &Job,
+    plan: &Plan,
+    target: &Target,
+) -> Result<Vec<Found>, checks::Unreachable> {
     let mut modern = plan.clone();
     modern.selected.retain(|id| stateless::applies(id));
     // By default `server/discover` is asked whatever was selected: it says whether the
     // server's refusal of `initialize` is a failure or not its revision.
-    let run_modern =
-        job.auto || plan.revisions.iter().any(|r| r == schema::STATELESS) && !modern.selected.is_empty();
+    let run_modern = job.auto
+        || plan.revisions.iter().any(|r| r == schema::STATELESS) && !modern.selected.is_empty();
     let mut legacy = plan.clone();
     legacy.revisions.retain(|r| r != schema::STATELESS);
     legacy.selected.retain(|id| !stateless::OWN.contains(id));
@@ -358,7 +439,13 @@ async fn run_target(job: &Job, plan: &Plan, target: &Target) -> Result<Vec<Found
         let probe_took = probe_took.clone();
         let stdio = target.is_stdio();
         async move {
-            while run_legacy && !stdio && probe_took.lock().unwrap_or_else(|e| e.into_inner()).is_none() {
+            while run_legacy
+                && !stdio
+                && probe_took
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .is_none()
+            {
                 tokio::time::sleep(std::time::Duration::from_millis(5)).await;
             }
         }
@@ -370,8 +457,12 @@ async fn run_target(job: &Job, plan: &Plan, target: &Target) -> Result<Vec<Found
         let asked = Instant::now();
         async move {
             if auto && legacy_seen.await.is_ok() {
-                let took = probe_took.lock().unwrap_or_else(|e| e.into_inner()).unwrap_or_default();
-                tokio::time::sleep_until((asked + took * 2 + stateless::ABANDON_GRACE).into()).await;
+                let took = probe_took
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .unwrap_or_default();
+                tokio::time::sleep_until((asked + took * 2 + stateless::ABANDON_GRACE).into())
+                    .await;
             } else {
                 std::future::pending::<()>().await;
             }
@@ -392,7 +483,9 @@ async fn run_target(job: &Job, plan: &Plan, target: &Target) -> Result<Vec<Found
         }
         gate.await;
         match target {
-            Target::Stdio { .. } => Some(stateless::run_stdio(target, &modern, abandon, giver).await),
+            Target::Stdio { .. } => {
+                Some(stateless::run_stdio(target, &modern, abandon, giver).await)
+            }
             Target::Http { .. } => Some(stateless::run_http(target, &modern, abandon).await),
         }
     };
@@ -423,7 +516,12 @@ async fn run_target(job: &Job, plan: &Plan, target: &Target) -> Result<Vec<Found
             found.extend(modern_found);
         }
         Some(Ok(stateless::Spoken::No(why))) if !job.auto || plan.wants(stateless::DISCOVER) => {
-            found.push(Found::new(stateless::DISCOVER, schema::STATELESS, stateless::does_not_speak(&why), 0));
+            found.push(Found::new(
+                stateless::DISCOVER,
+                schema::STATELESS,
+                stateless::does_not_speak(&why),
+                0,
+            ));
         }
         Some(Ok(stateless::Spoken::No(_))) => {}
     }
@@ -431,8 +529,16 @@ async fn run_target(job: &Job, plan: &Plan, target: &Target) -> Result<Vec<Found
         None => {}
         Some(Ok(legacy_found)) => {
             let refusal = legacy_found.iter().find_map(|f| match &f.finding {
-                Finding::Fail(failure) if f.id == checks::initialize::RESULT && failure.actual.starts_with("an error response") => {
-                    Some(failure.received.clone().unwrap_or_else(|| failure.actual.clone()))
+                Finding::Fail(failure)
+                    if f.id == checks::initialize::RESULT
+                        && failure.actual.starts_with("an error response") =>
+                {
+                    Some(
+                        failure
+                            .received
+                            .clone()
+                            .unwrap_or_else(|| failure.actual.clone()),
+                    )
                 }
                 _ => None,
             });
@@ -444,16 +550,31 @@ async fn run_target(job: &Job, plan: &Plan, target: &Target) -> Result<Vec<Found
                             "not applicable: the server speaks 2026-07-28 only and refuses `initialize` ({})",
                             outcome::excerpt(&answer)
                         );
-                        found.push(Found::new(checks::initialize::RESULT, LATEST, Finding::skip(reason), 0));
+                        found.push(Found::new(
+                            checks::initialize::RESULT,
+                            LATEST,
+                            Finding::skip(reason),
+                            0,
+                        ));
                     }
                 }
-                _ => found.extend(legacy_found.into_iter().filter(|f| result_asked || f.id != checks::initialize::RESULT)),
+                _ => found.extend(
+                    legacy_found
+                        .into_iter()
+                        .filter(|f| result_asked || f.id != checks::initialize::RESULT),
+                ),
             }
         }
         Some(Err(why)) if speaks && plan.wants(checks::initialize::RESULT) && !job.auto => {
-            let reason = format!("the server speaks 2026-07-28 and answers no `initialize` ({why})");
+            let reason =
+                format!("the server speaks 2026-07-28 and answers no `initialize` ({why})");
             for revision in &legacy.revisions {
-                found.push(Found::new(checks::initialize::RESULT, revision.clone(), Finding::skip(reason.clone()), 0));
+                found.push(Found::new(
+                    checks::initialize::RESULT,
+                    revision.clone(),
+                    Finding::skip(reason.clone()),
+                    0,
+                ));
             }
         }
         Some(Err(_)) if speaks => {}
@@ -466,7 +587,11 @@ async fn run_target(job: &Job, plan: &Plan, target: &Target) -> Result<Vec<Found
 /// Applies the level, `--strict` and the baseline to one finding.
 fn judge(job: &Job, server: Option<&str>, found: Found) -> CheckResult {
     let rule = rules::find(found.id);
-    let level = if job.strict { Level::Must } else { found.level.or(rule.map(|r| r.level)).unwrap_or(Level::Must) };
+    let level = if job.strict {
+        Level::Must
+    } else {
+        found.level.or(rule.map(|r| r.level)).unwrap_or(Level::Must)
+    };
     let expected = job.baseline.find(found.id, server, &found.revision);
     let (status, note, failure) = match found.finding {
         Finding::Pass { note } => match expected {
@@ -481,7 +606,11 @@ fn judge(job: &Job, server: Option<&str>, found: Found) -> CheckResult {
             None => (Status::Pass, note, None),
         },
         Finding::Fail(failure) => match expected {
-            Some(entry) => (Status::ExpectedFailure, Some(entry.reason.clone()), Some(failure)),
+            Some(entry) => (
+                Status::ExpectedFailure,
+                Some(entry.reason.clone()),
+                Some(failure),
+            ),
             None if level == Level::Must => (Status::Fail, None, Some(failure)),
             None => (Status::Warn, None, Some(failure)),
         },

@@ -42,7 +42,12 @@ pub struct Failure {
 impl Failure {
     /// A failure with no exchange attached.
     pub fn new(expected: impl Into<String>, actual: impl Into<String>) -> Failure {
-        Failure { expected: expected.into(), actual: actual.into(), sent: None, received: None }
+        Failure {
+            expected: expected.into(),
+            actual: actual.into(),
+            sent: None,
+            received: None,
+        }
     }
 
     /// Attaches the message sent.
@@ -88,12 +93,16 @@ impl Finding {
 
     /// A pass with a note.
     pub fn pass_with(note: impl Into<String>) -> Finding {
-        Finding::Pass { note: Some(note.into()) }
+        Finding::Pass {
+            note: Some(note.into()),
+        }
     }
 
     /// A skip.
     pub fn skip(reason: impl Into<String>) -> Finding {
-        Finding::Skip { reason: reason.into() }
+        Finding::Skip {
+            reason: reason.into(),
+        }
     }
 }
 

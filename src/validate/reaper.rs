@@ -36,10 +36,14 @@ pub fn become_subreaper() -> bool {
 /// Starts a server and notes its process group (its leader's pid) as alive, under the lock
 /// [`end_escaped`] takes, so a server just started is never taken for an escaped descendant.
 /// Refuses once the validator is stopping on a signal ([`kill_all`]).
-pub fn spawn_tracked(command: &mut tokio::process::Command) -> std::io::Result<tokio::process::Child> {
+pub fn spawn_tracked(
+    command: &mut tokio::process::Command,
+) -> std::io::Result<tokio::process::Child> {
     let mut groups = groups();
     if STOPPING.load(Ordering::SeqCst) {
-        return Err(std::io::Error::other("the validator is stopping on a signal"));
+        return Err(std::io::Error::other(
+            "the validator is stopping on a signal",
+        ));
     }
     let child = command.spawn()?;
     if let Some(pid) = child.id().and_then(|p| i32::try_from(p).ok()) {
@@ -95,7 +99,12 @@ pub fn kill_descendants() -> usize {
     let mut index = 0;
     while index < found.len() {
         let parent = found[index];
-        found.extend(parents.iter().filter(|(_, p)| *p == parent).map(|(pid, _)| *pid));
+        found.extend(
+            parents
+                .iter()
+                .filter(|(_, p)| *p == parent)
+                .map(|(pid, _)| *pid),
+        );
         index += 1;
     }
     let descendants = &found[1..];
@@ -122,8 +131,12 @@ fn kill_with_group(pid: i32) {
 fn parents() -> Vec<(i32, i32)> {
     let mut found = Vec::new();
     for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else { continue };
-        let Some(stat) = stat_fields(pid) else { continue };
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let Some(stat) = stat_fields(pid) else {
+            continue;
+        };
         if let Some(parent) = stat.split_whitespace().nth(1).and_then(|p| p.parse().ok()) {
             found.push((pid, parent));
         }
@@ -142,7 +155,11 @@ pub fn stat_fields(pid: i32) -> Option<String> {
 /// The pids whose parent is this process.
 fn children() -> Vec<i32> {
     let me = i32::try_from(std::process::id()).unwrap_or_default();
-    parents().into_iter().filter(|(_, parent)| *parent == me).map(|(pid, _)| pid).collect()
+    parents()
+        .into_iter()
+        .filter(|(_, parent)| *parent == me)
+        .map(|(pid, _)| pid)
+        .collect()
 }
 
 /// Kills and reaps every child of this process: the escaped descendants reparented to it

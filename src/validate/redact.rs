@@ -23,7 +23,10 @@ struct Secrets {
     urls: Vec<Url>,
 }
 
-static SECRETS: Mutex<Secrets> = Mutex::new(Secrets { values: Vec::new(), urls: Vec::new() });
+static SECRETS: Mutex<Secrets> = Mutex::new(Secrets {
+    values: Vec::new(),
+    urls: Vec::new(),
+});
 
 fn secrets() -> std::sync::MutexGuard<'static, Secrets> {
     SECRETS.lock().unwrap_or_else(|e| e.into_inner())
@@ -33,7 +36,10 @@ fn add_value(value: &str, min: usize) {
     let value = value.trim();
     let mut secrets = secrets();
     // A bearer or basic value is also hidden without its scheme word.
-    let bare = value.split_once(' ').map(|(_, rest)| rest.trim()).unwrap_or("");
+    let bare = value
+        .split_once(' ')
+        .map(|(_, rest)| rest.trim())
+        .unwrap_or("");
     for part in [value, bare] {
         if part.chars().count() >= min && !secrets.values.iter().any(|v| v == part) {
             secrets.values.push(part.to_string());
@@ -109,6 +115,9 @@ mod tests {
             scrub(text),
             "echo [redacted] / [redacted] / [redacted] / [redacted] / short / [redacted]"
         );
-        assert_eq!(public_url("http://alice:pw12@127.0.0.1:1/mcp"), "http://[redacted]@127.0.0.1:1/mcp");
+        assert_eq!(
+            public_url("http://alice:pw12@127.0.0.1:1/mcp"),
+            "http://[redacted]@127.0.0.1:1/mcp"
+        );
     }
 }

@@ -124,7 +124,11 @@ pub fn table(reports: &[TargetReport]) -> String {
                 area = check.area();
                 let _ = writeln!(out, "\n  {area}");
             }
-            let revision = if revisions.len() > 1 { format!(" @{}", check.revision) } else { String::new() };
+            let revision = if revisions.len() > 1 {
+                format!(" @{}", check.revision)
+            } else {
+                String::new()
+            };
             let _ = write!(
                 out,
                 "    {:<7} {:<6} {:<width$}{revision} {:>6} ms",
@@ -169,7 +173,11 @@ pub fn table(reports: &[TargetReport]) -> String {
             }
         }
         if revisions.len() == 1 {
-            let _ = writeln!(out, "\n  revision offered: {}", revisions.iter().next().copied().unwrap_or_default());
+            let _ = writeln!(
+                out,
+                "\n  revision offered: {}",
+                revisions.iter().next().copied().unwrap_or_default()
+            );
         }
         let _ = writeln!(out, "  {}\n", report.summary.line());
     }
@@ -184,7 +192,12 @@ pub fn table(reports: &[TargetReport]) -> String {
             total.harness_faults += r.summary.harness_faults;
         }
         let unreachable = reports.iter().filter(|r| r.unreachable.is_some()).count();
-        let _ = writeln!(out, "{} servers ({unreachable} unreachable): {}", reports.len(), total.line());
+        let _ = writeln!(
+            out,
+            "{} servers ({unreachable} unreachable): {}",
+            reports.len(),
+            total.line()
+        );
     }
     out
 }
@@ -196,7 +209,10 @@ fn esc(text: &str) -> String {
 
 /// Several lines (a sent pair, received messages) under the label, each escaped.
 fn indented(text: &str) -> String {
-    text.split('\n').map(esc).collect::<Vec<_>>().join("\n                  ")
+    text.split('\n')
+        .map(esc)
+        .collect::<Vec<_>>()
+        .join("\n                  ")
 }
 
 /// Renders the JSON report: `{ "targets": [ ... ] }`.
@@ -237,7 +253,11 @@ pub fn junit(reports: &[TargetReport]) -> String {
                 Status::Pass | Status::Warn => TestCaseStatus::success(),
                 Status::Fail | Status::Stale => {
                     let mut status = TestCaseStatus::non_success(NonSuccessKind::Failure);
-                    status.set_message(if check.status == Status::Stale { "stale baseline entry" } else { "failed" });
+                    status.set_message(if check.status == Status::Stale {
+                        "stale baseline entry"
+                    } else {
+                        "failed"
+                    });
                     status.set_description(detail());
                     status
                 }
@@ -260,7 +280,9 @@ pub fn junit(reports: &[TargetReport]) -> String {
             };
             let mut case = TestCase::new(format!("{}@{}", check.id, check.revision), status);
             case.set_classname(check.area().to_string());
-            case.set_time(Duration::from_millis(u64::try_from(check.millis).unwrap_or(u64::MAX)));
+            case.set_time(Duration::from_millis(
+                u64::try_from(check.millis).unwrap_or(u64::MAX),
+            ));
             if check.status == Status::Warn {
                 case.set_system_out(format!("warning (should-rule failed):\n{}", detail()));
             }
@@ -268,5 +290,7 @@ pub fn junit(reports: &[TargetReport]) -> String {
         }
         junit.add_test_suite(suite);
     }
-    junit.to_string().unwrap_or_else(|e| format!("<!-- cannot render the JUnit report: {e} -->"))
+    junit
+        .to_string()
+        .unwrap_or_else(|e| format!("<!-- cannot render the JUnit report: {e} -->"))
 }

@@ -28,7 +28,9 @@ fn schema_text(revision: &str) -> Option<&'static str> {
 pub fn result_definition(method: &str) -> Option<&'static str> {
     Some(match method {
         "initialize" => "InitializeResult",
-        "ping" | "logging/setLevel" | "resources/subscribe" | "resources/unsubscribe" => "EmptyResult",
+        "ping" | "logging/setLevel" | "resources/subscribe" | "resources/unsubscribe" => {
+            "EmptyResult"
+        }
         "tools/list" => "ListToolsResult",
         "tools/call" => "CallToolResult",
         "prompts/list" => "ListPromptsResult",
@@ -46,7 +48,10 @@ pub fn result_definition(method: &str) -> Option<&'static str> {
 type Cache = Mutex<HashMap<(String, String), Arc<jsonschema::Validator>>>;
 
 /// The compiled validator of one definition of one revision (compiled once, then cached).
-fn validator(revision: &str, definition: &str) -> Result<Option<Arc<jsonschema::Validator>>, String> {
+fn validator(
+    revision: &str,
+    definition: &str,
+) -> Result<Option<Arc<jsonschema::Validator>>, String> {
     static CACHE: OnceLock<Cache> = OnceLock::new();
     static ROOTS: OnceLock<Mutex<HashMap<String, Arc<Value>>>> = OnceLock::new();
     let key = (revision.to_string(), definition.to_string());
@@ -54,9 +59,14 @@ fn validator(revision: &str, definition: &str) -> Result<Option<Arc<jsonschema::
     if let Some(found) = cache.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
         return Ok(Some(found.clone()));
     }
-    let Some(text) = schema_text(revision) else { return Ok(None) };
+    let Some(text) = schema_text(revision) else {
+        return Ok(None);
+    };
     let root = {
-        let mut roots = ROOTS.get_or_init(Default::default).lock().unwrap_or_else(|e| e.into_inner());
+        let mut roots = ROOTS
+            .get_or_init(Default::default)
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
         match roots.get(revision) {
             Some(root) => root.clone(),
             None => {
@@ -68,7 +78,11 @@ fn validator(revision: &str, definition: &str) -> Result<Option<Arc<jsonschema::
             }
         }
     };
-    let defs_key = if root.get("$defs").is_some() { "$defs" } else { "definitions" };
+    let defs_key = if root.get("$defs").is_some() {
+        "$defs"
+    } else {
+        "definitions"
+    };
     if root.get(defs_key).and_then(|d| d.get(definition)).is_none() {
         return Ok(None);
     }
@@ -80,7 +94,10 @@ fn validator(revision: &str, definition: &str) -> Result<Option<Arc<jsonschema::
     let compiled = jsonschema::validator_for(&schema)
         .map_err(|e| format!("cannot compile the {revision} schema's {definition}: {e}"))?;
     let compiled = Arc::new(compiled);
-    cache.lock().unwrap_or_else(|e| e.into_inner()).insert(key, compiled.clone());
+    cache
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(key, compiled.clone());
     Ok(Some(compiled))
 }
 
@@ -95,7 +112,9 @@ fn reachable(defs: &Value, defs_key: &str, definition: &str) -> Value {
         if kept.contains_key(&name) {
             continue;
         }
-        let Some(body) = defs.get(&name) else { continue };
+        let Some(body) = defs.get(&name) else {
+            continue;
+        };
         let mut stack = vec![body];
         while let Some(node) = stack.pop() {
             match node {
@@ -121,8 +140,13 @@ fn reachable(defs: &Value, defs_key: &str, definition: &str) -> Value {
 /// server launches, it takes compile time off the end of a validation.
 pub fn warm(revisions: &[&str]) {
     for revision in revisions {
-        for definitions in [&["JSONRPCResultResponse", "JSONRPCResponse"][..], &["InitializeResult"]] {
-            let _ = definitions.iter().find(|d| validator(revision, d).ok().flatten().is_some());
+        for definitions in [
+            &["JSONRPCResultResponse", "JSONRPCResponse"][..],
+            &["InitializeResult"],
+        ] {
+            let _ = definitions
+                .iter()
+                .find(|d| validator(revision, d).ok().flatten().is_some());
         }
     }
 }
@@ -135,30 +159,51 @@ pub fn has_revision(revision: &str) -> bool {
 /// Validates `instance` against `definition`; `Ok(None)` when valid or when the revision
 /// has no such definition, `Ok(Some(problem))` when invalid, `Err` when the harness failed.
 fn check(revision: &str, definition: &str, instance: &Value) -> Result<Option<String>, String> {
-    let Some(validator) = validator(revision, definition)? else { return Ok(None) };
+    let Some(validator) = validator(revision, definition)? else {
+        return Ok(None);
+    };
     let problems: Vec<String> = validator
         .iter_errors(instance)
         .take(3)
         .map(|e| {
             let at = e.instance_path.to_string();
-            format!("{} at `{}`", super::outcome::excerpt(&e.to_string()), if at.is_empty() { "/" } else { &at })
+            format!(
+                "{} at `{}`",
+                super::outcome::excerpt(&e.to_string()),
+                if at.is_empty() { "/" } else { &at }
+            )
         })
         .collect();
-    Ok(if problems.is_empty() { None } else { Some(format!("not a valid {definition}: {}", problems.join("; "))) })
+    Ok(if problems.is_empty() {
+        None
+    } else {
+        Some(format!("not a valid {definition}: {}", problems.join("; ")))
+    })
 }
 
 /// Validates `instance` against the `revision`'s `definition`: `Ok(None)` when valid or when
 /// the revision has no such definition, `Ok(Some(problem))` when invalid, `Err` when the
 /// harness failed.
-pub fn validate_as(revision: &str, definition: &str, instance: &Value) -> Result<Option<String>, String> {
+pub fn validate_as(
+    revision: &str,
+    definition: &str,
+    instance: &Value,
+) -> Result<Option<String>, String> {
     check(revision, definition, instance)
 }
 
 /// Validates one message the server sent, given the method of the request it answers (for
 /// a response). `Ok(None)`: valid. `Ok(Some(problem))`: invalid. `Err`: harness fault.
-pub fn validate_message(revision: &str, message: &Value, answered: Option<&str>) -> Result<Option<String>, String> {
+pub fn validate_message(
+    revision: &str,
+    message: &Value,
+    answered: Option<&str>,
+) -> Result<Option<String>, String> {
     let first = |defs: &[&'static str]| -> &'static str {
-        defs.iter().copied().find(|d| validator(revision, d).ok().flatten().is_some()).unwrap_or(defs[0])
+        defs.iter()
+            .copied()
+            .find(|d| validator(revision, d).ok().flatten().is_some())
+            .unwrap_or(defs[0])
     };
     if message.get("method").is_some() {
         let (envelope, kind) = if message.get("id").is_some() {
@@ -188,8 +233,15 @@ pub fn validate_message(revision: &str, message: &Value, answered: Option<&str>)
         return Ok(Some(problem));
     }
     // A multi round-trip request's interim answer has a shape of its own, whatever the method.
-    let interim = message.pointer("/result/resultType").and_then(Value::as_str) == Some("input_required");
-    let definition = if interim { Some("InputRequiredResult") } else { answered.and_then(result_definition) };
+    let interim = message
+        .pointer("/result/resultType")
+        .and_then(Value::as_str)
+        == Some("input_required");
+    let definition = if interim {
+        Some("InputRequiredResult")
+    } else {
+        answered.and_then(result_definition)
+    };
     match (definition, message.get("result")) {
         (Some(definition), Some(result)) => check(revision, definition, result),
         _ => Ok(None),
@@ -204,22 +256,38 @@ mod tests {
     fn every_embedded_schema_compiles_its_envelopes() {
         for revision in REVISIONS {
             let ok = json!({"jsonrpc": "2.0", "id": 1, "result": {}});
-            assert_eq!(validate_message(revision, &ok, Some("ping")).unwrap(), None, "{revision}");
+            assert_eq!(
+                validate_message(revision, &ok, Some("ping")).unwrap(),
+                None,
+                "{revision}"
+            );
         }
         let ok = json!({"jsonrpc": "2.0", "id": 1, "result": {"resultType": "complete", "ttlMs": 0, "cacheScope": "public", "tools": []}});
-        assert_eq!(validate_message(STATELESS, &ok, Some("tools/list")).unwrap(), None);
+        assert_eq!(
+            validate_message(STATELESS, &ok, Some("tools/list")).unwrap(),
+            None
+        );
         let bad = json!({"jsonrpc": "2.0", "id": 1, "result": {"tools": []}});
-        let problem = validate_message(STATELESS, &bad, Some("tools/list")).unwrap().unwrap();
+        let problem = validate_message(STATELESS, &bad, Some("tools/list"))
+            .unwrap()
+            .unwrap();
         assert!(problem.contains("resultType"), "{problem}");
     }
 
     #[test]
     fn a_bad_result_is_named_with_where_it_is_wrong() {
-        let bad =
-            json!({"jsonrpc": "2.0", "id": 1, "result": {"tools": [{"name": 5, "inputSchema": {"type": "object"}}]}});
-        let problem = validate_message("2025-06-18", &bad, Some("tools/list")).unwrap().unwrap();
-        assert!(problem.contains("ListToolsResult") && problem.contains("/tools/0/name"), "{problem}");
+        let bad = json!({"jsonrpc": "2.0", "id": 1, "result": {"tools": [{"name": 5, "inputSchema": {"type": "object"}}]}});
+        let problem = validate_message("2025-06-18", &bad, Some("tools/list"))
+            .unwrap()
+            .unwrap();
+        assert!(
+            problem.contains("ListToolsResult") && problem.contains("/tools/0/name"),
+            "{problem}"
+        );
         let parse_error = json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32700, "message": "Parse error"}});
-        assert_eq!(validate_message("2024-11-05", &parse_error, None).unwrap(), None);
+        assert_eq!(
+            validate_message("2024-11-05", &parse_error, None).unwrap(),
+            None
+        );
     }
 }

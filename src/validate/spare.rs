@@ -30,7 +30,12 @@ pub struct Spare {
 /// A giver and its spare.
 pub fn channel() -> (Giver, Spare) {
     let (tx, rx) = oneshot::channel();
-    (Giver { tx, forget: None }, Spare { rx: std::sync::Mutex::new(Some(rx)) })
+    (
+        Giver { tx, forget: None },
+        Spare {
+            rx: std::sync::Mutex::new(Some(rx)),
+        },
+    )
 }
 
 impl Giver {
@@ -79,7 +84,11 @@ impl Spare {
             given = rx => given.ok().flatten(),
             () = bound => None,
         }?;
-        session.log().lock().unwrap_or_else(|e| e.into_inner()).label = label.to_string();
+        session
+            .log()
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .label = label.to_string();
         Some(session)
     }
 }
@@ -98,7 +107,11 @@ mod tests {
             r#"echo $$ > '{}'; read line; echo '{{"jsonrpc":"2.0","id":1,"error":{{"code":-32601,"message":"no"}}}}'; cat >/dev/null"#,
             pid_file.display()
         );
-        let target = Target::Stdio { command: "sh".into(), args: vec!["-c".into(), script], env: Vec::new() };
+        let target = Target::Stdio {
+            command: "sh".into(),
+            args: vec!["-c".into(), script],
+            env: Vec::new(),
+        };
         Session::spawn(&target, "giver", Duration::from_secs(5)).expect("sh starts")
     }
 
@@ -112,14 +125,28 @@ mod tests {
         giver.answered(json!(1));
         assert!(giver.ready());
         giver.give(session).await;
-        let mut taken = spare.take("taker", std::future::pending()).await.expect("the session is taken");
+        let mut taken = spare
+            .take("taker", std::future::pending())
+            .await
+            .expect("the session is taken");
         {
             let log = taken.log();
             let log = log.lock().unwrap();
-            assert_eq!((log.label.as_str(), log.seen.len(), log.lines, log.methods.len()), ("taker", 0, 0, 0));
+            assert_eq!(
+                (
+                    log.label.as_str(),
+                    log.seen.len(),
+                    log.lines,
+                    log.methods.len()
+                ),
+                ("taker", 0, 0, 0)
+            );
             assert_eq!(log.revision, None);
         }
-        assert!(spare.take("again", std::future::pending()).await.is_none(), "a spare is taken once");
+        assert!(
+            spare.take("again", std::future::pending()).await.is_none(),
+            "a spare is taken once"
+        );
         taken.kill().await;
     }
 
@@ -129,15 +156,27 @@ mod tests {
         let pid_file = dir.path().join("pid");
         let (giver, spare) = channel();
         let started = std::time::Instant::now();
-        assert!(spare.take("taker", tokio::time::sleep(Duration::from_millis(20))).await.is_none());
+        assert!(spare
+            .take("taker", tokio::time::sleep(Duration::from_millis(20)))
+            .await
+            .is_none());
         assert!(started.elapsed() < Duration::from_secs(2));
         let mut session = refusing_server(&pid_file);
         // The pid is written before the request is read: once answered, the file is there.
-        assert_eq!(session.request("server/discover", None).await.error_code(), Some(-32601));
-        let pid = std::fs::read_to_string(&pid_file).unwrap().trim().to_string();
+        assert_eq!(
+            session.request("server/discover", None).await.error_code(),
+            Some(-32601)
+        );
+        let pid = std::fs::read_to_string(&pid_file)
+            .unwrap()
+            .trim()
+            .to_string();
         assert!(std::path::Path::new(&format!("/proc/{pid}")).exists());
         giver.give(session).await;
-        assert!(!std::path::Path::new(&format!("/proc/{pid}")).exists(), "the server given to no one is ended and reaped");
+        assert!(
+            !std::path::Path::new(&format!("/proc/{pid}")).exists(),
+            "the server given to no one is ended and reaped"
+        );
     }
 
     #[tokio::test]

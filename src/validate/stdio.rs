@@ -42,7 +42,12 @@ impl Exchange {
 
     /// The `error.code` of an error response.
     pub fn error_code(&self) -> Option<i64> {
-        self.reply.as_ref().ok().and_then(|m| m.get("error")).and_then(|e| e.get("code")).and_then(Value::as_i64)
+        self.reply
+            .as_ref()
+            .ok()
+            .and_then(|m| m.get("error"))
+            .and_then(|e| e.get("code"))
+            .and_then(Value::as_i64)
     }
 
     /// What came back, as text for a report: the message, or why nothing did.
@@ -113,8 +118,8 @@ impl Session {
             });
         }
         super::timeline::event("spawn", label);
-        let mut child =
-            super::reaper::spawn_tracked(&mut cmd).map_err(|e| format!("cannot start `{}`: {e}", excerpt(command)))?;
+        let mut child = super::reaper::spawn_tracked(&mut cmd)
+            .map_err(|e| format!("cannot start `{}`: {e}", excerpt(command)))?;
         let pid = child.id().and_then(|p| i32::try_from(p).ok());
         let log: SharedLog = Arc::new(Mutex::new(SessionLog::new(label)));
         let (tx, incoming) = mpsc::channel(READ_AHEAD);
@@ -122,7 +127,10 @@ impl Session {
             tokio::spawn(read_stdout(stdout, tx, log.clone()));
         }
         let stderr = Arc::new(Mutex::new(Vec::new()));
-        let stderr_done = child.stderr.take().map(|pipe| tokio::spawn(drain_stderr(pipe, stderr.clone())));
+        let stderr_done = child
+            .stderr
+            .take()
+            .map(|pipe| tokio::spawn(drain_stderr(pipe, stderr.clone())));
         Ok(Session {
             stdin: child.stdin.take(),
             child,
@@ -157,7 +165,9 @@ impl Session {
 
     /// Writes one line (a newline is added), bounded by `bound`.
     async fn send_line_within(&mut self, line: &str, bound: Duration) -> Result<(), String> {
-        let Some(stdin) = self.stdin.as_mut() else { return Err("stdin already closed".into()) };
+        let Some(stdin) = self.stdin.as_mut() else {
+            return Err("stdin already closed".into());
+        };
         let mut bytes = line.as_bytes().to_vec();
         bytes.push(b'\n');
         let write = async {
@@ -170,7 +180,9 @@ impl Session {
                 let gone = self.gone().await;
                 Err(format!("cannot write to the server ({e}): {gone}"))
             }
-            Err(_) => Err(format!("writing to the server blocked for {bound:?} (it does not read its stdin)")),
+            Err(_) => Err(format!(
+                "writing to the server blocked for {bound:?} (it does not read its stdin)"
+            )),
         }
     }
 
@@ -192,14 +204,22 @@ impl Session {
         let sent = message.to_string();
         let id = message.get("id").cloned().unwrap_or(Value::Null);
         if let Some(method) = message.get("method").and_then(Value::as_str) {
-            self.lock_log().methods.insert(id.to_string(), method.to_string());
+            self.lock_log()
+                .methods
+                .insert(id.to_string(), method.to_string());
         }
         if let Err(why) = self.send_line(&sent).await {
-            return Exchange { sent, reply: Err(why) };
+            return Exchange {
+                sent,
+                reply: Err(why),
+            };
         }
         let reply = self.wait_for(|m| is_response_to(m, &id)).await;
         if super::timeline::enabled() {
-            let method = message.get("method").and_then(Value::as_str).unwrap_or_default();
+            let method = message
+                .get("method")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
             super::timeline::event("answered", &format!("{} {method}", self.lock_log().label));
         }
         Exchange { sent, reply }
@@ -223,7 +243,11 @@ impl Session {
             "clientInfo": {"name": "mcp-conformance-validate", "version": env!("CARGO_PKG_VERSION")},
         });
         let exchange = self.request("initialize", Some(params)).await;
-        if let Some(version) = exchange.result().and_then(|r| r.get("protocolVersion")).and_then(Value::as_str) {
+        if let Some(version) = exchange
+            .result()
+            .and_then(|r| r.get("protocolVersion"))
+            .and_then(Value::as_str)
+        {
             self.lock_log().revision = Some(version.to_string());
             // A server that answered and then exited keeps its answer: the next request
             // says it is gone.
@@ -243,12 +267,19 @@ impl Session {
     /// Waits up to `bound` for a message matching `wanted`, handling others as
     /// [`Session::wait_for`] does; running out of time does not mark the session stalled (a
     /// slow tool call is not a session that stopped answering), the server leaving does.
-    pub async fn wait_within(&mut self, bound: Duration, wanted: impl Fn(&Value) -> bool) -> Result<Value, String> {
+    pub async fn wait_within(
+        &mut self,
+        bound: Duration,
+        wanted: impl Fn(&Value) -> bool,
+    ) -> Result<Value, String> {
         let (timeout, stalled) = (self.timeout, self.stalled.clone());
         self.timeout = bound;
         let got = self.wait_for(wanted).await;
         self.timeout = timeout;
-        if got.as_ref().is_err_and(|why| why.starts_with("nothing within")) {
+        if got
+            .as_ref()
+            .is_err_and(|why| why.starts_with("nothing within"))
+        {
             self.stalled = stalled;
         }
         got
@@ -257,13 +288,20 @@ impl Session {
     /// Every response that arrives until a response with `id` does, and the first other
     /// messages (used as a fence: servers answer in order, so anything caused by earlier
     /// lines comes first).
-    pub async fn collect_until_response(&mut self, id: &Value) -> (Vec<Value>, Result<Value, String>) {
+    pub async fn collect_until_response(
+        &mut self,
+        id: &Value,
+    ) -> (Vec<Value>, Result<Value, String>) {
         let mut before = Vec::new();
         let reply = self.collect(|m| is_response_to(m, id), &mut before).await;
         (before, reply)
     }
 
-    async fn collect(&mut self, wanted: impl Fn(&Value) -> bool, before: &mut Vec<Value>) -> Result<Value, String> {
+    async fn collect(
+        &mut self,
+        wanted: impl Fn(&Value) -> bool,
+        before: &mut Vec<Value>,
+    ) -> Result<Value, String> {
         let deadline = Instant::now() + self.timeout;
         let refused_at_start = self.lock_log().refused;
         let mut others = 0usize;
@@ -272,14 +310,22 @@ impl Session {
             // Checked before every receive: a stream that always has a message ready would
             // otherwise never let the timeout fire.
             let left = deadline.saturating_duration_since(Instant::now());
-            let next = if left.is_zero() { Err(()) } else { tokio::time::timeout(left, self.incoming.recv()).await.map_err(|_| ()) };
+            let next = if left.is_zero() {
+                Err(())
+            } else {
+                tokio::time::timeout(left, self.incoming.recv())
+                    .await
+                    .map_err(|_| ())
+            };
             match next {
                 Err(()) => {
                     let mut why = format!("nothing within {:?}", self.timeout);
                     if others > 0 {
                         why.push_str(&format!("; {others} other message(s) came"));
                         if let Some(response) = &last_response {
-                            let id = response.get("id").map_or_else(|| "none".to_string(), Value::to_string);
+                            let id = response
+                                .get("id")
+                                .map_or_else(|| "none".to_string(), Value::to_string);
                             why.push_str(&format!(
                                 ", the latest a response with id {id}, not the one awaited: {}",
                                 excerpt(&response.to_string())
@@ -367,7 +413,10 @@ impl Session {
             return;
         }
         if let Some(millis) = self.pid.and_then(super::timeline::process_cpu_millis) {
-            super::timeline::event("server-cpu", &format!("{} {millis} ms", self.lock_log().label));
+            super::timeline::event(
+                "server-cpu",
+                &format!("{} {millis} ms", self.lock_log().label),
+            );
         }
     }
 
@@ -391,18 +440,27 @@ impl Session {
     /// Why the server stopped talking: its exit status and the end of its stderr (each
     /// waited for briefly).
     async fn gone(&mut self) -> String {
-        let status = match tokio::time::timeout(Duration::from_millis(500), self.child.wait()).await {
+        let status = match tokio::time::timeout(Duration::from_millis(500), self.child.wait()).await
+        {
             Ok(Ok(status)) => format!("exited with {status}"),
             _ => "closed its stdout".to_string(),
         };
         if let Some(done) = self.stderr_done.take() {
             let _ = tokio::time::timeout(Duration::from_millis(500), done).await;
         }
-        format!("the server `{}` {status}{}", excerpt(&self.command), self.stderr_note())
+        format!(
+            "the server `{}` {status}{}",
+            excerpt(&self.command),
+            self.stderr_note()
+        )
     }
 
     fn stderr_note(&self) -> String {
-        let tail = self.stderr.lock().map(|t| String::from_utf8_lossy(&t).into_owned()).unwrap_or_default();
+        let tail = self
+            .stderr
+            .lock()
+            .map(|t| String::from_utf8_lossy(&t).into_owned())
+            .unwrap_or_default();
         let last = tail.trim().lines().last().unwrap_or("").trim();
         if last.is_empty() {
             String::new()
@@ -418,7 +476,8 @@ impl Session {
 
 /// A response: no method, an id, and a result or an error.
 pub fn is_response(message: &Value) -> bool {
-    message.get("method").is_none() && (message.get("result").is_some() || message.get("error").is_some())
+    message.get("method").is_none()
+        && (message.get("result").is_some() || message.get("error").is_some())
 }
 
 /// Whether `message` is the response to the request with `id`.
@@ -448,7 +507,11 @@ async fn read_stdout(stdout: tokio::process::ChildStdout, tx: mpsc::Sender<Value
         let end = buf.iter().position(|b| *b == b'\n');
         let chunk = &buf[..end.unwrap_or(buf.len())];
         // Past the limit only the start is kept (to be quoted); the rest is counted.
-        let room = if length + chunk.len() <= MAX_LINE { chunk.len() } else { super::log::QUOTED_LINE.saturating_sub(line.len()) };
+        let room = if length + chunk.len() <= MAX_LINE {
+            chunk.len()
+        } else {
+            super::log::QUOTED_LINE.saturating_sub(line.len())
+        };
         line.extend_from_slice(&chunk[..room.min(chunk.len())]);
         let was_over = length > MAX_LINE;
         length += chunk.len();

@@ -30,9 +30,10 @@ impl Target {
     /// How reports name the target: the command line, or the URL.
     pub fn describe(&self) -> String {
         match self {
-            Target::Stdio { command, args, .. } => {
-                std::iter::once(command.as_str()).chain(args.iter().map(String::as_str)).collect::<Vec<_>>().join(" ")
-            }
+            Target::Stdio { command, args, .. } => std::iter::once(command.as_str())
+                .chain(args.iter().map(String::as_str))
+                .collect::<Vec<_>>()
+                .join(" "),
             Target::Http { url, .. } => super::redact::public_url(url),
         }
     }
@@ -108,7 +109,9 @@ pub fn parse_headers(items: &[String]) -> Result<Vec<(String, String)>, InputErr
         .iter()
         .enumerate()
         .map(|(index, item)| match item.split_once(':') {
-            Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_string(), v.trim().to_string())),
+            Some((k, v)) if !k.trim().is_empty() => {
+                Ok((k.trim().to_string(), v.trim().to_string()))
+            }
             _ => Err(InputError::Header(index + 1)),
         })
         .collect()
@@ -139,15 +142,26 @@ struct ConfigEntry {
 /// order, when `names` is empty), each with its name.
 pub fn load_config(path: &Path, names: &[String]) -> Result<Vec<(String, Target)>, InputError> {
     let shown = path.display().to_string();
-    let text = mcp_mock_servers::files::read_text(path)
-        .map_err(|e| InputError::ConfigRead { path: shown.clone(), reason: e.to_string() })?;
-    let file: ConfigFile = serde_json::from_str(&text)
-        .map_err(|e| InputError::ConfigFormat { path: shown.clone(), reason: e.to_string() })?;
+    let text = mcp_mock_servers::files::read_text(path).map_err(|e| InputError::ConfigRead {
+        path: shown.clone(),
+        reason: e.to_string(),
+    })?;
+    let file: ConfigFile = serde_json::from_str(&text).map_err(|e| InputError::ConfigFormat {
+        path: shown.clone(),
+        reason: e.to_string(),
+    })?;
     let mut servers = Vec::new();
     for (name, entry) in file.mcp_servers {
         let target = match (entry.command, entry.url) {
-            (Some(command), None) => Target::Stdio { command, args: entry.args, env: entry.env.into_iter().collect() },
-            (None, Some(url)) => Target::Http { url, headers: entry.headers.into_iter().collect() },
+            (Some(command), None) => Target::Stdio {
+                command,
+                args: entry.args,
+                env: entry.env.into_iter().collect(),
+            },
+            (None, Some(url)) => Target::Http {
+                url,
+                headers: entry.headers.into_iter().collect(),
+            },
             _ => return Err(InputError::ConfigEntry { path: shown, name }),
         };
         servers.push((name, target));
@@ -161,11 +175,19 @@ pub fn load_config(path: &Path, names: &[String]) -> Result<Vec<(String, Target)
     names
         .iter()
         .map(|name| {
-            servers.iter().find(|(n, _)| n == name).cloned().ok_or_else(|| InputError::UnknownName {
-                path: shown.clone(),
-                name: name.clone(),
-                known: servers.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>().join(", "),
-            })
+            servers
+                .iter()
+                .find(|(n, _)| n == name)
+                .cloned()
+                .ok_or_else(|| InputError::UnknownName {
+                    path: shown.clone(),
+                    name: name.clone(),
+                    known: servers
+                        .iter()
+                        .map(|(n, _)| n.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                })
         })
         .collect()
 }
@@ -192,12 +214,24 @@ mod tests {
         assert_eq!(all.len(), 2);
         assert_eq!(
             all[0].1,
-            Target::Stdio { command: "srv".into(), args: vec!["--x".into()], env: vec![("K".into(), "V".into())] }
+            Target::Stdio {
+                command: "srv".into(),
+                args: vec!["--x".into()],
+                env: vec![("K".into(), "V".into())]
+            }
         );
         let only_b = load_config(file.path(), &["b".into()]).unwrap();
-        assert!(matches!(&only_b[0].1, Target::Http { url, .. } if url == "http://127.0.0.1:1/mcp"));
+        assert!(
+            matches!(&only_b[0].1, Target::Http { url, .. } if url == "http://127.0.0.1:1/mcp")
+        );
         let missing = load_config(file.path(), &["c".into()]).unwrap_err();
-        assert_eq!(missing.to_string(), format!("no server named `c` in {} (it has: a, b)", file.path().display()));
+        assert_eq!(
+            missing.to_string(),
+            format!(
+                "no server named `c` in {} (it has: a, b)",
+                file.path().display()
+            )
+        );
     }
 
     #[test]
@@ -206,14 +240,23 @@ mod tests {
         let error = load_config(file.path(), &[]).unwrap_err().to_string();
         assert!(error.contains("line 1 column"), "{error}");
         let both = write(r#"{"mcpServers": {"a": {"command": "x", "url": "http://127.0.0.1"}}}"#);
-        assert!(load_config(both.path(), &[]).unwrap_err().to_string().contains("either `command` or `url`"));
+        assert!(load_config(both.path(), &[])
+            .unwrap_err()
+            .to_string()
+            .contains("either `command` or `url`"));
     }
 
     #[test]
     fn env_and_headers_are_parsed_or_refused() {
-        assert_eq!(parse_env(&["A=b=c".into()]).unwrap(), vec![("A".into(), "b=c".into())]);
+        assert_eq!(
+            parse_env(&["A=b=c".into()]).unwrap(),
+            vec![("A".into(), "b=c".into())]
+        );
         assert!(parse_env(&["nope".into()]).is_err());
-        assert_eq!(parse_headers(&["X-Key: v 1".into()]).unwrap(), vec![("X-Key".into(), "v 1".into())]);
+        assert_eq!(
+            parse_headers(&["X-Key: v 1".into()]).unwrap(),
+            vec![("X-Key".into(), "v 1".into())]
+        );
         assert!(parse_headers(&["nope".into()]).is_err());
     }
 }

@@ -23,8 +23,10 @@ fn timeline() -> Option<&'static Timeline> {
     static TIMELINE: OnceLock<Option<Timeline>> = OnceLock::new();
     TIMELINE
         .get_or_init(|| {
-            std::env::var_os(VARIABLE)
-                .map(|_| Timeline { started: Instant::now(), lines: Mutex::new(Vec::new()) })
+            std::env::var_os(VARIABLE).map(|_| Timeline {
+                started: Instant::now(),
+                lines: Mutex::new(Vec::new()),
+            })
         })
         .as_ref()
 }
@@ -49,7 +51,8 @@ pub fn cpu_time(who: libc::c_int) -> std::time::Duration {
         usage
     };
     let of = |t: libc::timeval| {
-        std::time::Duration::from_secs(t.tv_sec as u64) + std::time::Duration::from_micros(t.tv_usec as u64)
+        std::time::Duration::from_secs(t.tv_sec as u64)
+            + std::time::Duration::from_micros(t.tv_usec as u64)
     };
     of(usage.ru_utime) + of(usage.ru_stime)
 }
@@ -67,7 +70,9 @@ pub fn process_cpu_millis(pid: i32) -> Option<u128> {
     // utime and stime, fields 14 and 15 of the whole line.
     let ticks = fields.get(11)?.parse::<u128>().ok()? + fields.get(12)?.parse::<u128>().ok()?;
     // SAFETY: sysconf only reads a system setting.
-    let per_second = u128::try_from(unsafe { libc::sysconf(libc::_SC_CLK_TCK) }).ok().filter(|t| *t > 0)?;
+    let per_second = u128::try_from(unsafe { libc::sysconf(libc::_SC_CLK_TCK) })
+        .ok()
+        .filter(|t| *t > 0)?;
     Some(ticks * 1000 / per_second)
 }
 
@@ -79,21 +84,37 @@ pub fn event(event: &str, subject: &str) {
         timeline.started.elapsed().as_millis(),
         cpu_millis(libc::RUSAGE_SELF)
     );
-    timeline.lines.lock().unwrap_or_else(|e| e.into_inner()).push(line);
+    timeline
+        .lines
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push(line);
 }
 
 /// Writes the events and the CPU totals to the file named by [`VARIABLE`], if it is set; an
 /// error is returned as a sentence.
 pub fn write() -> Result<(), String> {
-    let Some(timeline) = timeline() else { return Ok(()) };
-    let Some(path) = std::env::var_os(VARIABLE) else { return Ok(()) };
-    let mut text = timeline.lines.lock().unwrap_or_else(|e| e.into_inner()).join("\n");
+    let Some(timeline) = timeline() else {
+        return Ok(());
+    };
+    let Some(path) = std::env::var_os(VARIABLE) else {
+        return Ok(());
+    };
+    let mut text = timeline
+        .lines
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .join("\n");
     let own = cpu_millis(libc::RUSAGE_SELF);
     text.push_str(&format!(
         "\n{:>6} {own:>5} end run\ncpu self {own}\ncpu children {}\n",
         timeline.started.elapsed().as_millis(),
         cpu_millis(libc::RUSAGE_CHILDREN)
     ));
-    std::fs::write(&path, text)
-        .map_err(|e| format!("cannot write the timeline {}: {e}", std::path::Path::new(&path).display()))
+    std::fs::write(&path, text).map_err(|e| {
+        format!(
+            "cannot write the timeline {}: {e}",
+            std::path::Path::new(&path).display()
+        )
+    })
 }

@@ -27,7 +27,9 @@ pub fn check(text: &[u8]) -> Result<(), String> {
             b',' | b'[' | b'{' => {
                 values += 1;
                 if values > MAX_VALUES {
-                    return Err(format!("more than {MAX_VALUES} JSON values, too many to judge"));
+                    return Err(format!(
+                        "more than {MAX_VALUES} JSON values, too many to judge"
+                    ));
                 }
             }
             _ => {}
@@ -44,7 +46,9 @@ mod tests {
     fn values_are_counted_outside_strings() {
         assert!(check(br#"{"a": [1, 2, {"b": "x,y,[z{"}]}"#).is_ok());
         let many = format!("[{}]", vec!["0"; MAX_VALUES + 1].join(","));
-        assert!(check(many.as_bytes()).unwrap_err().contains("more than 50000 JSON values"));
+        assert!(check(many.as_bytes())
+            .unwrap_err()
+            .contains("more than 50000 JSON values"));
         let commas_in_a_string = format!("{{\"s\": \"{}\"}}", ",".repeat(MAX_VALUES * 2));
         assert!(check(commas_in_a_string.as_bytes()).is_ok());
         let escaped_quote = format!("[\"\\\"{}\"]", ",".repeat(MAX_VALUES * 2));

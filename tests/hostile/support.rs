@@ -34,7 +34,10 @@ const SECRETS: &[&str] = &[ENV_SECRET, HEADER_SECRET, URL_USER, URL_PASSWORD, UR
 pub fn python() -> &'static str {
     static PYTHON: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     PYTHON.get_or_init(|| {
-        let output = Command::new("python3").args(["-c", "import sys; print(sys.executable)"]).output().unwrap();
+        let output = Command::new("python3")
+            .args(["-c", "import sys; print(sys.executable)"])
+            .output()
+            .unwrap();
         String::from_utf8(output.stdout).unwrap().trim().to_string()
     })
 }
@@ -56,10 +59,17 @@ impl Case {
                 .filter_map(|l| l.strip_prefix(&format!("# {key}: ")).map(str::to_string))
                 .collect()
         };
-        let exit = header("exit").first().and_then(|e| e.parse().ok()).unwrap_or_else(|| {
-            panic!("{} has no `# exit: N` header", path.display());
-        });
-        Case { name: path.file_stem().unwrap().to_string_lossy().into(), exit, says: header("says") }
+        let exit = header("exit")
+            .first()
+            .and_then(|e| e.parse().ok())
+            .unwrap_or_else(|| {
+                panic!("{} has no `# exit: N` header", path.display());
+            });
+        Case {
+            name: path.file_stem().unwrap().to_string_lossy().into(),
+            exit,
+            says: header("says"),
+        }
     }
 }
 
@@ -79,8 +89,13 @@ impl HttpServer {
             .spawn()
             .unwrap();
         let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
-        let port = line.trim().parse().unwrap_or_else(|_| panic!("{}: no port, got {line:?}", script.display()));
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let port = line
+            .trim()
+            .parse()
+            .unwrap_or_else(|_| panic!("{}: no port, got {line:?}", script.display()));
         HttpServer { child, port }
     }
 }
@@ -108,7 +123,11 @@ impl Run {
     pub fn validate(args: &[&str], script: &Path, http: Option<&HttpServer>) -> Run {
         let dir = tempfile::tempdir().unwrap();
         let (json, junit) = (dir.path().join("r.json"), dir.path().join("r.xml"));
-        let mark = format!("mcp-hostile-{}-{}", std::process::id(), dir.path().file_name().unwrap().to_string_lossy());
+        let mark = format!(
+            "mcp-hostile-{}-{}",
+            std::process::id(),
+            dir.path().file_name().unwrap().to_string_lossy()
+        );
         let mut command = Command::new(env!("CARGO_BIN_EXE_mcp-conformance"));
         command
             .args(["validate", "--timeout", &format!("{}s", TIMEOUT.as_secs())])
@@ -120,10 +139,22 @@ impl Run {
         if http.is_none() {
             command.arg(script);
         }
-        command.env("MCP_HOSTILE_MARK", &mark).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+        command
+            .env("MCP_HOSTILE_MARK", &mark)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
         let (output, wall, peak_mib) = run_measured(command);
         let read = |p: &PathBuf| std::fs::read_to_string(p).unwrap_or_default();
-        Run { output, wall, peak_mib, json: read(&json), junit: read(&junit), mark, _dir: dir }
+        Run {
+            output,
+            wall,
+            peak_mib,
+            json: read(&json),
+            junit: read(&junit),
+            mark,
+            _dir: dir,
+        }
     }
 
     /// Every promise of the suite (see the module documentation).
@@ -131,22 +162,50 @@ impl Run {
         let stdout = String::from_utf8_lossy(&self.output.stdout).into_owned();
         let stderr = String::from_utf8_lossy(&self.output.stderr).into_owned();
         let shown = format!("{}: stdout:\n{stdout}\nstderr:\n{stderr}", case.name);
-        Assert::new(self.output.clone()).append_context("case", case.name.clone()).code(case.exit);
+        Assert::new(self.output.clone())
+            .append_context("case", case.name.clone())
+            .code(case.exit);
         for text in &case.says {
-            assert!(stdout.contains(text.as_str()) || stderr.contains(text.as_str()), "{}: `{text}` is not said:\n{shown}", case.name);
+            assert!(
+                stdout.contains(text.as_str()) || stderr.contains(text.as_str()),
+                "{}: `{text}` is not said:\n{shown}",
+                case.name
+            );
         }
         for secret in SECRETS {
-            for (what, text) in [("stdout", &stdout), ("stderr", &stderr), ("json", &self.json), ("junit", &self.junit)] {
-                assert!(!text.contains(secret), "{}: the secret {secret} is in the {what}:\n{shown}", case.name);
+            for (what, text) in [
+                ("stdout", &stdout),
+                ("stderr", &stderr),
+                ("json", &self.json),
+                ("junit", &self.junit),
+            ] {
+                assert!(
+                    !text.contains(secret),
+                    "{}: the secret {secret} is in the {what}:\n{shown}",
+                    case.name
+                );
             }
         }
         for (what, text) in [("stdout", &stdout), ("stderr", &stderr)] {
             let raw = text.chars().find(|c| c.is_control() && *c != '\n');
-            assert!(raw.is_none(), "{}: a raw control character {raw:?} on the {what}:\n{shown}", case.name);
+            assert!(
+                raw.is_none(),
+                "{}: a raw control character {raw:?} on the {what}:\n{shown}",
+                case.name
+            );
         }
-        assert!(self.wall <= RUN_BOUND, "{}: took {:?} (bound {RUN_BOUND:?}):\n{shown}", case.name, self.wall);
+        assert!(
+            self.wall <= RUN_BOUND,
+            "{}: took {:?} (bound {RUN_BOUND:?}):\n{shown}",
+            case.name,
+            self.wall
+        );
         if let Ok(report) = serde_json::from_str::<serde_json::Value>(&self.json) {
-            for check in report["targets"][0]["checks"].as_array().into_iter().flatten() {
+            for check in report["targets"][0]["checks"]
+                .as_array()
+                .into_iter()
+                .flatten()
+            {
                 let millis = check["millis"].as_u64().unwrap_or(0);
                 assert!(
                     Duration::from_millis(millis) <= CHECK_BOUND,
@@ -156,10 +215,25 @@ impl Run {
                 );
             }
         }
-        assert!(self.peak_mib < RSS_BOUND_MIB, "{}: peak RSS {} MiB:\n{shown}", case.name, self.peak_mib);
+        assert!(
+            self.peak_mib < RSS_BOUND_MIB,
+            "{}: peak RSS {} MiB:\n{shown}",
+            case.name,
+            self.peak_mib
+        );
         let left = processes_marked(&self.mark);
-        assert!(left.is_empty(), "{}: processes left: {left:?}\n{shown}", case.name);
-        eprintln!("{}: exit {:?}, {:?}, peak {} MiB", case.name, self.output.status.code(), self.wall, self.peak_mib);
+        assert!(
+            left.is_empty(),
+            "{}: processes left: {left:?}\n{shown}",
+            case.name
+        );
+        eprintln!(
+            "{}: exit {:?}, {:?}, peak {} MiB",
+            case.name,
+            self.output.status.code(),
+            self.wall,
+            self.peak_mib
+        );
     }
 }
 
@@ -208,13 +282,20 @@ pub fn processes_marked(mark: &str) -> Vec<(u32, String)> {
 pub fn scan(mark: &str) -> Vec<(u32, String)> {
     let mut found = Vec::new();
     for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else { continue };
-        let Ok(environ) = std::fs::read(entry.path().join("environ")) else { continue };
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(environ) = std::fs::read(entry.path().join("environ")) else {
+            continue;
+        };
         if !environ.windows(mark.len()).any(|w| w == mark.as_bytes()) {
             continue;
         }
         let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
-        let state = stat.rsplit_once(')').and_then(|(_, rest)| rest.split_whitespace().next()).unwrap_or("");
+        let state = stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().next())
+            .unwrap_or("");
         if state != "Z" && !state.is_empty() {
             let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
             found.push((pid, String::from_utf8_lossy(&cmdline).replace('\0', " ")));

@@ -10,10 +10,16 @@ use std::process::Command;
 fn processes_mentioning(needles: &[String]) -> Vec<(u32, String)> {
     let mut found = Vec::new();
     for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else { continue };
-        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else { continue };
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
+            continue;
+        };
         let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
-        if needles.iter().any(|n| cmdline.contains(n.as_str())) && mcp_conformance::runner::procs::is_alive(pid) {
+        if needles.iter().any(|n| cmdline.contains(n.as_str()))
+            && mcp_conformance::runner::procs::is_alive(pid)
+        {
             found.push((pid, cmdline));
         }
     }
@@ -24,11 +30,27 @@ fn processes_mentioning(needles: &[String]) -> Vec<(u32, String)> {
 fn no_process_started_by_a_process_or_stdio_scenario_outlives_it() {
     let mut temp_dirs = Vec::new();
     let mut ran = 0;
-    for loaded in all_scenarios().iter().filter(|s| s.area() == "process" || s.area() == "stdio") {
+    for loaded in all_scenarios()
+        .iter()
+        .filter(|s| s.area() == "process" || s.area() == "stdio")
+    {
         for profile in loaded.profiles() {
-            let (result, outcome) = verdict::run_one(loaded, profile, &launcher(), &TestHooks::default());
-            assert_eq!(result.verdict, Verdict::Pass, "{} under {}", loaded.name, profile.name());
-            temp_dirs.extend(outcome.redactions.iter().filter(|(_, to)| to == "[TMP]").map(|(from, _)| from.clone()));
+            let (result, outcome) =
+                verdict::run_one(loaded, profile, &launcher(), &TestHooks::default());
+            assert_eq!(
+                result.verdict,
+                Verdict::Pass,
+                "{} under {}",
+                loaded.name,
+                profile.name()
+            );
+            temp_dirs.extend(
+                outcome
+                    .redactions
+                    .iter()
+                    .filter(|(_, to)| to == "[TMP]")
+                    .map(|(from, _)| from.clone()),
+            );
             ran += 1;
         }
     }
@@ -80,7 +102,10 @@ steps = [{ step = 2, ok = true }]
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
     let waited = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
     assert_eq!(waited, pid);
-    assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0, "the flood scenario failed: status {status}");
+    assert!(
+        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+        "the flood scenario failed: status {status}"
+    );
     // ru_maxrss is in KiB: the peak of the runner and client (and of the server it reaped).
     let peak_mib = usage.ru_maxrss / 1024;
     eprintln!("peak RSS with a 50 MB stderr flood: {peak_mib} MiB");

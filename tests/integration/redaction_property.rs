@@ -23,7 +23,9 @@ impl Rng {
     fn key(&mut self, head: &str) -> String {
         const ALPHABET: &[u8] = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_";
         let len = 8 + (self.next() % 17) as usize;
-        let tail: String = (0..len).map(|_| ALPHABET[(self.next() % ALPHABET.len() as u64) as usize] as char).collect();
+        let tail: String = (0..len)
+            .map(|_| ALPHABET[(self.next() % ALPHABET.len() as u64) as usize] as char)
+            .collect();
         format!("{head}{tail}")
     }
 }
@@ -39,14 +41,20 @@ fn case(rng: &mut Rng, round: usize) -> (String, Vec<String>) {
     let how = round % 3;
     let (url, body) = match how {
         // The key-like parts quoted back through the URL the request reached.
-        0 => (format!("${{primary}}{path}"), "upstream refused ${url}".to_string()),
+        0 => (
+            format!("${{primary}}{path}"),
+            "upstream refused ${url}".to_string(),
+        ),
         // The server quotes them verbatim, with the caller's user name and password.
         1 => (
             format!("http://{user}:{password}@127.0.0.1:${{port}}{path}"),
             format!("bad credentials {user}:{password} for {segment} and {query_value}"),
         ),
         // A JSON-RPC-shaped body naming the path.
-        _ => (format!("${{primary}}{path}"), format!("{{\"error\": \"no such key {segment}\", \"path\": \"${{path}}\"}}")),
+        _ => (
+            format!("${{primary}}{path}"),
+            format!("{{\"error\": \"no such key {segment}\", \"path\": \"${{path}}\"}}"),
+        ),
     };
     let text = format!(
         r#"
@@ -78,28 +86,43 @@ fn load_text(text: &str) -> LoadedScenario {
     let folder = tempfile::tempdir().unwrap();
     let path = folder.path().join("generated.toml");
     std::fs::write(&path, text).unwrap();
-    scenario::load(folder.path(), &path).unwrap_or_else(|e| panic!("{}\n{text}", mcp_conformance::error_chain(&e)))
+    scenario::load(folder.path(), &path)
+        .unwrap_or_else(|e| panic!("{}\n{text}", mcp_conformance::error_chain(&e)))
 }
 
 #[test]
-fn no_key_like_part_or_credential_of_thousands_of_generated_urls_reaches_an_error_a_log_or_a_transcript() {
+fn no_key_like_part_or_credential_of_thousands_of_generated_urls_reaches_an_error_a_log_or_a_transcript(
+) {
     let mut rng = Rng(0x5eed_1234_abcd_0001);
     const ROUNDS: usize = 2000;
     for round in 0..ROUNDS {
         let (text, secrets) = case(&mut rng, round);
         let loaded = load_text(&text);
-        let (_, outcome) = verdict::run_one(&loaded, Profile::Strict, &launcher(), &TestHooks::default());
+        let (_, outcome) =
+            verdict::run_one(&loaded, Profile::Strict, &launcher(), &TestHooks::default());
         let error = match &outcome.steps[0].result {
             Err(e) => e.text.clone(),
             Ok(v) => panic!("round {round}: connect succeeded: {v}\n{text}"),
         };
-        assert!(error.contains("HTTP error reaching http://127.0.0.1:"), "round {round}: the origin is not named: {error}");
+        assert!(
+            error.contains("HTTP error reaching http://127.0.0.1:"),
+            "round {round}: the origin is not named: {error}"
+        );
         let logs: Vec<String> = outcome.logs.iter().map(|e| e.message.clone()).collect();
         let shown = transcript::render(&outcome);
         for secret in &secrets {
-            assert!(!error.contains(secret.as_str()), "round {round}: {secret} in the error: {error}");
-            assert!(!logs.iter().any(|l| l.contains(secret.as_str())), "round {round}: {secret} in a log line: {logs:?}");
-            assert!(!shown.contains(secret.as_str()), "round {round}: {secret} in the transcript:\n{shown}");
+            assert!(
+                !error.contains(secret.as_str()),
+                "round {round}: {secret} in the error: {error}"
+            );
+            assert!(
+                !logs.iter().any(|l| l.contains(secret.as_str())),
+                "round {round}: {secret} in a log line: {logs:?}"
+            );
+            assert!(
+                !shown.contains(secret.as_str()),
+                "round {round}: {secret} in the transcript:\n{shown}"
+            );
         }
     }
 }

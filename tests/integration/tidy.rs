@@ -11,7 +11,10 @@ const NOT_YET_COVERABLE: &[(&str, &str)] = &[];
 #[test]
 fn every_rule_of_a_covered_group_has_a_scenario() {
     let scenarios = all_scenarios();
-    let covered: BTreeSet<&str> = scenarios.iter().flat_map(|s| s.scenario.rules.iter().map(String::as_str)).collect();
+    let covered: BTreeSet<&str> = scenarios
+        .iter()
+        .flat_map(|s| s.scenario.rules.iter().map(String::as_str))
+        .collect();
     let missing: Vec<&str> = rules::all()
         .iter()
         .filter(|r| r.kind == RuleKind::Client && COVERED_GROUPS.contains(&r.group()))
@@ -31,19 +34,55 @@ fn every_misbehaviour_is_used_by_some_scenario() {
         }
     }
     let every = [
-        "handshake", "expect", "reply", "notify", "request", "banner", "long_line", "stderr", "stderr_flood", "stall",
-        "crash", "exit", "ignore_stdin_close", "await_stdin_close", "spawn_child", "background", "close_stdout",
-        "stop_reading", "respond", "redirect", "hang", "disconnect", "open_sse", "write", "close_stream",
-        "expire_session", "endpoint", "refuse", "discover",
+        "handshake",
+        "expect",
+        "reply",
+        "notify",
+        "request",
+        "banner",
+        "long_line",
+        "stderr",
+        "stderr_flood",
+        "stall",
+        "crash",
+        "exit",
+        "ignore_stdin_close",
+        "await_stdin_close",
+        "spawn_child",
+        "background",
+        "close_stdout",
+        "stop_reading",
+        "respond",
+        "redirect",
+        "hang",
+        "disconnect",
+        "open_sse",
+        "write",
+        "close_stream",
+        "expire_session",
+        "endpoint",
+        "refuse",
+        "discover",
     ];
-    let unused: Vec<&str> = every.iter().copied().filter(|name| !used.contains(name)).collect();
-    assert!(unused.is_empty(), "misbehaviours no scenario uses: {unused:?}");
+    let unused: Vec<&str> = every
+        .iter()
+        .copied()
+        .filter(|name| !used.contains(name))
+        .collect();
+    assert!(
+        unused.is_empty(),
+        "misbehaviours no scenario uses: {unused:?}"
+    );
 }
 
 /// The step's name as scenarios spell it (its serde tag).
 fn step_name(step: &Step) -> &'static str {
     let value = serde_json::to_value(step).expect("a step serializes");
-    let name = value.as_object().and_then(|o| o.keys().next()).cloned().unwrap_or_default();
+    let name = value
+        .as_object()
+        .and_then(|o| o.keys().next())
+        .cloned()
+        .unwrap_or_default();
     Box::leak(name.into_boxed_str())
 }
 
@@ -53,7 +92,11 @@ fn there_are_at_least_45_scenarios_and_each_names_only_known_rules() {
     assert!(scenarios.len() >= 45, "only {} scenarios", scenarios.len());
     for s in &scenarios {
         for rule in &s.scenario.rules {
-            assert!(rules::find(rule).is_some(), "{} names unknown rule {rule}", s.name);
+            assert!(
+                rules::find(rule).is_some(),
+                "{} names unknown rule {rule}",
+                s.name
+            );
         }
     }
 }
@@ -70,7 +113,12 @@ fn every_snapshot_belongs_to_a_scenario_and_every_scenario_has_one() {
             if path.is_dir() {
                 folders.push(path);
             } else if path.extension().is_some_and(|e| e == "snap") {
-                let name = path.strip_prefix(&root).unwrap().with_extension("").to_string_lossy().replace('\\', "/");
+                let name = path
+                    .strip_prefix(&root)
+                    .unwrap()
+                    .with_extension("")
+                    .to_string_lossy()
+                    .replace('\\', "/");
                 snapshots.insert(name);
             }
         }
@@ -78,7 +126,10 @@ fn every_snapshot_belongs_to_a_scenario_and_every_scenario_has_one() {
     let stale: Vec<&String> = snapshots.difference(&names).collect();
     assert!(stale.is_empty(), "snapshots without a scenario: {stale:?}");
     let missing: Vec<&String> = names.difference(&snapshots).collect();
-    assert!(missing.is_empty(), "scenarios without a snapshot: {missing:?}");
+    assert!(
+        missing.is_empty(),
+        "scenarios without a snapshot: {missing:?}"
+    );
 }
 
 /// insta compares a snapshot's body only: a header left from an older scenario text would
@@ -88,13 +139,21 @@ fn every_snapshot_header_quotes_its_scenarios_requirement() {
     let mut stale = Vec::new();
     for s in all_scenarios() {
         let path = snapshots_root().join(format!("{}.snap", s.name));
-        let Ok(text) = std::fs::read_to_string(&path) else { continue };
-        let header = text.strip_prefix("---\n").and_then(|t| t.split("\n---\n").next()).unwrap_or_default();
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            continue;
+        };
+        let header = text
+            .strip_prefix("---\n")
+            .and_then(|t| t.split("\n---\n").next())
+            .unwrap_or_default();
         let field = |key: &str| {
-            header.lines().find_map(|l| l.strip_prefix(key)).map(|raw| match raw.starts_with('"') {
-                true => serde_json::from_str::<String>(raw).unwrap_or_else(|_| raw.to_string()),
-                false => raw.to_string(),
-            })
+            header
+                .lines()
+                .find_map(|l| l.strip_prefix(key))
+                .map(|raw| match raw.starts_with('"') {
+                    true => serde_json::from_str::<String>(raw).unwrap_or_else(|_| raw.to_string()),
+                    false => raw.to_string(),
+                })
         };
         if field("description: ").as_deref() != Some(s.scenario.requirement.as_str()) {
             stale.push(format!("{}: description", s.name));
@@ -108,13 +167,19 @@ fn every_snapshot_header_quotes_its_scenarios_requirement() {
 
 #[test]
 fn the_checked_in_scenario_schema_is_fresh() {
-    assert_schema_fresh(&scenarios_root().join("scenario.schema.json"), &mcp_conformance::scenario::json_schema());
+    assert_schema_fresh(
+        &scenarios_root().join("scenario.schema.json"),
+        &mcp_conformance::scenario::json_schema(),
+    );
 }
 
 #[test]
 fn the_checked_in_driver_protocol_schema_is_fresh() {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("protocol/driver.schema.json");
-    assert_schema_fresh(&path, &mcp_conformance::cut::driver::protocol::json_schema());
+    assert_schema_fresh(
+        &path,
+        &mcp_conformance::cut::driver::protocol::json_schema(),
+    );
 }
 
 fn assert_schema_fresh(path: &std::path::Path, fresh: &str) {
@@ -145,7 +210,11 @@ fn every_scenario_states_an_explicit_expectation() {
             || e.http_every_request.is_some()
             || !e.http_request_counts.is_empty()
             || !e.http_distinct_headers.is_empty();
-        assert!(explicit, "{} states no expectation of its own in [expect]", s.name);
+        assert!(
+            explicit,
+            "{} states no expectation of its own in [expect]",
+            s.name
+        );
     }
 }
 
@@ -153,7 +222,9 @@ fn every_scenario_states_an_explicit_expectation() {
 /// registry once, with its level: a check added without its row fails here.
 #[test]
 fn the_readme_check_tables_list_every_server_check_once_with_its_level() {
-    let readme = std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let readme =
+        std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"))
+            .unwrap();
     let mut listed: Vec<(String, String)> = readme
         .lines()
         .filter_map(|line| {

@@ -30,12 +30,18 @@ pub fn installed(root: &Path) -> PathBuf {
 
 fn install(root: &Path) -> Result<(), String> {
     let target = root.join("target");
-    std::fs::create_dir_all(&target).map_err(|e| format!("cannot create {}: {e}", target.display()))?;
+    std::fs::create_dir_all(&target)
+        .map_err(|e| format!("cannot create {}: {e}", target.display()))?;
     let lock_path = target.join("validate-servers.lock");
-    let lock = std::fs::File::create(&lock_path).map_err(|e| format!("cannot create {}: {e}", lock_path.display()))?;
+    let lock = std::fs::File::create(&lock_path)
+        .map_err(|e| format!("cannot create {}: {e}", lock_path.display()))?;
     // SAFETY: flock on a descriptor this function owns; released when `lock` is dropped.
     if unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX) } != 0 {
-        return Err(format!("cannot lock {}: {}", lock_path.display(), std::io::Error::last_os_error()));
+        return Err(format!(
+            "cannot lock {}: {}",
+            lock_path.display(),
+            std::io::Error::last_os_error()
+        ));
     }
     let script = root.join("tests/validate/install-servers.sh");
     let mut child = Command::new("bash")
@@ -62,7 +68,11 @@ fn install(root: &Path) -> Result<(), String> {
             Err(e) => return Err(format!("cannot wait for {}: {e}", script.display())),
         }
     };
-    let output = format!("{}{}", out.join().unwrap_or_default(), err.join().unwrap_or_default());
+    let output = format!(
+        "{}{}",
+        out.join().unwrap_or_default(),
+        err.join().unwrap_or_default()
+    );
     match status {
         Some(status) if status.success() => {
             if !output.trim().is_empty() {
@@ -105,8 +115,17 @@ fn tail(output: &str) -> String {
 #[allow(dead_code)]
 pub fn ts_server(root: &Path, port: Option<u16>) -> Vec<String> {
     let sdk = installed(root).join("ts/node_modules/@modelcontextprotocol/server/package.json");
-    assert!(sdk.is_file(), "the TypeScript SDK is missing at {} after its install", sdk.display());
-    let mut command = vec!["node".to_string(), root.join("tests/validate/ts_server.cjs").display().to_string()];
+    assert!(
+        sdk.is_file(),
+        "the TypeScript SDK is missing at {} after its install",
+        sdk.display()
+    );
+    let mut command = vec![
+        "node".to_string(),
+        root.join("tests/validate/ts_server.cjs")
+            .display()
+            .to_string(),
+    ];
     if let Some(port) = port {
         command.extend(["streamable-http".to_string(), port.to_string()]);
     }
@@ -119,8 +138,17 @@ pub fn ts_server(root: &Path, port: Option<u16>) -> Vec<String> {
 #[allow(dead_code)]
 pub fn python_server(root: &Path, port: Option<u16>) -> Vec<String> {
     let python = installed(root).join("venv/bin/python");
-    assert!(python.is_file(), "the Python SDK venv is missing at {} after its install", python.display());
-    let mut command = vec![python.display().to_string(), root.join("tests/validate/python_server.py").display().to_string()];
+    assert!(
+        python.is_file(),
+        "the Python SDK venv is missing at {} after its install",
+        python.display()
+    );
+    let mut command = vec![
+        python.display().to_string(),
+        root.join("tests/validate/python_server.py")
+            .display()
+            .to_string(),
+    ];
     if let Some(port) = port {
         command.extend(["streamable-http".to_string(), port.to_string()]);
     }
@@ -137,11 +165,20 @@ pub fn python_server(root: &Path, port: Option<u16>) -> Vec<String> {
 pub fn server_port() -> u16 {
     use std::sync::atomic::{AtomicU32, Ordering};
     static NEXT: AtomicU32 = AtomicU32::new(0);
-    let range = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range").unwrap_or_default();
-    let ephemeral_low = range.split_whitespace().next().and_then(|low| low.parse::<u32>().ok()).unwrap_or(32768);
+    let range =
+        std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range").unwrap_or_default();
+    let ephemeral_low = range
+        .split_whitespace()
+        .next()
+        .and_then(|low| low.parse::<u32>().ok())
+        .unwrap_or(32768);
     let span = 12_000;
     if ephemeral_low < 1024 + span {
-        return std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        return std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
     }
     let start = std::process::id().wrapping_mul(7919);
     for _ in 0..span {

@@ -8,7 +8,9 @@
 //! redaction of the adapter's own.
 
 use kova_sdk::mcp::{McpClient, McpTransport};
-use mcp_conformance::cut::{Capability, ClientUnderTest, Described, Settings, StepError, StepResult, Target, TransportKind};
+use mcp_conformance::cut::{
+    Capability, ClientUnderTest, Described, Settings, StepError, StepResult, Target, TransportKind,
+};
 use serde_json::{json, Value};
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -27,7 +29,10 @@ fn text(error: impl std::fmt::Display) -> StepError {
 
 impl Adapter {
     fn client(&self) -> Result<Rc<McpClient>, StepError> {
-        self.client.borrow().clone().ok_or_else(|| StepError::new("not connected"))
+        self.client
+            .borrow()
+            .clone()
+            .ok_or_else(|| StepError::new("not connected"))
     }
 }
 
@@ -36,8 +41,17 @@ impl ClientUnderTest for Adapter {
         Described {
             name: "kova-sdk".into(),
             version: "0.10.1".into(),
-            transports: vec![TransportKind::Stdio, TransportKind::Http, TransportKind::LegacySse],
-            capabilities: vec![Capability::CallTimeout, Capability::Reconnect, Capability::CustomHeaders, Capability::Drop],
+            transports: vec![
+                TransportKind::Stdio,
+                TransportKind::Http,
+                TransportKind::LegacySse,
+            ],
+            capabilities: vec![
+                Capability::CallTimeout,
+                Capability::Reconnect,
+                Capability::CustomHeaders,
+                Capability::Drop,
+            ],
             profile: "kova".into(),
         }
     }
@@ -51,11 +65,22 @@ impl ClientUnderTest for Adapter {
             },
             Target::Http(http) => {
                 // A name set again replaces its value, as a map does.
-                let headers: HashMap<String, String> = http.headers.iter().map(|[n, v]| (n.clone(), v.clone())).collect();
+                let headers: HashMap<String, String> = http
+                    .headers
+                    .iter()
+                    .map(|[n, v]| (n.clone(), v.clone()))
+                    .collect();
                 if http.legacy_sse {
-                    McpTransport::HttpSse { url: http.url.clone(), headers }
+                    McpTransport::HttpSse {
+                        url: http.url.clone(),
+                        headers,
+                    }
                 } else {
-                    McpTransport::StreamableHttp { url: http.url.clone(), headers, auth: None }
+                    McpTransport::StreamableHttp {
+                        url: http.url.clone(),
+                        headers,
+                        auth: None,
+                    }
                 }
             }
         };
@@ -69,11 +94,20 @@ impl ClientUnderTest for Adapter {
         Ok(json!(tools))
     }
 
-    async fn call_tool(&self, name: &str, arguments: Value, timeout: Option<Duration>) -> StepResult {
+    async fn call_tool(
+        &self,
+        name: &str,
+        arguments: Value,
+        timeout: Option<Duration>,
+    ) -> StepResult {
         let client = self.client()?;
         let (content, is_error) = match timeout {
             None => client.tools_call(name, arguments).await,
-            Some(timeout) => client.tools_call_with_timeout(name, arguments, timeout).await,
+            Some(timeout) => {
+                client
+                    .tools_call_with_timeout(name, arguments, timeout)
+                    .await
+            }
         }
         .map_err(text)?;
         Ok(json!({ "text": content, "isError": is_error }))
@@ -81,7 +115,11 @@ impl ClientUnderTest for Adapter {
 
     async fn close(&self) -> StepResult {
         // kova-sdk has no close(): dropping the client kills its stdio child.
-        let client = self.client.borrow_mut().take().ok_or_else(|| StepError::new("not connected"))?;
+        let client = self
+            .client
+            .borrow_mut()
+            .take()
+            .ok_or_else(|| StepError::new("not connected"))?;
         drop(client);
         Ok(json!("dropped"))
     }

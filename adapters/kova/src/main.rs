@@ -1,5 +1,7 @@
 //! kova-sdk's MCP client served as a driver (the matrix's `kova` row starts it once per scenario).
 
 fn main() -> std::process::ExitCode {
-    std::process::ExitCode::from(mcp_conformance::cut::driver::serve::serve(mcp_adapter_kova::Adapter::default()))
+    std::process::ExitCode::from(mcp_conformance::cut::driver::serve::serve(
+        mcp_adapter_kova::Adapter::default(),
+    ))
 }

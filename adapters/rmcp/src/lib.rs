@@ -8,12 +8,14 @@
 //! `notifications/tools/list_changed` (its `ClientHandler::on_tool_list_changed`). No
 //! timeout, retry or redaction of the adapter's own.
 
-use mcp_conformance::cut::{Capability, ClientUnderTest, Described, Settings, StepError, StepResult, Target, TransportKind};
+use mcp_conformance::cut::{
+    Capability, ClientUnderTest, Described, Settings, StepError, StepResult, Target, TransportKind,
+};
+use rmcp::model::ProtocolVersion;
 use rmcp::model::{CallToolRequest, CallToolRequestParams, ClientRequest, ServerResult};
 use rmcp::service::{NotificationContext, Peer, PeerRequestOptions, RunningService};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
-use rmcp::model::ProtocolVersion;
 use rmcp::{ClientHandler, ClientLifecycleMode, ClientServiceExt, RoleClient};
 use serde_json::{json, Value};
 use std::cell::RefCell;
@@ -62,11 +64,18 @@ fn text(error: &dyn std::error::Error) -> StepError {
 
 impl Adapter {
     fn peer(&self) -> Result<Peer<RoleClient>, StepError> {
-        self.service.borrow().as_ref().map(|s| s.peer().clone()).ok_or_else(|| StepError::new("not connected"))
+        self.service
+            .borrow()
+            .as_ref()
+            .map(|s| s.peer().clone())
+            .ok_or_else(|| StepError::new("not connected"))
     }
 
     fn service(&self) -> Result<Rc<RunningService<RoleClient, Handler>>, StepError> {
-        self.service.borrow().clone().ok_or_else(|| StepError::new("not connected"))
+        self.service
+            .borrow()
+            .clone()
+            .ok_or_else(|| StepError::new("not connected"))
     }
 }
 
@@ -76,7 +85,14 @@ impl ClientUnderTest for Adapter {
             name: "rmcp".into(),
             version: "3.11.0".into(),
             transports: vec![TransportKind::Stdio, TransportKind::Http],
-            capabilities: vec![Capability::CallTimeout, Capability::Cancel, Capability::CustomHeaders, Capability::ListChangedCount, Capability::Stateless, Capability::Drop],
+            capabilities: vec![
+                Capability::CallTimeout,
+                Capability::Cancel,
+                Capability::CustomHeaders,
+                Capability::ListChangedCount,
+                Capability::Stateless,
+                Capability::Drop,
+            ],
             profile: "strict".into(),
         }
     }
@@ -97,42 +113,65 @@ impl ClientUnderTest for Adapter {
                 let mut command = tokio::process::Command::new(&stdio.command);
                 command.args(&stdio.args).envs(&stdio.env);
                 let transport = TokioChildProcess::new(command).map_err(|e| text(&e))?;
-                handler.serve_with_lifecycle(transport, lifecycle).await.map_err(|e| text(&e))?
+                handler
+                    .serve_with_lifecycle(transport, lifecycle)
+                    .await
+                    .map_err(|e| text(&e))?
             }
             Target::Http(http) => {
                 let mut headers = HashMap::new();
                 for [name, value] in &http.headers {
                     let name = http::HeaderName::try_from(name.as_str()).map_err(|e| text(&e))?;
-                    let value = http::HeaderValue::try_from(value.as_str()).map_err(|e| text(&e))?;
+                    let value =
+                        http::HeaderValue::try_from(value.as_str()).map_err(|e| text(&e))?;
                     headers.insert(name, value);
                 }
-                let config = StreamableHttpClientTransportConfig::with_uri(http.url.as_str()).custom_headers(headers);
+                let config = StreamableHttpClientTransportConfig::with_uri(http.url.as_str())
+                    .custom_headers(headers);
                 let transport = StreamableHttpClientTransport::from_config(config);
-                handler.serve_with_lifecycle(transport, lifecycle).await.map_err(|e| text(&e))?
+                handler
+                    .serve_with_lifecycle(transport, lifecycle)
+                    .await
+                    .map_err(|e| text(&e))?
             }
         };
-        let version = service.peer_info().map(|info| json!(info.protocol_version)).unwrap_or(Value::Null);
+        let version = service
+            .peer_info()
+            .map(|info| json!(info.protocol_version))
+            .unwrap_or(Value::Null);
         // Spoken at 2026-07-28, list changes come on a `subscriptions/listen` stream, which an
         // application opens with rmcp's `Peer::listen` when the server declares them.
         let listen = service.peer_info().is_some_and(|info| {
             info.protocol_version == ProtocolVersion::V_2026_07_28
-                && info.capabilities.tools.as_ref().and_then(|t| t.list_changed) == Some(true)
+                && info
+                    .capabilities
+                    .tools
+                    .as_ref()
+                    .and_then(|t| t.list_changed)
+                    == Some(true)
         });
         if listen {
             let peer = service.peer().clone();
             let count = Arc::new(AtomicU64::new(0));
             *self.subscribed.borrow_mut() = Some(count.clone());
             tokio::spawn(async move {
-                let filter = rmcp::model::SubscriptionFilter::builder().tools_list_changed().build();
+                let filter = rmcp::model::SubscriptionFilter::builder()
+                    .tools_list_changed()
+                    .build();
                 match peer.listen(filter).await {
                     Ok(mut subscription) => {
                         while let Ok(Some(notification)) = subscription.next().await {
-                            if matches!(notification, rmcp::model::ServerNotification::ToolListChangedNotification(_)) {
+                            if matches!(
+                                notification,
+                                rmcp::model::ServerNotification::ToolListChangedNotification(_)
+                            ) {
                                 count.fetch_add(1, Ordering::SeqCst);
                             }
                         }
                     }
-                    Err(error) => eprintln!("rmcp: subscriptions/listen failed: {}", text(&error).text),
+                    Err(error) => {
+                        eprintln!("rmcp: subscriptions/listen failed: {}", text(&error).text)
+                    }
                 }
             });
         }
@@ -145,7 +184,12 @@ impl ClientUnderTest for Adapter {
         serde_json::to_value(tools).map_err(|e| text(&e))
     }
 
-    async fn call_tool(&self, name: &str, arguments: Value, timeout: Option<Duration>) -> StepResult {
+    async fn call_tool(
+        &self,
+        name: &str,
+        arguments: Value,
+        timeout: Option<Duration>,
+    ) -> StepResult {
         let mut params = CallToolRequestParams::new(name.to_string());
         if let Value::Object(arguments) = arguments {
             params = params.with_arguments(arguments);
@@ -153,12 +197,20 @@ impl ClientUnderTest for Adapter {
         let result = match timeout {
             // rmcp's high-level helper, as an application calls a tool: it answers a
             // 2026-07-28 `input_required` result by retrying with the echoed `requestState`.
-            None => self.service()?.call_tool(params).await.map_err(|e| text(&e))?,
+            None => self
+                .service()?
+                .call_tool(params)
+                .await
+                .map_err(|e| text(&e))?,
             Some(timeout) => {
                 let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
                 let mut options = PeerRequestOptions::no_options();
                 options.timeout = Some(timeout);
-                let handle = self.peer()?.send_request_with_option(request, options).await.map_err(|e| text(&e))?;
+                let handle = self
+                    .peer()?
+                    .send_request_with_option(request, options)
+                    .await
+                    .map_err(|e| text(&e))?;
                 match handle.await_response().await.map_err(|e| text(&e))? {
                     ServerResult::CallToolResult(result) => result,
                     other => return Err(StepError::new(format!("unexpected response: {other:?}"))),
@@ -169,7 +221,11 @@ impl ClientUnderTest for Adapter {
     }
 
     async fn close(&self) -> StepResult {
-        let service = self.service.borrow_mut().take().ok_or_else(|| StepError::new("not connected"))?;
+        let service = self
+            .service
+            .borrow_mut()
+            .take()
+            .ok_or_else(|| StepError::new("not connected"))?;
         match Rc::try_unwrap(service) {
             Ok(service) => {
                 let reason = service.cancel().await.map_err(|e| text(&e))?;
@@ -188,7 +244,11 @@ impl ClientUnderTest for Adapter {
     }
 
     async fn list_changed_count(&self) -> Result<u64, StepError> {
-        let count = self.subscribed.borrow().clone().unwrap_or_else(|| self.handler.list_changed.clone());
+        let count = self
+            .subscribed
+            .borrow()
+            .clone()
+            .unwrap_or_else(|| self.handler.list_changed.clone());
         Ok(count.load(Ordering::SeqCst))
     }
 }

@@ -1,5 +1,7 @@
 //! rmcp's client served as a driver (the matrix's `rmcp` row starts it once per scenario).
 
 fn main() -> std::process::ExitCode {
-    std::process::ExitCode::from(mcp_conformance::cut::driver::serve::serve(mcp_adapter_rmcp::Adapter::default()))
+    std::process::ExitCode::from(mcp_conformance::cut::driver::serve::serve(
+        mcp_adapter_rmcp::Adapter::default(),
+    ))
 }

@@ -10,14 +10,18 @@
 //! hold it, in an `Arc<tokio::sync::Mutex<McpClient>>`. No timeout, retry or redaction of the
 //! adapter's own.
 
-use mcp_conformance::cut::{Capability, ClientUnderTest, Described, Settings, StepError, StepResult, Target, TransportKind};
+use mcp_conformance::cut::{
+    Capability, ClientUnderTest, Described, Settings, StepError, StepResult, Target, TransportKind,
+};
 use mcp_conformance::scenario::RedirectPolicy;
 use serde_json::{json, Value};
 use std::cell::RefCell;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::Mutex;
-use yoagent::mcp::{HttpTransport, McpClient, McpToolAdapter, McpToolInfo, Redirects, StdioOptions};
+use yoagent::mcp::{
+    HttpTransport, McpClient, McpToolAdapter, McpToolInfo, Redirects, StdioOptions,
+};
 use yoagent::{AgentTool, ToolContext};
 
 /// yoagent's MCP client under test.
@@ -32,7 +36,10 @@ fn text(error: impl std::fmt::Display) -> StepError {
 
 impl Adapter {
     fn client(&self) -> Result<Arc<Mutex<McpClient>>, StepError> {
-        self.client.borrow().clone().ok_or_else(|| StepError::new("not connected"))
+        self.client
+            .borrow()
+            .clone()
+            .ok_or_else(|| StepError::new("not connected"))
     }
 }
 
@@ -61,7 +68,9 @@ impl ClientUnderTest for Adapter {
                 let args: Vec<&str> = stdio.args.iter().map(String::as_str).collect();
                 let env = (!stdio.env.is_empty()).then(|| stdio.env.clone().into_iter().collect());
                 let options = StdioOptions::new().own_process_group(stdio.own_process_group);
-                McpClient::connect_stdio_with(&stdio.command, &args, env, options).await.map_err(text)?
+                McpClient::connect_stdio_with(&stdio.command, &args, env, options)
+                    .await
+                    .map_err(text)?
             }
             Target::Http(http) => {
                 let mut transport = HttpTransport::new(&http.url).map_err(text)?;
@@ -76,10 +85,15 @@ impl ClientUnderTest for Adapter {
                     };
                     transport = transport.with_redirects(redirects).map_err(text)?;
                 }
-                McpClient::connect_http_with(transport).await.map_err(text)?
+                McpClient::connect_http_with(transport)
+                    .await
+                    .map_err(text)?
             }
         };
-        let info = client.server_info().map(|i| json!(i)).unwrap_or(Value::Null);
+        let info = client
+            .server_info()
+            .map(|i| json!(i))
+            .unwrap_or(Value::Null);
         *self.client.borrow_mut() = Some(Arc::new(Mutex::new(client)));
         Ok(json!({ "serverInfo": info }))
     }
@@ -90,18 +104,35 @@ impl ClientUnderTest for Adapter {
         Ok(json!(tools))
     }
 
-    async fn call_tool(&self, name: &str, arguments: Value, timeout: Option<Duration>) -> StepResult {
+    async fn call_tool(
+        &self,
+        name: &str,
+        arguments: Value,
+        timeout: Option<Duration>,
+    ) -> StepResult {
         let client = self.client()?;
         match timeout {
             None => {
-                let result = client.lock().await.call_tool(name, arguments).await.map_err(text)?;
+                let result = client
+                    .lock()
+                    .await
+                    .call_tool(name, arguments)
+                    .await
+                    .map_err(text)?;
                 Ok(json!(result))
             }
             Some(timeout) => {
                 // yoagent bounds a call in its tool adapter, the way an agent calls a tool.
-                let tool = McpToolInfo { name: name.to_string(), description: None, input_schema: Value::Null };
+                let tool = McpToolInfo {
+                    name: name.to_string(),
+                    description: None,
+                    input_schema: Value::Null,
+                };
                 let adapter = McpToolAdapter::new(client, tool).with_call_timeout(Some(timeout));
-                let result = adapter.execute(arguments, ToolContext::new("call", name)).await.map_err(text)?;
+                let result = adapter
+                    .execute(arguments, ToolContext::new("call", name))
+                    .await
+                    .map_err(text)?;
                 Ok(json!(result))
             }
         }

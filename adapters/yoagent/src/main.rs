@@ -1,5 +1,7 @@
 //! yoagent's MCP client served as a driver (the matrix's `yoagent` row starts it once per scenario).
 
 fn main() -> std::process::ExitCode {
-    std::process::ExitCode::from(mcp_conformance::cut::driver::serve::serve(mcp_adapter_yoagent::Adapter::default()))
+    std::process::ExitCode::from(mcp_conformance::cut::driver::serve::serve(
+        mcp_adapter_yoagent::Adapter::default(),
+    ))
 }

@@ -6,8 +6,15 @@ use hyper::header::{HeaderName, HeaderValue};
 use crate::McpError;
 
 /// Headers the transport sets itself; a caller cannot give them.
-pub(crate) const TRANSPORT_OWNED: [&str; 7] =
-    ["accept", "content-type", "mcp-session-id", "content-length", "transfer-encoding", "connection", "host"];
+pub(crate) const TRANSPORT_OWNED: [&str; 7] = [
+    "accept",
+    "content-type",
+    "mcp-session-id",
+    "content-length",
+    "transfer-encoding",
+    "connection",
+    "host",
+];
 
 /// The caller's headers, sent on every request of the session (`initialize`, the
 /// `initialized` notification, calls, the closing `DELETE`). Values are sensitive: `Debug`
@@ -35,11 +42,19 @@ impl HeaderList {
     /// Adds `name: value`, replacing an earlier value of that name. Refuses an invalid name, a
     /// value that is not visible ASCII (space and tab are allowed inside it), and a header
     /// the transport sets itself; the refused value is never echoed.
-    pub fn with_header(mut self, name: impl AsRef<str>, value: impl AsRef<str>) -> Result<Self, McpError> {
+    pub fn with_header(
+        mut self,
+        name: impl AsRef<str>,
+        value: impl AsRef<str>,
+    ) -> Result<Self, McpError> {
         let name = name.as_ref();
         let value = value.as_ref();
-        let header = HeaderName::from_bytes(name.as_bytes())
-            .map_err(|_| McpError::Transport(format!("invalid HTTP header name '{}'", name.escape_debug())))?;
+        let header = HeaderName::from_bytes(name.as_bytes()).map_err(|_| {
+            McpError::Transport(format!(
+                "invalid HTTP header name '{}'",
+                name.escape_debug()
+            ))
+        })?;
         if TRANSPORT_OWNED.contains(&header.as_str()) {
             return Err(McpError::Transport(format!(
                 "HTTP header '{name}' is set by the transport itself and cannot be given"
@@ -76,7 +91,9 @@ impl HeaderList {
 pub(crate) fn valid_value(value: &str) -> Option<HeaderValue> {
     let bytes = value.as_bytes();
     let visible = |b: &u8| (0x21..=0x7e).contains(b);
-    let inner_ok = bytes.iter().all(|b| visible(b) || *b == b' ' || *b == b'\t');
+    let inner_ok = bytes
+        .iter()
+        .all(|b| visible(b) || *b == b' ' || *b == b'\t');
     let ends_ok = bytes.first().into_iter().chain(bytes.last()).all(visible);
     if !(inner_ok && ends_ok) {
         return None;
@@ -88,7 +105,13 @@ pub(crate) fn valid_value(value: &str) -> Option<HeaderValue> {
 
 impl std::fmt::Debug for HeaderList {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_map().entries(self.entries.iter().map(|(n, _)| (n.as_str(), "[sensitive]"))).finish()
+        f.debug_map()
+            .entries(
+                self.entries
+                    .iter()
+                    .map(|(n, _)| (n.as_str(), "[sensitive]")),
+            )
+            .finish()
     }
 }
 
@@ -98,7 +121,11 @@ mod tests {
 
     #[test]
     fn setting_a_name_again_replaces_it() {
-        let list = HeaderList::new().with_header("X-Key", "a").unwrap().with_header("x-key", "b").unwrap();
+        let list = HeaderList::new()
+            .with_header("X-Key", "a")
+            .unwrap()
+            .with_header("x-key", "b")
+            .unwrap();
         assert_eq!(list.entries().len(), 1);
         assert_eq!(list.entries()[0].1, "b");
         assert!(!list.is_empty());
@@ -108,20 +135,39 @@ mod tests {
 
     #[test]
     fn transport_owned_names_are_refused() {
-        for name in ["Accept", "content-type", "MCP-Session-Id", "Content-Length", "Transfer-Encoding", "Connection", "Host"] {
+        for name in [
+            "Accept",
+            "content-type",
+            "MCP-Session-Id",
+            "Content-Length",
+            "Transfer-Encoding",
+            "Connection",
+            "Host",
+        ] {
             let err = HeaderList::new().with_header(name, "x").unwrap_err();
-            assert!(err.to_string().contains("set by the transport itself"), "{err}");
+            assert!(
+                err.to_string().contains("set by the transport itself"),
+                "{err}"
+            );
         }
     }
 
     #[test]
     fn refused_values_are_not_echoed() {
-        for value in ["sec\nret-1", "sécret-2", " secret-3", "secret-4\t", "secret\u{7f}5"] {
+        for value in [
+            "sec\nret-1",
+            "sécret-2",
+            " secret-3",
+            "secret-4\t",
+            "secret\u{7f}5",
+        ] {
             let err = HeaderList::new().with_header("x-key", value).unwrap_err();
             assert!(!err.to_string().contains("secret"), "{err}");
             assert!(!format!("{err:?}").contains("secret"), "{err:?}");
         }
-        assert!(HeaderList::new().with_header("authorization", "Bearer a\tb").is_ok());
+        assert!(HeaderList::new()
+            .with_header("authorization", "Bearer a\tb")
+            .is_ok());
     }
 
     #[test]
@@ -133,7 +179,9 @@ mod tests {
 
     #[test]
     fn debug_prints_names_only() {
-        let list = HeaderList::new().with_header("x-api-key", "topsecret").unwrap();
+        let list = HeaderList::new()
+            .with_header("x-api-key", "topsecret")
+            .unwrap();
         assert_eq!(format!("{list:?}"), r#"{"x-api-key": "[sensitive]"}"#);
     }
 }

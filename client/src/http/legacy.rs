@@ -18,13 +18,17 @@ use url::Url;
 use super::sse::{SseParser, TooLong};
 use super::wire::{Ctx, Endpoint, Outgoing, Reply};
 use super::{timed_out, HttpServer};
-use crate::jsonrpc::{answer_server_request, classify, ErrorObject, Incoming, Notification, Request, Response};
+use crate::jsonrpc::{
+    answer_server_request, classify, ErrorObject, Incoming, Notification, Request, Response,
+};
 use crate::redact::origin_of;
 use crate::stdio::fmt_duration;
 use crate::{Breakage, ClientConfig, McpError, TestHooks};
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// What the stream reader and the calls share.
@@ -61,17 +65,35 @@ pub(crate) struct LegacyTransport {
 impl LegacyTransport {
     /// Opens the event stream and waits for its `endpoint` event (bounded by the idle
     /// timeout); the endpoint must be on the server's own origin.
-    pub(crate) async fn connect(server: &HttpServer, config: &ClientConfig) -> Result<Self, McpError> {
+    pub(crate) async fn connect(
+        server: &HttpServer,
+        config: &ClientConfig,
+    ) -> Result<Self, McpError> {
         let ep = Endpoint::new(server, config)?;
         let ctx = Ctx::call(&ep, "GET event stream");
-        let extra = vec![(header::ACCEPT, HeaderValue::from_static("text/event-stream"))];
-        let mut reply = ep.send(&Outgoing { method: Method::GET, url: &ep.url, body: None, extra }, &ctx).await?;
+        let extra = vec![(
+            header::ACCEPT,
+            HeaderValue::from_static("text/event-stream"),
+        )];
+        let mut reply = ep
+            .send(
+                &Outgoing {
+                    method: Method::GET,
+                    url: &ep.url,
+                    body: None,
+                    extra,
+                },
+                &ctx,
+            )
+            .await?;
         if !reply.status.is_success() {
             return Err(ep.status_error(reply, &ctx, "").await);
         }
         if reply.media_type().as_deref() != Some("text/event-stream") {
             let media = reply.media_type().unwrap_or_else(|| "none".into());
-            return Err(ctx.protocol(format!("the event stream answered with content type {media}, not text/event-stream")));
+            return Err(ctx.protocol(format!(
+                "the event stream answered with content type {media}, not text/event-stream"
+            )));
         }
         let mut parser = SseParser::new(ep.max_body);
         let post_url = loop {
@@ -80,10 +102,12 @@ impl LegacyTransport {
                     continue;
                 }
                 let text = String::from_utf8_lossy(&event.data).trim().to_string();
-                let url = reply
-                    .url
-                    .join(&text)
-                    .map_err(|_| ctx.protocol(format!("the endpoint event is not a URL: {}", ep.quote(&text, &reply.url))))?;
+                let url = reply.url.join(&text).map_err(|_| {
+                    ctx.protocol(format!(
+                        "the endpoint event is not a URL: {}",
+                        ep.quote(&text, &reply.url)
+                    ))
+                })?;
                 if origin_of(&url) != ep.origin {
                     return Err(ctx.protocol(format!(
                         "the endpoint event names another origin ({}); refused",
@@ -94,9 +118,14 @@ impl LegacyTransport {
             }
             match ep.next_chunk(&mut reply, &ctx).await? {
                 Some(chunk) => parser.feed(&chunk).map_err(|TooLong(_)| {
-                    ctx.protocol(format!("an SSE event is larger than {} bytes (max_body_bytes); refused", ep.max_body))
+                    ctx.protocol(format!(
+                        "an SSE event is larger than {} bytes (max_body_bytes); refused",
+                        ep.max_body
+                    ))
                 })?,
-                None => return Err(ctx.protocol("the event stream ended before its endpoint event")),
+                None => {
+                    return Err(ctx.protocol("the event stream ended before its endpoint event"))
+                }
             }
         };
         let (answers, queued) = mpsc::channel(ANSWERS_QUEUED);
@@ -149,7 +178,9 @@ impl LegacyTransport {
         let (tx, mut rx) = oneshot::channel();
         lock(&shared.pending).insert(id.to_string(), tx);
         let work = async {
-            shared.post(&Request::new(id.clone(), method, params), &ctx).await?;
+            shared
+                .post(&Request::new(id.clone(), method, params), &ctx)
+                .await?;
             let mut activity = shared.activity.subscribe();
             loop {
                 tokio::select! {
@@ -179,7 +210,9 @@ impl LegacyTransport {
         };
         let outcome = match bound {
             None => work.await,
-            Some(bound) => tokio::time::timeout(bound, work).await.unwrap_or_else(|_| Err(timed_out(method, bound))),
+            Some(bound) => tokio::time::timeout(bound, work)
+                .await
+                .unwrap_or_else(|_| Err(timed_out(method, bound))),
         };
         lock(&shared.pending).remove(&id.to_string());
         outcome
@@ -198,7 +231,12 @@ impl LegacyTransport {
     /// Stops reading the stream and fails later calls; idempotent.
     pub(crate) async fn close(&self) {
         let shared = &*self.shared;
-        lock(&shared.dead).get_or_insert_with(|| format!("HTTP error reaching {}: the client was closed", shared.ep.origin));
+        lock(&shared.dead).get_or_insert_with(|| {
+            format!(
+                "HTTP error reaching {}: the client was closed",
+                shared.ep.origin
+            )
+        });
         self.stop_tasks();
         lock(&shared.pending).clear();
     }
@@ -223,8 +261,16 @@ impl Shared {
     /// POSTs one message to the endpoint; any 2xx is its acknowledgement.
     async fn post<T: Serialize>(&self, message: &T, ctx: &Ctx) -> Result<(), McpError> {
         let body = serde_json::to_vec(message).map_err(McpError::Serialization)?;
-        let extra = vec![(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))];
-        let out = Outgoing { method: Method::POST, url: &self.post_url, body: Some(Bytes::from(body)), extra };
+        let extra = vec![(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        )];
+        let out = Outgoing {
+            method: Method::POST,
+            url: &self.post_url,
+            body: Some(Bytes::from(body)),
+            extra,
+        };
         let reply = self.ep.send(&out, ctx).await?;
         if !reply.status.is_success() {
             return Err(self.ep.status_error(reply, ctx, "").await);
@@ -253,14 +299,19 @@ impl Shared {
 
     async fn dispatch(&self, data: &[u8]) {
         match classify(data) {
-            Incoming::Response { id, outcome } => match lock(&self.pending).remove(&id.to_string()) {
+            Incoming::Response { id, outcome } => match lock(&self.pending).remove(&id.to_string())
+            {
                 Some(tx) => {
                     let _ = tx.send(outcome);
                 }
-                None => tracing::debug!(target: "mcp_refclient", "dropped a response for id {id}: no call waits for it"),
+                None => {
+                    tracing::debug!(target: "mcp_refclient", "dropped a response for id {id}: no call waits for it")
+                }
             },
             Incoming::Notification { method, .. } => {
-                if method == "notifications/tools/list_changed" && !self.broken(Breakage::NoListChangedCount) {
+                if method == "notifications/tools/list_changed"
+                    && !self.broken(Breakage::NoListChangedCount)
+                {
                     self.list_changed.fetch_add(1, Ordering::SeqCst);
                 }
             }
@@ -268,7 +319,8 @@ impl Shared {
                 if method != "ping" {
                     tracing::warn!(target: "mcp_refclient", origin = %self.ep.origin, "declined server request '{method}': method not found");
                 }
-                let Some(answer) = answer_server_request(id, &method, |rule| self.broken(rule)) else {
+                let Some(answer) = answer_server_request(id, &method, |rule| self.broken(rule))
+                else {
                     return;
                 };
                 if self.broken(Breakage::AnswerInline) {
@@ -310,7 +362,9 @@ async fn read_stream(shared: Arc<Shared>, mut reply: Reply, mut parser: SseParse
         use http_body_util::BodyExt;
         match reply.body.frame().await {
             Some(Ok(frame)) => {
-                let Ok(chunk) = frame.into_data() else { continue };
+                let Ok(chunk) = frame.into_data() else {
+                    continue;
+                };
                 shared.activity.send_modify(|n| *n += 1);
                 if parser.feed(&chunk).is_err() {
                     shared.fail_all(format!(

@@ -41,16 +41,35 @@ async fn listen(
     counter: Option<&AtomicU64>,
 ) -> Result<(), crate::McpError> {
     let ctx = Ctx::call(ep, "subscriptions/listen");
-    let body = serde_json::to_vec(&Request::new(id.clone(), "subscriptions/listen", Some(params))).map_err(crate::McpError::Serialization)?;
+    let body = serde_json::to_vec(&Request::new(
+        id.clone(),
+        "subscriptions/listen",
+        Some(params),
+    ))
+    .map_err(crate::McpError::Serialization)?;
     let mut extra = vec![
-        (header::ACCEPT, HeaderValue::from_static("application/json, text/event-stream")),
-        (header::CONTENT_TYPE, HeaderValue::from_static("application/json")),
-        (HeaderName::from_static("mcp-method"), HeaderValue::from_static("subscriptions/listen")),
+        (
+            header::ACCEPT,
+            HeaderValue::from_static("application/json, text/event-stream"),
+        ),
+        (
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        ),
+        (
+            HeaderName::from_static("mcp-method"),
+            HeaderValue::from_static("subscriptions/listen"),
+        ),
     ];
     if let Some(version) = version {
         extra.push((HeaderName::from_static("mcp-protocol-version"), version));
     }
-    let out = Outgoing { method: Method::POST, url: &ep.url, body: Some(body.into()), extra };
+    let out = Outgoing {
+        method: Method::POST,
+        url: &ep.url,
+        body: Some(body.into()),
+        extra,
+    };
     let mut reply = ep.send(&out, &ctx).await?;
     if !reply.status.is_success() {
         return Err(ep.status_error(reply, &ctx, "").await);
@@ -58,11 +77,16 @@ async fn listen(
     let mut parser = SseParser::new(ep.max_body);
     let mut acknowledged = false;
     while let Some(chunk) = ep.next_chunk(&mut reply, &ctx).await? {
-        parser.feed(&chunk).map_err(|_| ctx.protocol("an event on the subscriptions/listen stream is too large; refused"))?;
+        parser.feed(&chunk).map_err(|_| {
+            ctx.protocol("an event on the subscriptions/listen stream is too large; refused")
+        })?;
         while let Some(event) = parser.next_event() {
             match classify(&event.data) {
                 Incoming::Notification { method, params } => {
-                    let tag = params.as_ref().and_then(|p| p.get("_meta")).and_then(|m| m.get(SUBSCRIPTION_ID));
+                    let tag = params
+                        .as_ref()
+                        .and_then(|p| p.get("_meta"))
+                        .and_then(|m| m.get(SUBSCRIPTION_ID));
                     match method.as_str() {
                         "notifications/subscriptions/acknowledged" => acknowledged = true,
                         "notifications/tools/list_changed" if acknowledged && tag == Some(&id) => {
@@ -70,11 +94,15 @@ async fn listen(
                                 counter.fetch_add(1, Ordering::SeqCst);
                             }
                         }
-                        _ => tracing::debug!(target: "mcp_refclient", "skipped '{method}' on the listen stream (acknowledged: {acknowledged}, tagged: {})", tag.is_some()),
+                        _ => {
+                            tracing::debug!(target: "mcp_refclient", "skipped '{method}' on the listen stream (acknowledged: {acknowledged}, tagged: {})", tag.is_some())
+                        }
                     }
                 }
                 Incoming::Response { .. } => return Ok(()),
-                _ => tracing::debug!(target: "mcp_refclient", "skipped a message on the listen stream that is not a notification"),
+                _ => {
+                    tracing::debug!(target: "mcp_refclient", "skipped a message on the listen stream that is not a notification")
+                }
             }
         }
     }

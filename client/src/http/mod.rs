@@ -69,7 +69,10 @@ pub struct HttpServer {
 impl HttpServer {
     /// A server at `url` with no headers, same-origin redirects and the default bounds.
     pub fn new(url: impl Into<String>) -> Self {
-        HttpServer { url: url.into(), ..Default::default() }
+        HttpServer {
+            url: url.into(),
+            ..Default::default()
+        }
     }
 }
 
@@ -88,12 +91,17 @@ impl Default for HttpServer {
 
 impl std::fmt::Debug for HttpServer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let origin = url::Url::parse(&self.url).map(|u| crate::redact::origin_of(&u)).unwrap_or_else(|_| "[invalid url]".into());
+        let origin = url::Url::parse(&self.url)
+            .map(|u| crate::redact::origin_of(&u))
+            .unwrap_or_else(|_| "[invalid url]".into());
         f.debug_struct("HttpServer")
             .field("origin", &origin)
             .field("headers", &self.headers)
             .field("redirects", &self.redirects)
-            .field("token_provider", &self.token_provider.as_ref().map(|_| "[sensitive]"))
+            .field(
+                "token_provider",
+                &self.token_provider.as_ref().map(|_| "[sensitive]"),
+            )
             .field("root_certificates", &self.root_certificates.len())
             .field("max_body_bytes", &self.max_body_bytes)
             .finish()

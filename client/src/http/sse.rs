@@ -99,7 +99,10 @@ impl SseParser {
         if line.is_empty() {
             if self.has_data {
                 let kind = self.kind.take().unwrap_or_else(|| "message".into());
-                self.ready.push_back(Event { kind, data: std::mem::take(&mut self.data) });
+                self.ready.push_back(Event {
+                    kind,
+                    data: std::mem::take(&mut self.data),
+                });
             }
             self.has_data = false;
             self.kind = None;
@@ -147,12 +150,19 @@ mod tests {
     }
 
     fn data(events: &[Event]) -> Vec<String> {
-        events.iter().map(|e| String::from_utf8(e.data.clone()).unwrap()).collect()
+        events
+            .iter()
+            .map(|e| String::from_utf8(e.data.clone()).unwrap())
+            .collect()
     }
 
     #[test]
     fn every_line_end_works_even_split() {
-        for input in [&b"data: a\n\ndata: b\n\n"[..], b"data: a\r\n\r\ndata: b\r\n\r\n", b"data: a\r\rdata: b\r\r"] {
+        for input in [
+            &b"data: a\n\ndata: b\n\n"[..],
+            b"data: a\r\n\r\ndata: b\r\n\r\n",
+            b"data: a\r\rdata: b\r\r",
+        ] {
             let pieces: Vec<&[u8]> = input.chunks(1).collect();
             let (events, open) = parse(&pieces);
             assert_eq!(data(&events), ["a", "b"], "{input:?}");

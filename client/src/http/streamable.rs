@@ -15,8 +15,10 @@ use tokio::sync::watch;
 use super::sse::{SseParser, TooLong};
 use super::wire::{Ctx, Endpoint, Outgoing, Reply};
 use super::{timed_out, HttpServer};
-use crate::jsonrpc::{answer_server_request, classify, ids_match, ErrorObject, Incoming, Notification, Request};
 use crate::error::{Failed, Fate};
+use crate::jsonrpc::{
+    answer_server_request, classify, ids_match, ErrorObject, Incoming, Notification, Request,
+};
 use crate::{Breakage, ClientConfig, McpError, Profile, TestHooks, SUPPORTED_PROTOCOL_VERSIONS};
 
 const ACCEPT_BOTH: &str = "application/json, text/event-stream";
@@ -28,7 +30,9 @@ const NAME_HEADER: &str = "mcp-name";
 const VERSION_HEADER_FROM: &str = "2025-06-18";
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 #[derive(Default)]
@@ -48,8 +52,12 @@ struct State {
 /// 2026-07-28's request headers, from the body: `Mcp-Method` always, `Mcp-Name` for a
 /// call, a read or a prompt (`params.name` or `params.uri`, encoded when not header-safe).
 fn request_headers(body: &[u8]) -> Vec<(HeaderName, HeaderValue)> {
-    let Ok(message) = serde_json::from_slice::<Value>(body) else { return Vec::new() };
-    let Some(method) = message.get("method").and_then(Value::as_str) else { return Vec::new() };
+    let Ok(message) = serde_json::from_slice::<Value>(body) else {
+        return Vec::new();
+    };
+    let Some(method) = message.get("method").and_then(Value::as_str) else {
+        return Vec::new();
+    };
     let mut headers = Vec::new();
     if let Ok(value) = HeaderValue::from_str(&crate::stateless::header_value(method)) {
         headers.push((HeaderName::from_static(METHOD_HEADER), value));
@@ -59,7 +67,10 @@ fn request_headers(body: &[u8]) -> Vec<(HeaderName, HeaderValue)> {
         "resources/read" => message.pointer("/params/uri"),
         _ => None,
     };
-    if let Some(Ok(value)) = name.and_then(Value::as_str).map(|n| HeaderValue::from_str(&crate::stateless::header_value(n))) {
+    if let Some(Ok(value)) = name
+        .and_then(Value::as_str)
+        .map(|n| HeaderValue::from_str(&crate::stateless::header_value(n)))
+    {
         headers.push((HeaderName::from_static(NAME_HEADER), value));
     }
     headers
@@ -146,7 +157,8 @@ impl StreamableTransport {
     pub(crate) fn listen(&self, params: Value) {
         let id = Value::from(self.next_id.fetch_add(1, Ordering::SeqCst));
         let version = lock(&self.state).version_header.clone();
-        let counter = (!self.broken(Breakage::NoListChangedCount)).then(|| self.list_changed.clone());
+        let counter =
+            (!self.broken(Breakage::NoListChangedCount)).then(|| self.list_changed.clone());
         let task = super::listen::spawn(self.ep.clone(), id, params, version, counter);
         if let Some(old) = lock(&self.listener).replace(task) {
             old.abort();
@@ -171,7 +183,11 @@ impl StreamableTransport {
         let outcome = self.request_in(method, params, bound, &ctx).await;
         outcome.map_err(|error| {
             // A timeout says nothing about the connection, whatever failed before it.
-            let fate = if error.kind() == crate::ErrorKind::Timeout { Fate::Alive } else { ctx.fate() };
+            let fate = if error.kind() == crate::ErrorKind::Timeout {
+                Fate::Alive
+            } else {
+                ctx.fate()
+            };
             Failed::new(error, fate)
         })
     }
@@ -206,17 +222,31 @@ impl StreamableTransport {
                         // At 2026-07-28 closing the response stream is the cancellation over
                         // HTTP ("no `notifications/cancelled` message is expected").
                         if self.profile.sends_cancelled() && !lock(&self.state).stateless {
-                            let reason = format!("timed out after {}", crate::stdio::fmt_duration(bound));
-                            let request_id = if self.broken(Breakage::CancelledWithoutRequestId) { Value::Null } else { id.clone() };
+                            let reason =
+                                format!("timed out after {}", crate::stdio::fmt_duration(bound));
+                            let request_id = if self.broken(Breakage::CancelledWithoutRequestId) {
+                                Value::Null
+                            } else {
+                                id.clone()
+                            };
                             let params = json!({ "requestId": request_id, "reason": reason });
                             // Sent, not awaited past a grace: a server that never answers the
                             // notification must not hold the timeout error back.
-                            let sent = self.send_notification("notifications/cancelled", Some(params));
-                            let grace = if self.broken(Breakage::CancelledAwaited) { Duration::MAX } else { CANCEL_GRACE };
+                            let sent =
+                                self.send_notification("notifications/cancelled", Some(params));
+                            let grace = if self.broken(Breakage::CancelledAwaited) {
+                                Duration::MAX
+                            } else {
+                                CANCEL_GRACE
+                            };
                             match tokio::time::timeout(grace, sent).await {
                                 Ok(Ok(())) => {}
-                                Ok(Err(e)) => tracing::debug!(target: "mcp_refclient", "sending notifications/cancelled failed: {e}"),
-                                Err(_) => tracing::debug!(target: "mcp_refclient", "notifications/cancelled not answered within {CANCEL_GRACE:?}"),
+                                Ok(Err(e)) => {
+                                    tracing::debug!(target: "mcp_refclient", "sending notifications/cancelled failed: {e}")
+                                }
+                                Err(_) => {
+                                    tracing::debug!(target: "mcp_refclient", "notifications/cancelled not answered within {CANCEL_GRACE:?}")
+                                }
                             }
                         }
                         Err(timed_out(method, bound))
@@ -241,14 +271,22 @@ impl StreamableTransport {
         ctx: &Ctx,
     ) -> Result<Result<Value, ErrorObject>, McpError> {
         let mut broken = false;
-        let outcome = self.call_marking(method, id.clone(), params.clone(), ctx, &mut broken).await;
+        let outcome = self
+            .call_marking(method, id.clone(), params.clone(), ctx, &mut broken)
+            .await;
         let reissue_timeouts = self.broken(Breakage::ReissueTimedOut);
         // The connection dying after the request went out, before or during its response,
         // loses the request just the same.
         let lost = broken || ctx.fate() == Fate::DeadMaybeSent || reissue_timeouts;
         // A timed-out request was given up on, not lost: closing its stream cancelled it.
         let error = match outcome {
-            Err(error) if lost && (error.kind() != crate::ErrorKind::Timeout || reissue_timeouts) && lock(&self.state).stateless => error,
+            Err(error)
+                if lost
+                    && (error.kind() != crate::ErrorKind::Timeout || reissue_timeouts)
+                    && lock(&self.state).stateless =>
+            {
+                error
+            }
             other => return other,
         };
         if method == "tools/call" && !self.broken(Breakage::ReissueCalls) {
@@ -274,13 +312,21 @@ impl StreamableTransport {
         let result = self
             .call("initialize", id, params, &ctx)
             .await?
-            .map_err(|e| McpError::JsonRpc { code: e.code, message: e.message, data: e.data })?;
-        let version = result.get("protocolVersion").and_then(Value::as_str).unwrap_or_default();
+            .map_err(|e| McpError::JsonRpc {
+                code: e.code,
+                message: e.message,
+                data: e.data,
+            })?;
+        let version = result
+            .get("protocolVersion")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
         if !SUPPORTED_PROTOCOL_VERSIONS.contains(&version) {
             return Err(ctx.protocol(format!("re-initializing, the server answered protocol version '{version}', which this client does not support")));
         }
         self.negotiated(version);
-        self.send_notification("notifications/initialized", None).await?;
+        self.send_notification("notifications/initialized", None)
+            .await?;
         lock(&self.state).reinit = false;
         Ok(())
     }
@@ -291,11 +337,18 @@ impl StreamableTransport {
         let body = serde_json::to_vec(message).map_err(McpError::Serialization)?;
         let (session, version, stateless) = {
             let state = lock(&self.state);
-            (state.session.clone(), state.version_header.clone(), state.stateless)
+            (
+                state.session.clone(),
+                state.version_header.clone(),
+                state.stateless,
+            )
         };
         let mut extra = vec![
             (header::ACCEPT, HeaderValue::from_static(ACCEPT_BOTH)),
-            (header::CONTENT_TYPE, HeaderValue::from_static("application/json")),
+            (
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            ),
         ];
         if stateless {
             extra.extend(request_headers(&body));
@@ -308,19 +361,34 @@ impl StreamableTransport {
         if let Some(version) = version {
             extra.push((HeaderName::from_static(VERSION_HEADER), version));
         }
-        let out = Outgoing { method: Method::POST, url: &self.ep.url, body: Some(Bytes::from(body)), extra };
+        let out = Outgoing {
+            method: Method::POST,
+            url: &self.ep.url,
+            body: Some(Bytes::from(body)),
+            extra,
+        };
         let reply = self.ep.send(&out, ctx).await?;
         if reply.status.is_success() && stateless {
             return Ok(reply);
         }
         // A modern server's errors come as 400 (header mismatch, missing capability, unsupported
         // version) or 404 (unknown method) with a JSON-RPC body.
-        if stateless && matches!(reply.status, StatusCode::BAD_REQUEST | StatusCode::NOT_FOUND) {
+        if stateless
+            && matches!(
+                reply.status,
+                StatusCode::BAD_REQUEST | StatusCode::NOT_FOUND
+            )
+        {
             return Err(self.modern_error(reply, ctx).await);
         }
         if reply.status.is_success() {
-            let given = reply.headers.get(SESSION_HEADER).and_then(|v| v.to_str().ok());
-            if let Some(id) = given.filter(|id| !id.is_empty() && id.bytes().all(|b| (0x21..=0x7e).contains(&b))) {
+            let given = reply
+                .headers
+                .get(SESSION_HEADER)
+                .and_then(|v| v.to_str().ok());
+            if let Some(id) =
+                given.filter(|id| !id.is_empty() && id.bytes().all(|b| (0x21..=0x7e).contains(&b)))
+            {
                 lock(&self.state).session = Some(id.to_string());
             }
             return Ok(reply);
@@ -338,7 +406,10 @@ impl StreamableTransport {
                 "a new client is needed"
             };
             let message = format!("{}: 404 Not Found: the MCP session expired (the server no longer knows it); {next}", ctx.prefix);
-            return Err(McpError::Http { status: 404, message });
+            return Err(McpError::Http {
+                status: 404,
+                message,
+            });
         }
         let note = if reply.status == StatusCode::UNAUTHORIZED && self.ep.has_token_provider() {
             " (after one token refresh)"
@@ -357,13 +428,29 @@ impl StreamableTransport {
                 Ok(body) => body,
                 Err(e) => return e,
             };
-            if let Incoming::Response { outcome: Err(e), .. } = classify(&body) {
+            if let Incoming::Response {
+                outcome: Err(e), ..
+            } = classify(&body)
+            {
                 let message = self.ep.scrub(&e.message, Some(&reply.url));
-                return McpError::JsonRpc { code: e.code, message, data: e.data };
+                return McpError::JsonRpc {
+                    code: e.code,
+                    message,
+                    data: e.data,
+                };
             }
             let text = String::from_utf8_lossy(&body);
-            let message = super::wire::status_text(&ctx.prefix, status, "", &self.ep.quote(&text, &reply.url), &reply.url);
-            return McpError::Http { status: status.as_u16(), message };
+            let message = super::wire::status_text(
+                &ctx.prefix,
+                status,
+                "",
+                &self.ep.quote(&text, &reply.url),
+                &reply.url,
+            );
+            return McpError::Http {
+                status: status.as_u16(),
+                message,
+            };
         }
         self.ep.status_error(reply, ctx, "").await
     }
@@ -390,7 +477,9 @@ impl StreamableTransport {
         ctx: &Ctx,
         broken: &mut bool,
     ) -> Result<Result<Value, ErrorObject>, McpError> {
-        let mut reply = self.post(&Request::new(id.clone(), method, params), ctx).await?;
+        let mut reply = self
+            .post(&Request::new(id.clone(), method, params), ctx)
+            .await?;
         let outcome = if reply.media_type().as_deref() == Some("text/event-stream") {
             self.read_sse(&mut reply, &id, ctx, broken).await?
         } else {
@@ -413,7 +502,12 @@ impl StreamableTransport {
         ))
     }
 
-    async fn read_json(&self, reply: &mut Reply, id: &Value, ctx: &Ctx) -> Result<Result<Value, ErrorObject>, McpError> {
+    async fn read_json(
+        &self,
+        reply: &mut Reply,
+        id: &Value,
+        ctx: &Ctx,
+    ) -> Result<Result<Value, ErrorObject>, McpError> {
         let body = self.ep.read_to_end(reply, ctx).await?;
         if body.iter().all(u8::is_ascii_whitespace) {
             return Err(self.proxy_answered(reply.status, ctx));
@@ -421,21 +515,24 @@ impl StreamableTransport {
         let media = reply.media_type().unwrap_or_else(|| "none".into());
         match classify(&body) {
             Incoming::Response { id: got, outcome } if self.matches(id, &got) => Ok(outcome),
-            Incoming::Response { id: got, .. } => {
-                Err(ctx.protocol(format!("the response to '{}' carries id {got}, not {id}", ctx.method)))
-            }
-            Incoming::Request { method, .. } | Incoming::Notification { method, .. } => Err(ctx.protocol(format!(
-                "the server answered '{}' with a '{method}' message instead of the response",
+            Incoming::Response { id: got, .. } => Err(ctx.protocol(format!(
+                "the response to '{}' carries id {got}, not {id}",
                 ctx.method
             ))),
+            Incoming::Request { method, .. } | Incoming::Notification { method, .. } => Err(ctx
+                .protocol(format!(
+                    "the server answered '{}' with a '{method}' message instead of the response",
+                    ctx.method
+                ))),
             Incoming::NotJson(_) => Err(ctx.protocol(format!(
                 "the response to '{}' is not JSON (content type {media}): {}",
                 ctx.method,
                 self.ep.quote(&String::from_utf8_lossy(&body), &reply.url)
             ))),
-            Incoming::Invalid(why) => {
-                Err(ctx.protocol(format!("the response to '{}' is not a JSON-RPC response: {why}", ctx.method)))
-            }
+            Incoming::Invalid(why) => Err(ctx.protocol(format!(
+                "the response to '{}' is not a JSON-RPC response: {why}",
+                ctx.method
+            ))),
         }
     }
 
@@ -445,7 +542,13 @@ impl StreamableTransport {
 
     /// Reads SSE frames until the one answering `id`, then drops the stream: frames after it
     /// are never read.
-    async fn read_sse(&self, reply: &mut Reply, id: &Value, ctx: &Ctx, broken: &mut bool) -> Result<Result<Value, ErrorObject>, McpError> {
+    async fn read_sse(
+        &self,
+        reply: &mut Reply,
+        id: &Value,
+        ctx: &Ctx,
+        broken: &mut bool,
+    ) -> Result<Result<Value, ErrorObject>, McpError> {
         let mut parser = SseParser::new(self.ep.max_body);
         let mut seen = 0usize;
         loop {
@@ -455,7 +558,10 @@ impl StreamableTransport {
                 }
             }
             let chunk = self.ep.next_chunk(reply, ctx).await;
-            *broken = chunk.as_ref().is_err_and(|e| e.kind() != crate::ErrorKind::Timeout) || matches!(chunk, Ok(None));
+            *broken = chunk
+                .as_ref()
+                .is_err_and(|e| e.kind() != crate::ErrorKind::Timeout)
+                || matches!(chunk, Ok(None));
             match chunk? {
                 Some(chunk) => {
                     seen += chunk.len();
@@ -495,18 +601,26 @@ impl StreamableTransport {
             return Ok(None);
         }
         match classify(data) {
-            Incoming::Response { id: got, outcome } if self.matches(id, &got) => return Ok(Some(outcome)),
+            Incoming::Response { id: got, outcome } if self.matches(id, &got) => {
+                return Ok(Some(outcome))
+            }
             Incoming::Response { id: got, .. } => {
                 tracing::debug!(target: "mcp_refclient", "skipped a response for id {got}: not the call's");
             }
             Incoming::Notification { method, .. } => {
-                if method == "notifications/tools/list_changed" && !self.broken(Breakage::NoListChangedCount) {
+                if method == "notifications/tools/list_changed"
+                    && !self.broken(Breakage::NoListChangedCount)
+                {
                     self.list_changed.fetch_add(1, Ordering::SeqCst);
                 } else {
                     tracing::debug!(target: "mcp_refclient", "skipped notification '{method}'");
                 }
             }
-            Incoming::Request { id: request_id, method, .. } => self.server_request(request_id, &method).await,
+            Incoming::Request {
+                id: request_id,
+                method,
+                ..
+            } => self.server_request(request_id, &method).await,
             Incoming::NotJson(_) => {
                 return Err(ctx.protocol(format!(
                     "an SSE event in the response to '{}' is not JSON: {}",
@@ -547,14 +661,22 @@ impl StreamableTransport {
     }
 
     /// [`notify`](Self::notify), saying on failure whether the connection died.
-    pub(crate) async fn notify_fated(&self, method: &str, params: Option<Value>) -> Result<(), Failed> {
+    pub(crate) async fn notify_fated(
+        &self,
+        method: &str,
+        params: Option<Value>,
+    ) -> Result<(), Failed> {
         let ctx = Ctx::notification(&self.ep, method);
         if *self.closed.borrow() {
             return Err(Failed::alive(self.closed_error(&ctx)));
         }
         let outcome = self.notification_in(method, params, &ctx).await;
         outcome.map_err(|error| {
-            let fate = if error.kind() == crate::ErrorKind::Timeout { Fate::Alive } else { ctx.fate() };
+            let fate = if error.kind() == crate::ErrorKind::Timeout {
+                Fate::Alive
+            } else {
+                ctx.fate()
+            };
             Failed::new(error, fate)
         })
     }
@@ -564,13 +686,21 @@ impl StreamableTransport {
         self.notification_in(method, params, &ctx).await
     }
 
-    async fn notification_in(&self, method: &str, params: Option<Value>, ctx: &Ctx) -> Result<(), McpError> {
+    async fn notification_in(
+        &self,
+        method: &str,
+        params: Option<Value>,
+        ctx: &Ctx,
+    ) -> Result<(), McpError> {
         let mut reply = self.post(&Notification::new(method, params), ctx).await?;
         if matches!(reply.status, StatusCode::ACCEPTED | StatusCode::NO_CONTENT) {
             return Ok(());
         }
         // Any other 2xx must carry something: an empty one came from something else.
-        let empty = reply.headers.get(header::CONTENT_LENGTH).is_some_and(|v| v.as_bytes() == b"0")
+        let empty = reply
+            .headers
+            .get(header::CONTENT_LENGTH)
+            .is_some_and(|v| v.as_bytes() == b"0")
             || self.ep.next_chunk(&mut reply, ctx).await?.is_none();
         if empty {
             return Err(self.proxy_answered(reply.status, ctx));
@@ -600,10 +730,19 @@ impl StreamableTransport {
         if let Some(version) = version {
             extra.push((HeaderName::from_static(VERSION_HEADER), version));
         }
-        let out = Outgoing { method: Method::DELETE, url: &self.ep.url, body: None, extra };
+        let out = Outgoing {
+            method: Method::DELETE,
+            url: &self.ep.url,
+            body: None,
+            extra,
+        };
         match self.ep.send(&out, &ctx).await {
-            Ok(reply) => tracing::debug!(target: "mcp_refclient", "session DELETE answered {}", reply.status),
-            Err(e) => tracing::debug!(target: "mcp_refclient", "session DELETE failed (tolerated): {e}"),
+            Ok(reply) => {
+                tracing::debug!(target: "mcp_refclient", "session DELETE answered {}", reply.status)
+            }
+            Err(e) => {
+                tracing::debug!(target: "mcp_refclient", "session DELETE failed (tolerated): {e}")
+            }
         }
     }
 }

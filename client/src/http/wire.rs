@@ -17,9 +17,9 @@ use url::Url;
 
 use super::headers::{valid_value, HeaderList};
 use super::{HttpServer, Redirects, TokenProvider, MAX_REDIRECTS};
+use crate::error::Fate;
 use crate::redact::{origin_of, quote};
 use crate::stdio::fmt_duration;
-use crate::error::Fate;
 use crate::McpError;
 
 /// How much of an error status's body is read to quote it.
@@ -42,7 +42,11 @@ pub(crate) struct Ctx {
 impl Ctx {
     /// A request (the handshake's `initialize` included).
     pub(crate) fn call(endpoint: &Endpoint, method: &str) -> Ctx {
-        Ctx { prefix: format!("HTTP error reaching {}", endpoint.origin), method: method.into(), fate: Fate::Alive.into() }
+        Ctx {
+            prefix: format!("HTTP error reaching {}", endpoint.origin),
+            method: method.into(),
+            fate: Fate::Alive.into(),
+        }
     }
 
     /// A notification (or a response the client sends).
@@ -106,7 +110,14 @@ impl Reply {
     /// The content type's media type, lowercased (`text/event-stream`), if any.
     pub(crate) fn media_type(&self) -> Option<String> {
         let value = self.headers.get(header::CONTENT_TYPE)?.to_str().ok()?;
-        Some(value.split(';').next().unwrap_or("").trim().to_ascii_lowercase())
+        Some(
+            value
+                .split(';')
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_ascii_lowercase(),
+        )
     }
 }
 
@@ -134,9 +145,13 @@ pub(crate) struct Endpoint {
 
 impl Endpoint {
     /// Checks the URL and the root certificates; sends nothing.
-    pub(crate) fn new(server: &HttpServer, config: &crate::ClientConfig) -> Result<Endpoint, McpError> {
+    pub(crate) fn new(
+        server: &HttpServer,
+        config: &crate::ClientConfig,
+    ) -> Result<Endpoint, McpError> {
         let idle = config.timeouts().idle_read;
-        let url = Url::parse(&server.url).map_err(|e| McpError::Transport(format!("invalid MCP server URL: {e}")))?;
+        let url = Url::parse(&server.url)
+            .map_err(|e| McpError::Transport(format!("invalid MCP server URL: {e}")))?;
         if !matches!(url.scheme(), "http" | "https") || url.host_str().is_none() {
             return Err(McpError::Transport(format!(
                 "invalid MCP server URL: '{}' is not an http or https URL with a host",
@@ -149,14 +164,19 @@ impl Endpoint {
             use rustls_pki_types::pem::PemObject;
             let certs: Vec<_> = rustls_pki_types::CertificateDer::pem_slice_iter(pem)
                 .collect::<Result<_, _>>()
-                .map_err(|e| McpError::Transport(format!("root certificate {} is not valid PEM: {e}", i + 1)))?;
+                .map_err(|e| {
+                    McpError::Transport(format!("root certificate {} is not valid PEM: {e}", i + 1))
+                })?;
             if certs.is_empty() {
-                return Err(McpError::Transport(format!("root certificate {} holds no PEM certificate", i + 1)));
+                return Err(McpError::Transport(format!(
+                    "root certificate {} holds no PEM certificate",
+                    i + 1
+                )));
             }
             for cert in certs {
-                roots
-                    .add(cert)
-                    .map_err(|e| McpError::Transport(format!("root certificate {} was refused: {e}", i + 1)))?;
+                roots.add(cert).map_err(|e| {
+                    McpError::Transport(format!("root certificate {} was refused: {e}", i + 1))
+                })?;
             }
         }
         let provider = Arc::new(rustls::crypto::ring::default_provider());
@@ -176,7 +196,12 @@ impl Endpoint {
             max_body: server.max_body_bytes.max(1),
             idle,
             secrets: std::sync::Mutex::new(
-                server.headers.entries().iter().filter_map(|(_, v)| v.to_str().ok().map(str::to_string)).collect(),
+                server
+                    .headers
+                    .entries()
+                    .iter()
+                    .filter_map(|(_, v)| v.to_str().ok().map(str::to_string))
+                    .collect(),
             ),
             hooks: config.hooks.clone(),
             cached_token: std::sync::Mutex::new(None),
@@ -245,7 +270,11 @@ impl Endpoint {
         if !self.broken(crate::Breakage::TokenCachedAtConnect) {
             return provider.token().await;
         }
-        let cached = self.cached_token.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let cached = self
+            .cached_token
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
         match cached {
             Some(token) => Ok(token),
             None => {
@@ -285,12 +314,18 @@ impl Endpoint {
         self.send_redirecting(out, Some(&token), ctx).await
     }
 
-    async fn send_redirecting(&self, out: &Outgoing<'_>, token: Option<&HeaderValue>, ctx: &Ctx) -> Result<Reply, McpError> {
+    async fn send_redirecting(
+        &self,
+        out: &Outgoing<'_>,
+        token: Option<&HeaderValue>,
+        ctx: &Ctx,
+    ) -> Result<Reply, McpError> {
         let mut url = out.url.clone();
         let mut method = out.method.clone();
         let mut body = out.body.clone();
         for hop in 0..=MAX_REDIRECTS {
-            let same_host = url.host_str() == self.url.host_str() && url.port_or_known_default() == self.url.port_or_known_default();
+            let same_host = url.host_str() == self.url.host_str()
+                && url.port_or_known_default() == self.url.port_or_known_default();
             let mut headers = HeaderMap::new();
             for (name, value) in self.headers.entries() {
                 if !same_host && (name == header::AUTHORIZATION || name == header::COOKIE) {
@@ -304,25 +339,42 @@ impl Endpoint {
             for (name, value) in &out.extra {
                 headers.insert(name.clone(), value.clone());
             }
-            let reply = self.send_once(&url, &method, body.clone(), headers, ctx).await?;
+            let reply = self
+                .send_once(&url, &method, body.clone(), headers, ctx)
+                .await?;
             let status = reply.status.as_u16();
             if !matches!(status, 301 | 302 | 303 | 307 | 308) {
                 return Ok(reply);
             }
             let from = origin_of(&url);
-            let location = reply.headers.get(header::LOCATION).and_then(|l| l.to_str().ok()).map(str::to_owned);
+            let location = reply
+                .headers
+                .get(header::LOCATION)
+                .and_then(|l| l.to_str().ok())
+                .map(str::to_owned);
             drop(reply);
             let Some(location) = location else {
-                return Err(ctx.protocol(format!("a {status} redirect from {from} without a valid Location")));
+                return Err(ctx.protocol(format!(
+                    "a {status} redirect from {from} without a valid Location"
+                )));
             };
-            let next = url.join(&location).map_err(|_| ctx.protocol(format!("a {status} redirect from {from} to an invalid Location")))?;
+            let next = url.join(&location).map_err(|_| {
+                ctx.protocol(format!(
+                    "a {status} redirect from {from} to an invalid Location"
+                ))
+            })?;
             let to = origin_of(&next);
             if !matches!(next.scheme(), "http" | "https") {
-                return Err(ctx.transport(format!("redirect from {from} to {} refused: not http or https", next.scheme())));
+                return Err(ctx.transport(format!(
+                    "redirect from {from} to {} refused: not http or https",
+                    next.scheme()
+                )));
             }
             match self.redirects {
                 Redirects::None => {
-                    return Err(ctx.transport(format!("redirect from {from} to {to} refused: redirects are disabled")))
+                    return Err(ctx.transport(format!(
+                        "redirect from {from} to {to} refused: redirects are disabled"
+                    )))
                 }
                 Redirects::SameOrigin if !self.same_origin(&url, &next) => {
                     let why = if url.scheme() == "https" && next.scheme() == "http" {
@@ -330,7 +382,9 @@ impl Endpoint {
                     } else {
                         "another origin"
                     };
-                    return Err(ctx.transport(format!("redirect from {from} to {to} refused: {why}")));
+                    return Err(
+                        ctx.transport(format!("redirect from {from} to {to} refused: {why}"))
+                    );
                 }
                 _ => {}
             }
@@ -373,12 +427,18 @@ impl Endpoint {
                 ctx.method
             ))
         };
-        let io = tokio::time::timeout(idle, self.connect(url, ctx)).await.map_err(|_| {
-            ctx.transport(format!("connecting timed out after {} (idle read timeout)", fmt_duration(idle)))
-        })??;
-        let (mut sender, conn) = hyper::client::conn::http1::handshake::<_, Full<Bytes>>(TokioIo::new(io))
+        let io = tokio::time::timeout(idle, self.connect(url, ctx))
             .await
-            .map_err(|e| ctx.dead(Fate::DeadUnsent, e))?;
+            .map_err(|_| {
+                ctx.transport(format!(
+                    "connecting timed out after {} (idle read timeout)",
+                    fmt_duration(idle)
+                ))
+            })??;
+        let (mut sender, conn) =
+            hyper::client::conn::http1::handshake::<_, Full<Bytes>>(TokioIo::new(io))
+                .await
+                .map_err(|e| ctx.dead(Fate::DeadUnsent, e))?;
         let task = AbortOnDrop(tokio::spawn(async move {
             if let Err(e) = conn.await {
                 tracing::debug!(target: "mcp_refclient", "HTTP connection ended: {e}");
@@ -405,7 +465,13 @@ impl Endpoint {
             // Some of the request may have gone out before the connection broke.
             .map_err(|e| ctx.dead(Fate::DeadMaybeSent, e))?;
         let (parts, body) = response.into_parts();
-        Ok(Reply { status: parts.status, headers: parts.headers, body, url: url.clone(), _conn: task })
+        Ok(Reply {
+            status: parts.status,
+            headers: parts.headers,
+            body,
+            url: url.clone(),
+            _conn: task,
+        })
     }
 
     async fn connect(&self, url: &Url, ctx: &Ctx) -> Result<Box<dyn Io>, McpError> {
@@ -422,19 +488,33 @@ impl Endpoint {
             return Ok(Box::new(tcp));
         }
         let name = match url.host() {
-            Some(url::Host::Ipv4(ip)) => rustls_pki_types::ServerName::IpAddress(std::net::IpAddr::V4(ip).into()),
-            Some(url::Host::Ipv6(ip)) => rustls_pki_types::ServerName::IpAddress(std::net::IpAddr::V6(ip).into()),
-            Some(url::Host::Domain(name)) => rustls_pki_types::ServerName::try_from(name.to_string())
-                .map_err(|e| ctx.transport(format!("invalid TLS server name: {e}")))?,
+            Some(url::Host::Ipv4(ip)) => {
+                rustls_pki_types::ServerName::IpAddress(std::net::IpAddr::V4(ip).into())
+            }
+            Some(url::Host::Ipv6(ip)) => {
+                rustls_pki_types::ServerName::IpAddress(std::net::IpAddr::V6(ip).into())
+            }
+            Some(url::Host::Domain(name)) => {
+                rustls_pki_types::ServerName::try_from(name.to_string())
+                    .map_err(|e| ctx.transport(format!("invalid TLS server name: {e}")))?
+            }
             None => return Err(ctx.transport("the URL has no host")),
         };
-        let tls = self.tls.connect(name, tcp).await.map_err(|e| ctx.transport(format!("TLS handshake failed: {e}")))?;
+        let tls = self
+            .tls
+            .connect(name, tcp)
+            .await
+            .map_err(|e| ctx.transport(format!("TLS handshake failed: {e}")))?;
         Ok(Box::new(tls))
     }
 
     /// The next body chunk, bounded by the idle timeout (reset on every read); `None` at
     /// the end.
-    pub(crate) async fn next_chunk(&self, reply: &mut Reply, ctx: &Ctx) -> Result<Option<Bytes>, McpError> {
+    pub(crate) async fn next_chunk(
+        &self,
+        reply: &mut Reply,
+        ctx: &Ctx,
+    ) -> Result<Option<Bytes>, McpError> {
         loop {
             let frame = tokio::time::timeout(self.idle, reply.body.frame()).await.map_err(|_| {
                 McpError::Timeout(format!(
@@ -446,7 +526,12 @@ impl Endpoint {
             })?;
             match frame {
                 None => return Ok(None),
-                Some(Err(e)) => return Err(ctx.dead(Fate::DeadMaybeSent, format!("the response stream broke: {e}"))),
+                Some(Err(e)) => {
+                    return Err(ctx.dead(
+                        Fate::DeadMaybeSent,
+                        format!("the response stream broke: {e}"),
+                    ))
+                }
                 Some(Ok(frame)) => {
                     if let Ok(data) = frame.into_data() {
                         if !data.is_empty() {
@@ -459,14 +544,21 @@ impl Endpoint {
     }
 
     /// The whole body, bounded by `max_body_bytes`.
-    pub(crate) async fn read_to_end(&self, reply: &mut Reply, ctx: &Ctx) -> Result<Vec<u8>, McpError> {
+    pub(crate) async fn read_to_end(
+        &self,
+        reply: &mut Reply,
+        ctx: &Ctx,
+    ) -> Result<Vec<u8>, McpError> {
         let too_big = || {
             ctx.protocol(format!(
                 "the response to '{}' is larger than {} bytes (max_body_bytes); refused",
                 ctx.method, self.max_body
             ))
         };
-        let declared = reply.headers.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
+        let declared = reply
+            .headers
+            .get(header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
         if declared.is_some_and(|len| len > self.max_body as u64) {
             return Err(too_big());
         }
@@ -508,7 +600,10 @@ impl Endpoint {
             self.scrub(&body, None)
         };
         let message = status_text(&ctx.prefix, reply.status, note, &body, &reply.url);
-        McpError::Http { status: reply.status.as_u16(), message }
+        McpError::Http {
+            status: reply.status.as_u16(),
+            message,
+        }
     }
 }
 
@@ -517,9 +612,18 @@ const MIN_SECRET_CHARS: usize = 4;
 
 /// The text of a non-success status: `<prefix>: <status> <reason><note>: <quoted body>`, the
 /// body redacted against `url` and cut to a readable length.
-pub(crate) fn status_text(prefix: &str, status: StatusCode, note: &str, body: &str, url: &Url) -> String {
+pub(crate) fn status_text(
+    prefix: &str,
+    status: StatusCode,
+    note: &str,
+    body: &str,
+    url: &Url,
+) -> String {
     let quoted = quote(body, url);
-    let reason = status.canonical_reason().map(|r| format!(" {r}")).unwrap_or_default();
+    let reason = status
+        .canonical_reason()
+        .map(|r| format!(" {r}"))
+        .unwrap_or_default();
     let mut message = format!("{prefix}: {}{reason}{note}", status.as_u16());
     if !quoted.is_empty() {
         message.push_str(": ");
@@ -531,8 +635,11 @@ pub(crate) fn status_text(prefix: &str, status: StatusCode, note: &str, body: &s
 /// `Bearer <token>` as a sensitive header value; a token that cannot be one is refused
 /// without being shown.
 fn bearer(token: String, ctx: &Ctx) -> Result<HeaderValue, McpError> {
-    valid_value(&format!("Bearer {token}"))
-        .ok_or_else(|| ctx.transport("the token provider gave a token that is not a valid header value (not shown)"))
+    valid_value(&format!("Bearer {token}")).ok_or_else(|| {
+        ctx.transport(
+            "the token provider gave a token that is not a valid header value (not shown)",
+        )
+    })
 }
 
 #[cfg(test)]
@@ -557,7 +664,8 @@ mod tests {
 
         /// A key-like word: a `sk-`/`tok_` style prefix and enough random characters.
         fn key(&mut self) -> String {
-            const ALPHABET: &[u8] = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_";
+            const ALPHABET: &[u8] =
+                b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_";
             let prefix = ["sk-live-", "tok_", "key", "Zx9"][self.below(4) as usize];
             let len = KEY_LIKE_CHARS + self.below(20) as usize;
             let mut key = prefix.to_string();
@@ -589,7 +697,11 @@ mod tests {
             }
             let mut path = String::new();
             for _ in 0..1 + rng.below(4) {
-                let segment = if rng.below(2) == 0 { rng.short() } else { rng.key() };
+                let segment = if rng.below(2) == 0 {
+                    rng.short()
+                } else {
+                    rng.key()
+                };
                 if segment.len() >= KEY_LIKE_CHARS {
                     keys.push(segment.clone());
                 }
@@ -598,7 +710,11 @@ mod tests {
             }
             let mut pairs = Vec::new();
             for _ in 0..rng.below(4) {
-                let (name, value) = if rng.below(2) == 0 { ("k", rng.key()) } else { ("apikey", rng.short()) };
+                let (name, value) = if rng.below(2) == 0 {
+                    ("k", rng.key())
+                } else {
+                    ("apikey", rng.short())
+                };
                 let pair = format!("{name}={value}");
                 if value.len() >= KEY_LIKE_CHARS {
                     keys.push(value.clone());
@@ -608,7 +724,11 @@ mod tests {
                 }
                 pairs.push(pair);
             }
-            let query = if pairs.is_empty() { String::new() } else { format!("?{}", pairs.join("&")) };
+            let query = if pairs.is_empty() {
+                String::new()
+            } else {
+                format!("?{}", pairs.join("&"))
+            };
             let text = format!("{scheme}://{userinfo}{host}:{port}{path}{query}");
             let url = Url::parse(&text).unwrap();
             let origin = crate::redact::origin_of(&url);
@@ -620,14 +740,29 @@ mod tests {
             );
             let status = [400u16, 401, 403, 404, 500, 502][rng.below(6) as usize];
             let prefix = format!("HTTP error reaching {origin}");
-            let message = status_text(&prefix, StatusCode::from_u16(status).unwrap(), "", &body, &url);
-            assert!(message.starts_with(&format!("HTTP error reaching {origin}: {status}")), "round {round}: {message}");
+            let message = status_text(
+                &prefix,
+                StatusCode::from_u16(status).unwrap(),
+                "",
+                &body,
+                &url,
+            );
+            assert!(
+                message.starts_with(&format!("HTTP error reaching {origin}: {status}")),
+                "round {round}: {message}"
+            );
             for key in &keys {
-                assert!(!message.contains(key.as_str()), "round {round}: '{key}' in {message}");
+                assert!(
+                    !message.contains(key.as_str()),
+                    "round {round}: '{key}' in {message}"
+                );
             }
             let note = crate::redact::redact(&body, &url);
             for key in &keys {
-                assert!(!note.contains(key.as_str()), "round {round}: '{key}' in {note}");
+                assert!(
+                    !note.contains(key.as_str()),
+                    "round {round}: '{key}' in {note}"
+                );
             }
         }
     }
@@ -635,8 +770,16 @@ mod tests {
     #[test]
     fn short_parts_stay_readable() {
         let url = Url::parse("http://127.0.0.1:4000/mcp?a=1").unwrap();
-        let text = status_text("HTTP error reaching http://127.0.0.1:4000", StatusCode::NOT_FOUND, "", "no /mcp?a=1 here", &url);
-        assert_eq!(text, "HTTP error reaching http://127.0.0.1:4000: 404 Not Found: no /mcp?a=1 here");
+        let text = status_text(
+            "HTTP error reaching http://127.0.0.1:4000",
+            StatusCode::NOT_FOUND,
+            "",
+            "no /mcp?a=1 here",
+            &url,
+        );
+        assert_eq!(
+            text,
+            "HTTP error reaching http://127.0.0.1:4000: 404 Not Found: no /mcp?a=1 here"
+        );
     }
 }
-

@@ -39,10 +39,18 @@ pub(crate) fn compose(reason: &ExitReason, facts: &Facts<'_>) -> String {
         ExitReason::Closed => return format!("MCP server '{command}' was closed"),
         ExitReason::Exited(status) => format!("MCP server '{command}' exited with {status}"),
         ExitReason::OutputClosed => format!("MCP server '{command}' closed its output"),
-        ExitReason::NoLongerReads(cause) => format!("MCP server '{command}' no longer reads its input ({cause})"),
-        ExitReason::Unwaitable(cause) => format!("MCP server '{command}' cannot be waited on: {cause}"),
+        ExitReason::NoLongerReads(cause) => {
+            format!("MCP server '{command}' no longer reads its input ({cause})")
+        }
+        ExitReason::Unwaitable(cause) => {
+            format!("MCP server '{command}' cannot be waited on: {cause}")
+        }
     };
-    let stderr = if facts.stderr.is_empty() { "(none)" } else { facts.stderr };
+    let stderr = if facts.stderr.is_empty() {
+        "(none)"
+    } else {
+        facts.stderr
+    };
     text.push_str("; last stderr: ");
     text.push_str(stderr);
     if let Some(line) = facts.last_stdout {
@@ -90,7 +98,11 @@ impl ExitState {
 
     /// Records a `close()`: it overrides whatever was seen before, and its text is final.
     pub(crate) fn close(&mut self, command: &str) {
-        let facts = Facts { command, stderr: "", last_stdout: None };
+        let facts = Facts {
+            command,
+            stderr: "",
+            last_stdout: None,
+        };
         self.settled = Some(compose(&ExitReason::Closed, &facts));
         self.reason = Some(ExitReason::Closed);
         self.seen_at.get_or_insert_with(Instant::now);
@@ -113,7 +125,11 @@ impl ExitState {
             self.settled = Some(text.clone());
             return Some(text);
         }
-        Some(self.first_text.get_or_insert_with(|| compose(reason, facts)).clone())
+        Some(
+            self.first_text
+                .get_or_insert_with(|| compose(reason, facts))
+                .clone(),
+        )
     }
 }
 
@@ -122,7 +138,11 @@ mod tests {
     use super::*;
 
     fn facts<'a>(stderr: &'a str, last_stdout: Option<&'a str>) -> Facts<'a> {
-        Facts { command: "my-server", stderr, last_stdout }
+        Facts {
+            command: "my-server",
+            stderr,
+            last_stdout,
+        }
     }
 
     #[cfg(unix)]
@@ -135,8 +155,14 @@ mod tests {
     #[test]
     fn an_exit_names_command_status_and_stderr() {
         let text = compose(&ExitReason::Exited(status(3)), &facts("boom", None));
-        assert_eq!(text, "MCP server 'my-server' exited with exit status: 3; last stderr: boom");
-        let text = compose(&ExitReason::Exited(status(0)), &facts("", Some("Listening on stdio")));
+        assert_eq!(
+            text,
+            "MCP server 'my-server' exited with exit status: 3; last stderr: boom"
+        );
+        let text = compose(
+            &ExitReason::Exited(status(0)),
+            &facts("", Some("Listening on stdio")),
+        );
         assert_eq!(text, "MCP server 'my-server' exited with exit status: 0; last stderr: (none); last stdout line: Listening on stdio");
     }
 
@@ -144,8 +170,14 @@ mod tests {
     #[test]
     fn a_signal_reads_as_the_signal() {
         use std::os::unix::process::ExitStatusExt;
-        let text = compose(&ExitReason::Exited(ExitStatus::from_raw(9)), &facts("", None));
-        assert!(text.starts_with("MCP server 'my-server' exited with signal: 9 (SIGKILL)"), "{text}");
+        let text = compose(
+            &ExitReason::Exited(ExitStatus::from_raw(9)),
+            &facts("", None),
+        );
+        assert!(
+            text.starts_with("MCP server 'my-server' exited with signal: 9 (SIGKILL)"),
+            "{text}"
+        );
     }
 
     #[test]
@@ -153,7 +185,10 @@ mod tests {
         let mut state = ExitState::default();
         state.close("my-server");
         assert_eq!(state.settled(), Some("MCP server 'my-server' was closed"));
-        assert_eq!(state.text(&facts("late", None), false).as_deref(), Some("MCP server 'my-server' was closed"));
+        assert_eq!(
+            state.text(&facts("late", None), false).as_deref(),
+            Some("MCP server 'my-server' was closed")
+        );
     }
 
     #[test]
@@ -165,7 +200,10 @@ mod tests {
         let first = state.text(&facts("a", None), false).unwrap();
         assert_eq!(state.text(&facts("a b", None), false).unwrap(), first);
         let last = state.text(&facts("a b c", None), true).unwrap();
-        assert_eq!(last, "MCP server 'my-server' closed its output; last stderr: a b c");
+        assert_eq!(
+            last,
+            "MCP server 'my-server' closed its output; last stderr: a b c"
+        );
         assert_eq!(state.text(&facts("more", None), false).unwrap(), last);
         assert_eq!(state.text(&facts("more", None), true).unwrap(), last);
     }

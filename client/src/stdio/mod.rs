@@ -27,8 +27,8 @@ use tokio::process::{Child, ChildStdin};
 use tokio::sync::{oneshot, watch};
 use tokio::task::JoinHandle;
 
-use crate::jsonrpc::{ids_match, ErrorObject, Notification, Params, RawResult, RequestRef};
 use crate::error::{Failed, Fate};
+use crate::jsonrpc::{ids_match, ErrorObject, Notification, Params, RawResult, RequestRef};
 use crate::{Breakage, ClientConfig, McpError, Profile, StdioServer, TestHooks, Timeouts};
 use exit::{ExitReason, ExitState, Facts};
 use stderr::{StderrTail, TAIL_BYTES};
@@ -48,7 +48,9 @@ const REAP_BOUND: Duration = Duration::from_secs(2);
 
 /// Locks a `std` mutex, whether or not a panicking thread poisoned it.
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// Formats a bound for error text: `100ms`, `60s`, `1.5s`.
@@ -133,7 +135,10 @@ struct Input {
 /// already; nothing is appended when it cannot be serialized.
 fn queue_line<T: Serialize>(unwritten: &mut Vec<u8>, message: &T) -> Result<(), std::io::Error> {
     if unwritten.len() > MAX_UNWRITTEN {
-        let text = format!("the server has not read {} bytes of earlier messages", unwritten.len());
+        let text = format!(
+            "the server has not read {} bytes of earlier messages",
+            unwritten.len()
+        );
         return Err(std::io::Error::new(std::io::ErrorKind::WouldBlock, text));
     }
     let start = unwritten.len();
@@ -209,7 +214,9 @@ impl Shared {
     /// A command that exited on its own takes its group with it (what it backgrounded).
     fn on_exit_seen(&self) {
         if let Some(pid) = self.pid {
-            if self.group_kill(Breakage::NoGroupKillOnExit) && !self.group_killed.swap(true, Ordering::SeqCst) {
+            if self.group_kill(Breakage::NoGroupKillOnExit)
+                && !self.group_killed.swap(true, Ordering::SeqCst)
+            {
                 process_group::kill_group(pid);
             }
         }
@@ -252,11 +259,17 @@ impl Shared {
     fn exit_text(&self, force_settle: bool) -> Option<String> {
         let stderr = self.stderr_text();
         let last_stdout = lock(&self.last_not_json).clone();
-        let facts = Facts { command: &self.command, stderr: &stderr, last_stdout: last_stdout.as_deref() };
+        let facts = Facts {
+            command: &self.command,
+            stderr: &stderr,
+            last_stdout: last_stdout.as_deref(),
+        };
         let mut exit = lock(&self.exit);
         let settle = force_settle
             || *self.stderr_done.borrow()
-            || exit.seen_at().is_some_and(|at| at.elapsed() >= self.timeouts.exit_settle);
+            || exit
+                .seen_at()
+                .is_some_and(|at| at.elapsed() >= self.timeouts.exit_settle);
         exit.text(&facts, settle)
     }
 
@@ -278,14 +291,18 @@ impl Shared {
             self.poll_exit();
             if lock(&self.exit).is_known() {
                 // A server that cannot be waited on, yet closed its pipes, is of no more use.
-                if matches!(lock(&self.exit).reason(), Some(ExitReason::Unwaitable(_))) && !self.broken(Breakage::NoKillOnOutputClosed) {
+                if matches!(lock(&self.exit).reason(), Some(ExitReason::Unwaitable(_)))
+                    && !self.broken(Breakage::NoKillOnOutputClosed)
+                {
                     self.kill(Breakage::NoKillOnOutputClosed);
                 }
                 break;
             }
             if Instant::now() >= deadline {
                 // Output closed (or input refused) while the process lives on.
-                if lock(&self.exit).record(otherwise) && !self.broken(Breakage::NoKillOnOutputClosed) {
+                if lock(&self.exit).record(otherwise)
+                    && !self.broken(Breakage::NoKillOnOutputClosed)
+                {
                     self.kill(Breakage::NoKillOnOutputClosed);
                 }
                 break;
@@ -294,8 +311,13 @@ impl Shared {
         }
         let seen_at = lock(&self.exit).seen_at().unwrap_or_else(Instant::now);
         let mut done = self.stderr_done.subscribe();
-        let _ = tokio::time::timeout_at((seen_at + self.timeouts.exit_settle).into(), done.wait_for(|d| *d)).await;
-        self.exit_text(true).unwrap_or_else(|| format!("MCP server '{}' is gone", self.command))
+        let _ = tokio::time::timeout_at(
+            (seen_at + self.timeouts.exit_settle).into(),
+            done.wait_for(|d| *d),
+        )
+        .await;
+        self.exit_text(true)
+            .unwrap_or_else(|| format!("MCP server '{}' is gone", self.command))
     }
 
     /// Marks the connection gone with `text` and fails every call in flight.
@@ -303,7 +325,9 @@ impl Shared {
         let mut conn = lock(&self.conn);
         let text = conn.dead.get_or_insert(text).clone();
         for pending in conn.pending.drain(..) {
-            let _ = pending.tx.send(Delivery::Failed(McpError::Transport(text.clone())));
+            let _ = pending
+                .tx
+                .send(Delivery::Failed(McpError::Transport(text.clone())));
         }
         self.set_awaiting(false);
         text
@@ -321,7 +345,9 @@ impl Shared {
             return McpError::Transport(text);
         }
         tracing::debug!(target: "mcp_refclient", server = %self.command, "write failed: {cause}");
-        let text = self.settle_exit(ExitReason::NoLongerReads(format!("write failed: {cause}"))).await;
+        let text = self
+            .settle_exit(ExitReason::NoLongerReads(format!("write failed: {cause}")))
+            .await;
         McpError::Transport(self.mark_dead(format!("Connection closed: {text}")))
     }
 
@@ -336,7 +362,10 @@ impl Shared {
         };
         let Input { pipe, unwritten } = &mut *input;
         let Some(pipe) = pipe.as_mut() else {
-            return Err(std::io::Error::new(std::io::ErrorKind::BrokenPipe, "stdin is closed"));
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::BrokenPipe,
+                "stdin is closed",
+            ));
         };
         if self.broken(Breakage::CutLineForgotten) {
             unwritten.clear();
@@ -401,7 +430,11 @@ impl Shared {
     pub(crate) fn deliver(&self, id: Value, outcome: Result<RawResult, ErrorObject>) {
         let any_id = self.broken(Breakage::AnyIdAccepted);
         let mut conn = lock(&self.conn);
-        let Some(at) = conn.pending.iter().position(|p| any_id || ids_match(&p.id, &id)) else {
+        let Some(at) = conn
+            .pending
+            .iter()
+            .position(|p| any_id || ids_match(&p.id, &id))
+        else {
             drop(conn);
             tracing::debug!(target: "mcp_refclient", server = %self.command, "dropped a response for id {id}: no call waits for it");
             return;
@@ -427,7 +460,9 @@ impl Shared {
             return;
         }
         for pending in conn.pending.drain(..) {
-            let _ = pending.tx.send(Delivery::Failed(McpError::Protocol(message.clone())));
+            let _ = pending
+                .tx
+                .send(Delivery::Failed(McpError::Protocol(message.clone())));
         }
         self.set_awaiting(false);
     }
@@ -472,7 +507,12 @@ impl StdioTransport {
     /// Spawns the server and starts reading its stdout and stderr.
     pub(crate) fn spawn(server: &StdioServer, config: &ClientConfig) -> Result<Self, McpError> {
         let mut child = spawn::spawn(server)?;
-        let closed = |what: &str| McpError::Transport(format!("MCP server '{}': {what} is not piped", server.command));
+        let closed = |what: &str| {
+            McpError::Transport(format!(
+                "MCP server '{}': {what} is not piped",
+                server.command
+            ))
+        };
         let stdin = child.stdin.take().ok_or_else(|| closed("stdin"))?;
         let stdout = child.stdout.take().ok_or_else(|| closed("stdout"))?;
         let stderr = child.stderr.take().ok_or_else(|| closed("stderr"))?;
@@ -484,7 +524,10 @@ impl StdioTransport {
             timeouts: config.timeouts(),
             own_group: server.own_process_group && cfg!(unix),
             pid: child.id(),
-            stdin: tokio::sync::Mutex::new(Input { pipe: Some(stdin), unwritten: Vec::new() }),
+            stdin: tokio::sync::Mutex::new(Input {
+                pipe: Some(stdin),
+                unwritten: Vec::new(),
+            }),
             child: Mutex::new(Some(child)),
             conn: Mutex::new(Conn::default()),
             sweep: tokio::sync::Notify::new(),
@@ -549,10 +592,15 @@ impl StdioTransport {
         params: Option<Value>,
         bound: Option<Duration>,
     ) -> Result<Result<Value, ErrorObject>, Failed> {
-        match self.request_raw(method, params.as_ref().map(Params::Tree), bound).await? {
+        match self
+            .request_raw(method, params.as_ref().map(Params::Tree), bound)
+            .await?
+        {
             Ok(result) => match result.into_value() {
                 Ok(value) => Ok(Ok(value)),
-                Err(e) => Err(Failed::alive(McpError::Protocol(format!("invalid '{method}' result: {e}")))),
+                Err(e) => Err(Failed::alive(McpError::Protocol(format!(
+                    "invalid '{method}' result: {e}"
+                )))),
             },
             Err(error) => Ok(Err(error)),
         }
@@ -573,10 +621,12 @@ impl StdioTransport {
         let _turn = match bound {
             _ if shared.profile.multiplexes() => None,
             // The breakage: the bound runs while the call waits behind another.
-            Some(bound) if queue_counts => match tokio::time::timeout(bound, self.calls.lock()).await {
-                Ok(turn) => Some(turn),
-                Err(_) => return Err(Failed::alive(timed_out(method, bound))),
-            },
+            Some(bound) if queue_counts => {
+                match tokio::time::timeout(bound, self.calls.lock()).await {
+                    Ok(turn) => Some(turn),
+                    Err(_) => return Err(Failed::alive(timed_out(method, bound))),
+                }
+            }
             _ => Some(self.calls.lock().await),
         };
         let id = Value::from(self.next_id.fetch_add(1, Ordering::SeqCst));
@@ -584,14 +634,26 @@ impl StdioTransport {
         {
             let mut conn = lock(&shared.conn);
             if let Some(text) = &conn.dead {
-                return Err(Failed::new(McpError::Transport(text.clone()), Fate::DeadUnsent));
+                return Err(Failed::new(
+                    McpError::Transport(text.clone()),
+                    Fate::DeadUnsent,
+                ));
             }
             if let Some(message) = conn.poison.take() {
                 return Err(Failed::alive(McpError::Protocol(message)));
             }
-            conn.pending.push(Pending { id: id.clone(), tx, deadline: None, look_at: None });
+            conn.pending.push(Pending {
+                id: id.clone(),
+                tx,
+                deadline: None,
+                look_at: None,
+            });
         }
-        let mut guard = PendingGuard { shared, id: id.clone(), delivered: false };
+        let mut guard = PendingGuard {
+            shared,
+            id: id.clone(),
+            delivered: false,
+        };
         // The bound counts the write too: a server that stops reading its input is hung as
         // surely as one that never answers.
         let deadline = bound.map(|bound| queued_at.unwrap_or_else(Instant::now) + bound);
@@ -630,13 +692,15 @@ impl StdioTransport {
         match delivery {
             Ok(Delivery::Response(outcome)) => Ok(outcome),
             // The server went after the request was written: it may have received it.
-            Ok(Delivery::Failed(error @ McpError::Transport(_))) => Err(Failed::new(error, Fate::DeadMaybeSent)),
+            Ok(Delivery::Failed(error @ McpError::Transport(_))) => {
+                Err(Failed::new(error, Fate::DeadMaybeSent))
+            }
             Ok(Delivery::Failed(error)) => Err(Failed::alive(error)),
             Err(_) => {
                 let text = lock(&shared.conn).dead.clone();
-                let error = McpError::Transport(
-                    text.unwrap_or_else(|| format!("Connection closed: MCP server '{}' is gone", shared.command)),
-                );
+                let error = McpError::Transport(text.unwrap_or_else(|| {
+                    format!("Connection closed: MCP server '{}' is gone", shared.command)
+                }));
                 Err(Failed::new(error, Fate::DeadMaybeSent))
             }
             Ok(Delivery::TimedOut) => Err(self.timed_out(&id, method, bound.unwrap_or_default())),
@@ -649,9 +713,16 @@ impl StdioTransport {
         let shared = &self.shared;
         if shared.profile.sends_cancelled() {
             let reason = format!("timed out after {}", fmt_duration(bound));
-            let request_id = if shared.broken(Breakage::CancelledWithoutRequestId) { Value::Null } else { id.clone() };
+            let request_id = if shared.broken(Breakage::CancelledWithoutRequestId) {
+                Value::Null
+            } else {
+                id.clone()
+            };
             let params = serde_json::json!({ "requestId": request_id, "reason": reason });
-            Shared::write_or_queue(shared, Notification::new("notifications/cancelled", Some(params)));
+            Shared::write_or_queue(
+                shared,
+                Notification::new("notifications/cancelled", Some(params)),
+            );
         }
         Failed::alive(timed_out(method, bound))
     }
@@ -665,7 +736,11 @@ impl StdioTransport {
     /// bounded as a request that is not a call is (`timeouts().list`): a server that stopped
     /// reading with its pipe full cannot hold the caller forever; what the pipe did not take
     /// goes out before the next message (the write is cancel-safe).
-    pub(crate) async fn notify_fated(&self, method: &str, params: Option<Value>) -> Result<(), Failed> {
+    pub(crate) async fn notify_fated(
+        &self,
+        method: &str,
+        params: Option<Value>,
+    ) -> Result<(), Failed> {
         let shared = &*self.shared;
         if let Some(text) = lock(&shared.conn).dead.clone() {
             return Err(Failed::new(McpError::Transport(text), Fate::DeadUnsent));
@@ -695,7 +770,10 @@ impl StdioTransport {
     pub(crate) async fn close(&self) {
         let shared = &*self.shared;
         lock(&shared.exit).close(&shared.command);
-        shared.mark_dead(format!("Connection closed: MCP server '{}' was closed", shared.command));
+        shared.mark_dead(format!(
+            "Connection closed: MCP server '{}' was closed",
+            shared.command
+        ));
         shared.kill(Breakage::NoGroupKillOnClose);
         if let Ok(mut stdin) = shared.stdin.try_lock() {
             stdin.pipe.take();

@@ -3,7 +3,9 @@
 /// Sends SIGKILL to the process group `pgid`. A group that is already gone is not an error.
 #[cfg(unix)]
 pub(crate) fn kill_group(pgid: u32) {
-    let Ok(pgid) = libc::pid_t::try_from(pgid) else { return };
+    let Ok(pgid) = libc::pid_t::try_from(pgid) else {
+        return;
+    };
     if pgid <= 1 {
         return;
     }

@@ -41,7 +41,11 @@ pub(crate) struct LineReader<R> {
 impl<R: AsyncRead + Unpin> LineReader<R> {
     /// A reader of `input` keeping lines up to `max` bytes.
     pub(crate) fn new(input: R, max: usize) -> Self {
-        LineReader { inner: BufReader::with_capacity(READ_BUFFER_BYTES, input), max, ended: false }
+        LineReader {
+            inner: BufReader::with_capacity(READ_BUFFER_BYTES, input),
+            max,
+            ended: false,
+        }
     }
 
     /// The next line; a message split across several writes comes back whole.
@@ -139,7 +143,9 @@ pub(crate) async fn run<R: AsyncRead + Unpin>(shared: Arc<Shared>, stdout: R) {
             }
             LineEvent::Line(line) => line,
         };
-        shared.lines_read.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        shared
+            .lines_read
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         if gated {
             // A line read as a call ended waits for the next call, as if read then.
             let _ = awaiting.wait_for(|busy| *busy).await;
@@ -172,7 +178,9 @@ async fn dispatch(shared: &Shared, line: Vec<u8>) {
             }
         }
         Incoming::Notification { method, .. } => {
-            if method == "notifications/tools/list_changed" && !shared.broken(Breakage::NoListChangedCount) {
+            if method == "notifications/tools/list_changed"
+                && !shared.broken(Breakage::NoListChangedCount)
+            {
                 shared.count_list_changed();
             } else {
                 tracing::debug!(target: "mcp_refclient", "skipped notification '{method}'");
@@ -198,14 +206,23 @@ mod tests {
     async fn a_message_split_across_writes_is_reassembled() {
         let (mut tx, rx) = tokio::io::duplex(8);
         let writer = tokio::spawn(async move {
-            for piece in [&b"{\"jsonrpc\":"[..], b"\"2.0\",\"id\":1,", b"\"result\":{}}\r\n", b"second\n", b"tail"] {
+            for piece in [
+                &b"{\"jsonrpc\":"[..],
+                b"\"2.0\",\"id\":1,",
+                b"\"result\":{}}\r\n",
+                b"second\n",
+                b"tail",
+            ] {
                 tx.write_all(piece).await.unwrap();
                 tx.flush().await.unwrap();
             }
         });
         let mut lines = LineReader::new(rx, 1024);
         let first = lines.next().await;
-        assert!(matches!(&first, LineEvent::Line(l) if l == br#"{"jsonrpc":"2.0","id":1,"result":{}}"#), "{first:?}");
+        assert!(
+            matches!(&first, LineEvent::Line(l) if l == br#"{"jsonrpc":"2.0","id":1,"result":{}}"#),
+            "{first:?}"
+        );
         assert!(matches!(lines.next().await, LineEvent::Line(l) if l == b"second"));
         assert!(matches!(lines.next().await, LineEvent::Line(l) if l == b"tail"));
         assert!(matches!(lines.next().await, LineEvent::End(None)));
@@ -250,7 +267,10 @@ mod tests {
         let input = Scripted([Err(io::ErrorKind::Interrupted), Ok(&b"ok\n"[..])].into());
         let mut lines = LineReader::new(input, 1024);
         let first = lines.next().await;
-        assert!(matches!(&first, LineEvent::Line(l) if l == b"ok"), "{first:?}");
+        assert!(
+            matches!(&first, LineEvent::Line(l) if l == b"ok"),
+            "{first:?}"
+        );
         assert!(matches!(lines.next().await, LineEvent::End(None)));
     }
 
@@ -259,7 +279,10 @@ mod tests {
         let input = Scripted([Err(io::ErrorKind::BrokenPipe), Ok(&b"late\n"[..])].into());
         let mut lines = LineReader::new(input, 1024);
         let first = lines.next().await;
-        assert!(matches!(&first, LineEvent::End(Some(e)) if e.kind() == io::ErrorKind::BrokenPipe), "{first:?}");
+        assert!(
+            matches!(&first, LineEvent::End(Some(e)) if e.kind() == io::ErrorKind::BrokenPipe),
+            "{first:?}"
+        );
         assert!(matches!(lines.next().await, LineEvent::End(None)));
     }
 

@@ -25,5 +25,7 @@ pub(crate) fn spawn(server: &StdioServer) -> Result<Child, McpError> {
     if server.own_process_group {
         command.process_group(0);
     }
-    command.spawn().map_err(|e| McpError::Transport(format!("cannot start MCP server '{}': {e}", server.command)))
+    command.spawn().map_err(|e| {
+        McpError::Transport(format!("cannot start MCP server '{}': {e}", server.command))
+    })
 }

@@ -26,7 +26,12 @@ pub(crate) struct StderrTail {
 impl StderrTail {
     /// An empty buffer keeping `cap` bytes: the last ones, or the first with `keep_head`.
     pub(crate) fn new(cap: usize, keep_head: bool) -> Self {
-        StderrTail { bytes: VecDeque::with_capacity(cap), cap, keep_head, dropped: false }
+        StderrTail {
+            bytes: VecDeque::with_capacity(cap),
+            cap,
+            keep_head,
+            dropped: false,
+        }
     }
 
     /// Adds what the server wrote.
@@ -36,7 +41,11 @@ impl StderrTail {
             self.bytes.extend(&chunk[..room.min(chunk.len())]);
             return;
         }
-        let chunk = if chunk.len() > self.cap { &chunk[chunk.len() - self.cap..] } else { chunk };
+        let chunk = if chunk.len() > self.cap {
+            &chunk[chunk.len() - self.cap..]
+        } else {
+            chunk
+        };
         let excess = (self.bytes.len() + chunk.len()).saturating_sub(self.cap);
         if excess > 0 {
             self.bytes.drain(..excess);
@@ -60,15 +69,27 @@ impl StderrTail {
         let mut bytes = Vec::with_capacity(a.len() + b.len());
         bytes.extend_from_slice(a);
         bytes.extend_from_slice(b);
-        let start = if self.dropped { bytes.iter().take(3).take_while(|b| (**b & 0xC0) == 0x80).count() } else { 0 };
+        let start = if self.dropped {
+            bytes
+                .iter()
+                .take(3)
+                .take_while(|b| (**b & 0xC0) == 0x80)
+                .count()
+        } else {
+            0
+        };
         String::from_utf8_lossy(&bytes[start..]).trim().to_string()
     }
 }
 
 /// Reads `stderr` to its end: each chunk goes into `tail`, each line is logged at DEBUG. Sets
 /// `done` at the end (EOF or a read error).
-pub(crate) async fn drain<R>(mut stderr: R, command: String, tail: Arc<Mutex<StderrTail>>, done: watch::Sender<bool>)
-where
+pub(crate) async fn drain<R>(
+    mut stderr: R,
+    command: String,
+    tail: Arc<Mutex<StderrTail>>,
+    done: watch::Sender<bool>,
+) where
     R: AsyncRead + Unpin,
 {
     let mut chunk = vec![0u8; 8 * 1024];

@@ -27,7 +27,9 @@ impl Shared {
         let first = deadline.map_or(look_at, |d| d.min(look_at));
         let mut conn = lock(&self.conn);
         // Already answered (or failed): nothing to arm.
-        let Some(pending) = conn.pending.iter_mut().rev().find(|p| p.id == *id) else { return };
+        let Some(pending) = conn.pending.iter_mut().rev().find(|p| p.id == *id) else {
+            return;
+        };
         pending.look_at = Some(look_at);
         pending.deadline = deadline;
         if conn.sweep_at.is_some_and(|at| at <= first) {

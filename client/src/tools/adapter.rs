@@ -21,7 +21,11 @@ pub struct ToolAdapter<S: ToolServer = McpClient> {
 
 impl<S: ToolServer> Clone for ToolAdapter<S> {
     fn clone(&self) -> Self {
-        ToolAdapter { server: Arc::clone(&self.server), tool: self.tool.clone(), exposed: self.exposed.clone() }
+        ToolAdapter {
+            server: Arc::clone(&self.server),
+            tool: self.tool.clone(),
+            exposed: self.exposed.clone(),
+        }
     }
 }
 
@@ -29,7 +33,11 @@ impl<S: ToolServer> ToolAdapter<S> {
     /// Adapts `tool` of `server`, exposed as `prefix__name` when a prefix is given.
     pub fn new(server: Arc<S>, tool: Tool, prefix: Option<&str>) -> Self {
         let exposed = exposed_name(prefix, &tool.name);
-        ToolAdapter { server, tool, exposed }
+        ToolAdapter {
+            server,
+            tool,
+            exposed,
+        }
     }
 
     /// The name the model sees: the original, or `prefix__name`.
@@ -80,5 +88,8 @@ pub async fn adapters_for<S: ToolServer>(
     prefix: Option<&str>,
 ) -> Result<Vec<ToolAdapter<S>>, McpError> {
     let tools = server.list_tools().await?;
-    Ok(tools.into_iter().map(|tool| ToolAdapter::new(Arc::clone(&server), tool, prefix)).collect())
+    Ok(tools
+        .into_iter()
+        .map(|tool| ToolAdapter::new(Arc::clone(&server), tool, prefix))
+        .collect())
 }

@@ -12,7 +12,11 @@ pub const LARGE_PAYLOAD: usize = 1024;
 
 /// The text of a result's content blocks, one block after the other, joined by newlines.
 pub fn content_text(content: &[Value]) -> String {
-    content.iter().map(block_text).collect::<Vec<_>>().join("\n")
+    content
+        .iter()
+        .map(block_text)
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// The text of one content block.
@@ -24,7 +28,11 @@ pub fn block_text(block: &Value) -> String {
             }
         }
         Some("resource") => {
-            if let Some(text) = block.get("resource").and_then(|r| r.get("text")).and_then(Value::as_str) {
+            if let Some(text) = block
+                .get("resource")
+                .and_then(|r| r.get("text"))
+                .and_then(Value::as_str)
+            {
                 return text.to_string();
             }
         }
@@ -41,12 +49,18 @@ pub fn shrink_payloads(value: &Value) -> Value {
             Value::String(format!("[base64, {} bytes]", s.len()))
         }
         Value::Array(items) => Value::Array(items.iter().map(shrink_payloads).collect()),
-        Value::Object(map) => Value::Object(map.iter().map(|(k, v)| (k.clone(), shrink_payloads(v))).collect()),
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| (k.clone(), shrink_payloads(v)))
+                .collect(),
+        ),
         other => other.clone(),
     }
 }
 
 /// Whether `s` reads as base64 (standard or URL-safe alphabet, padding, line breaks).
 fn is_base64(s: &str) -> bool {
-    s.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'-' | b'_' | b'=' | b'\n' | b'\r'))
+    s.bytes().all(|b| {
+        b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'-' | b'_' | b'=' | b'\n' | b'\r')
+    })
 }

@@ -14,7 +14,11 @@ pub trait ToolServer: Send + Sync + 'static {
     fn list_tools(&self) -> impl Future<Output = Result<Vec<Tool>, McpError>> + Send;
 
     /// `tools/call` with the client's own call bound; a result with `isError` is data.
-    fn call_tool(&self, name: &str, arguments: Value) -> impl Future<Output = Result<CallToolResult, McpError>> + Send;
+    fn call_tool(
+        &self,
+        name: &str,
+        arguments: Value,
+    ) -> impl Future<Output = Result<CallToolResult, McpError>> + Send;
 
     /// `None` while the server runs; once it has gone, why. Never blocks.
     fn exited(&self) -> Option<String>;
@@ -41,7 +45,11 @@ impl ToolServer for McpClient {
         McpClient::list_tools(self)
     }
 
-    fn call_tool(&self, name: &str, arguments: Value) -> impl Future<Output = Result<CallToolResult, McpError>> + Send {
+    fn call_tool(
+        &self,
+        name: &str,
+        arguments: Value,
+    ) -> impl Future<Output = Result<CallToolResult, McpError>> + Send {
         McpClient::call_tool(self, name, arguments, None)
     }
 

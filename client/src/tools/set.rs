@@ -18,7 +18,10 @@ pub struct ToolSet<S: ToolServer = McpClient> {
 
 impl<S: ToolServer> Default for ToolSet<S> {
     fn default() -> Self {
-        ToolSet { tools: Vec::new(), index: HashMap::new() }
+        ToolSet {
+            tools: Vec::new(),
+            index: HashMap::new(),
+        }
     }
 }
 
@@ -31,7 +34,11 @@ impl<S: ToolServer> ToolSet<S> {
     /// Adds the tools of the server called `server`, all or none: a tool whose exposed name
     /// is already offered (by another server, or twice by this one) is refused, naming both
     /// servers.
-    pub fn add(&mut self, server: &str, adapters: Vec<ToolAdapter<S>>) -> Result<(), ToolNameCollision> {
+    pub fn add(
+        &mut self,
+        server: &str,
+        adapters: Vec<ToolAdapter<S>>,
+    ) -> Result<(), ToolNameCollision> {
         let mut seen: HashSet<&str> = HashSet::new();
         for adapter in &adapters {
             let name = adapter.name();
@@ -50,7 +57,10 @@ impl<S: ToolServer> ToolSet<S> {
             seen.insert(name);
         }
         for adapter in adapters {
-            self.index.insert(adapter.name().to_string(), (self.tools.len(), server.to_string()));
+            self.index.insert(
+                adapter.name().to_string(),
+                (self.tools.len(), server.to_string()),
+            );
             self.tools.push(adapter);
         }
         Ok(())

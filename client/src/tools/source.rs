@@ -50,7 +50,11 @@ impl<S: ToolServer> ToolSource<S> {
             server,
             name: name.into(),
             prefix: prefix.map(str::to_string),
-            state: Mutex::new(State { tools: Vec::new(), listed_at: None, withdrawn: false }),
+            state: Mutex::new(State {
+                tools: Vec::new(),
+                listed_at: None,
+                withdrawn: false,
+            }),
         };
         if !source.server.reports_notifications() {
             tracing::warn!(
@@ -93,7 +97,9 @@ impl<S: ToolServer> ToolSource<S> {
             let state = self.state();
             match state.listed_at {
                 None => true,
-                Some(at) => self.server.reports_notifications() && self.server.tools_list_changes() > at,
+                Some(at) => {
+                    self.server.reports_notifications() && self.server.tools_list_changes() > at
+                }
             }
         };
         if changed {
@@ -114,7 +120,12 @@ impl<S: ToolServer> ToolSource<S> {
     /// Calls the tool exposed as `name`. A name not offered now (never listed, or
     /// withdrawn) is answered as an unknown tool without calling the server.
     pub async fn call(&self, name: &str, arguments: Value) -> ToolOutcome {
-        let adapter = self.state().tools.iter().find(|t| t.name() == name).cloned();
+        let adapter = self
+            .state()
+            .tools
+            .iter()
+            .find(|t| t.name() == name)
+            .cloned();
         match adapter {
             Some(adapter) => adapter.call(arguments).await,
             None => ToolOutcome::unknown_tool(name),
@@ -152,7 +163,12 @@ impl<S: ToolServer> ToolSource<S> {
     /// Withdraws the tools, logging it once, if the server has exited. True when withdrawn.
     fn withdraw_if_exited(&self) -> bool {
         let mut state = self.state();
-        let again = state.withdrawn && self.server.test_hooks().broken.contains(&crate::Breakage::WithdrawalLoggedEachTurn);
+        let again = state.withdrawn
+            && self
+                .server
+                .test_hooks()
+                .broken
+                .contains(&crate::Breakage::WithdrawalLoggedEachTurn);
         if state.withdrawn && !again {
             return true;
         }

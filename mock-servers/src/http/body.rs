@@ -133,7 +133,8 @@ async fn write_ops(
             Op::Fill(n) => fill(&body, n).await,
             Op::End => return,
             Op::Abort => {
-                let cut = std::io::Error::new(std::io::ErrorKind::ConnectionAborted, "cut by the script");
+                let cut =
+                    std::io::Error::new(std::io::ErrorKind::ConnectionAborted, "cut by the script");
                 let _ = body.send(Err(cut)).await;
                 return;
             }

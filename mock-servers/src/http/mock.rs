@@ -105,13 +105,19 @@ impl HttpMock {
         let origins = Origins {
             primary: format!("{scheme}://127.0.0.1:{primary_port}"),
             second: format!("{scheme}://localhost:{}", port(&second)),
-            plain: plain.as_ref().map(|l| format!("http://127.0.0.1:{}", port(l))),
+            plain: plain
+                .as_ref()
+                .map(|l| format!("http://127.0.0.1:{}", port(l))),
         };
         let default_path = match script.transport {
             Transport::LegacySse => "/sse",
             _ => "/mcp",
         };
-        let path = script.http.path.clone().unwrap_or_else(|| default_path.into());
+        let path = script
+            .http
+            .path
+            .clone()
+            .unwrap_or_else(|| default_path.into());
         let url = format!("{}{path}", origins.primary);
         let second_url = format!("{}{path}", origins.second);
         let plain_url = origins.plain.as_ref().map(|o| format!("{o}{path}"));
@@ -141,7 +147,14 @@ impl HttpMock {
         let thread = std::thread::Builder::new()
             .name("mcp-mock-http".into())
             .spawn(move || {
-                runtime.block_on(run(script, log_writer, sockets, origins, player_watch, shutdown_rx));
+                runtime.block_on(run(
+                    script,
+                    log_writer,
+                    sockets,
+                    origins,
+                    player_watch,
+                    shutdown_rx,
+                ));
                 // Dropping the runtime drops every connection and stream still open.
                 runtime.shutdown_timeout(Duration::from_millis(100));
             })
@@ -198,7 +211,11 @@ impl HttpMock {
 
     /// Waits up to `bound` for the play to end; `None` if it did not.
     pub fn wait_end(&self, bound: Duration) -> Option<PlayEnd> {
-        let progress = self.watch.progress.lock().unwrap_or_else(|e| e.into_inner());
+        let progress = self
+            .watch
+            .progress
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
         let (progress, _) = self
             .watch
             .changed
@@ -263,7 +280,12 @@ async fn run(
             Origin::Primary => refusals_rx.take(),
             _ => None,
         };
-        let listener = Listener { socket, origin, tls, refusals };
+        let listener = Listener {
+            socket,
+            origin,
+            tls,
+            refusals,
+        };
         tokio::spawn(server::serve(listener, shared.clone()));
     }
     drop(shared);

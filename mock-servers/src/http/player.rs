@@ -114,7 +114,10 @@ impl Exchange {
         Self {
             name,
             seq: incoming.seq,
-            url: format!("{}://{}{}", incoming.scheme, incoming.authority, incoming.path),
+            url: format!(
+                "{}://{}{}",
+                incoming.scheme, incoming.authority, incoming.path
+            ),
             method: incoming.method,
             path: incoming.path,
             message,
@@ -129,7 +132,11 @@ impl Exchange {
 
     /// The JSON-RPC method of its body, if it has one.
     fn rpc_method(&self) -> Option<String> {
-        self.message.as_ref().and_then(|m| m.get("method")).and_then(Value::as_str).map(String::from)
+        self.message
+            .as_ref()
+            .and_then(|m| m.get("method"))
+            .and_then(Value::as_str)
+            .map(String::from)
     }
 
     fn open_stream(&self) -> Option<&Stream> {
@@ -235,7 +242,11 @@ impl Player {
 
     /// Called when the mock shuts down: logs `Unfinished` when steps were left unplayed.
     pub fn shut_down(&mut self) {
-        let progress = self.watch.progress.lock().unwrap_or_else(|e| e.into_inner());
+        let progress = self
+            .watch
+            .progress
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
         if progress.end.is_some() {
             return;
         }
@@ -261,10 +272,17 @@ impl Player {
                 let params = match &n.subscription {
                     None => n.params.clone(),
                     Some(name) => {
-                        let id = self.named(name).and_then(|i| self.exchanges[i].message.as_ref()?.get("id").cloned());
+                        let id = self
+                            .named(name)
+                            .and_then(|i| self.exchanges[i].message.as_ref()?.get("id").cloned());
                         match id {
                             Some(id) => Some(crate::responder::tagged(n.params.as_ref(), &id)),
-                            None => return self.script_error(index, &format!("no request named `{name}` to tag with")),
+                            None => {
+                                return self.script_error(
+                                    index,
+                                    &format!("no request named `{name}` to tag with"),
+                                )
+                            }
                         }
                     }
                 };
@@ -326,8 +344,14 @@ impl Player {
                 let fill = w.fill.unwrap_or(0);
                 // legacy-sse: on the endpoint stream, where the frames go.
                 let (stream, missing) = match self.script.transport {
-                    Transport::LegacySse => (self.legacy.as_ref().map(Ok), "write: no endpoint stream to write on"),
-                    _ => (self.current_stream(index, rest), "write: no request to write on"),
+                    Transport::LegacySse => (
+                        self.legacy.as_ref().map(Ok),
+                        "write: no endpoint stream to write on",
+                    ),
+                    _ => (
+                        self.current_stream(index, rest),
+                        "write: no request to write on",
+                    ),
                 };
                 let stream = match stream {
                     Some(Ok(stream)) => stream,
@@ -348,7 +372,10 @@ impl Player {
                 Flow::Next
             }
             Step::CloseStream(c) => {
-                let Some(i) = self.exchanges.iter().rposition(|x| x.open_stream().is_some())
+                let Some(i) = self
+                    .exchanges
+                    .iter()
+                    .rposition(|x| x.open_stream().is_some())
                 else {
                     return self.script_error(index, "close_stream: no open stream");
                 };
@@ -414,10 +441,15 @@ impl Player {
             ..Expect::default()
         };
         let answer = Step::Reply(Reply::default());
-        if let flow @ (Flow::Stop(..) | Flow::Exit(_) | Flow::Forever) = self.expect(index, &probe, Some(&answer)).await {
+        if let flow @ (Flow::Stop(..) | Flow::Exit(_) | Flow::Forever) =
+            self.expect(index, &probe, Some(&answer)).await
+        {
             return flow;
         }
-        let reply = Reply { result: Some(crate::responder::discover_result(discover)), ..Reply::default() };
+        let reply = Reply {
+            result: Some(crate::responder::discover_result(discover)),
+            ..Reply::default()
+        };
         self.reply(index, &reply, &Handshake::default())
     }
 
@@ -434,21 +466,30 @@ impl Player {
         // At 2026-07-28 the headers mirror the body: `Mcp-Method` its method, the version
         // header its `_meta` version (a mismatch is what a server answers -32020 to).
         let mirrored = expect.meta.as_ref().is_none_or(|version| {
-            let header = |name: &str| incoming.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str());
-            let method = parse_body(&incoming.body).and_then(|m| m.get("method").and_then(Value::as_str).map(String::from));
-            header("mcp-protocol-version") == Some(version.as_str()) && method.is_some_and(|m| header("mcp-method") == Some(m.as_str()))
+            let header = |name: &str| {
+                incoming
+                    .headers
+                    .iter()
+                    .find(|(n, _)| n.eq_ignore_ascii_case(name))
+                    .map(|(_, v)| v.as_str())
+            };
+            let method = parse_body(&incoming.body)
+                .and_then(|m| m.get("method").and_then(Value::as_str).map(String::from));
+            header("mcp-protocol-version") == Some(version.as_str())
+                && method.is_some_and(|m| header("mcp-method") == Some(m.as_str()))
         });
-        let http_ok = mirrored && expect.http.as_ref().is_none_or(|pattern| {
-            http_matches(
-                pattern,
-                &RequestView {
-                    origin: incoming.origin,
-                    method: &incoming.method,
-                    path: &incoming.path,
-                    headers: &incoming.headers,
-                },
-            )
-        });
+        let http_ok = mirrored
+            && expect.http.as_ref().is_none_or(|pattern| {
+                http_matches(
+                    pattern,
+                    &RequestView {
+                        origin: incoming.origin,
+                        method: &incoming.method,
+                        path: &incoming.path,
+                        headers: &incoming.headers,
+                    },
+                )
+            });
         let received = match http_ok {
             true => None,
             false => Some(describe_request(&incoming, expect.http.as_ref())),
@@ -456,11 +497,17 @@ impl Player {
         let exchange = Exchange::new(incoming, expect.name.clone());
         let received = received.or_else(|| {
             let rpc_ok = !expect.has_rpc_fields()
-                || exchange.message.as_ref().is_some_and(|m| matches(expect, m));
+                || exchange
+                    .message
+                    .as_ref()
+                    .is_some_and(|m| matches(expect, m));
             match rpc_ok {
                 true => None,
                 false => Some(exchange.message.clone().unwrap_or_else(|| {
-                    Value::String(format!("{} {} without a JSON body", exchange.method, exchange.path))
+                    Value::String(format!(
+                        "{} {} without a JSON body",
+                        exchange.method, exchange.path
+                    ))
                 })),
             }
         });
@@ -468,7 +515,10 @@ impl Player {
         let i = self.exchanges.len() - 1;
         if let Some(received) = received {
             let expected = describe_expect(expect);
-            let text = format!("step {index} expected `{expected}`, received {}", cut(&received));
+            let text = format!(
+                "step {index} expected `{expected}`, received {}",
+                cut(&received)
+            );
             self.log.append(&Record::Mismatch {
                 index,
                 expected,
@@ -554,7 +604,12 @@ impl Player {
                 let Some(stream) = self.exchanges[i].open_stream() else {
                     return self.script_error(index, "reply: the response stream ended already");
                 };
-                stream.writer.write(sse::frame(&message, None, stream.line_end, reply.multiline_data));
+                stream.writer.write(sse::frame(
+                    &message,
+                    None,
+                    stream.line_end,
+                    reply.multiline_data,
+                ));
                 if !reply.hold_open {
                     stream.writer.end();
                     if let Some(stream) = &mut self.exchanges[i].stream {
@@ -574,7 +629,12 @@ impl Player {
             let Some(stream) = &self.legacy else {
                 return self.script_error(index, "no endpoint stream to send on");
             };
-            stream.writer.write(sse::frame(&message, Some("message"), stream.line_end, false));
+            stream.writer.write(sse::frame(
+                &message,
+                Some("message"),
+                stream.line_end,
+                false,
+            ));
             self.log.append(&Record::Sent { message });
             return Flow::Next;
         }
@@ -583,7 +643,9 @@ impl Player {
             Some(Err(flow)) => return flow,
             None => return self.script_error(index, "no open SSE response to send on"),
         };
-        stream.writer.write(sse::frame(&message, None, stream.line_end, false));
+        stream
+            .writer
+            .write(sse::frame(&message, None, stream.line_end, false));
         self.log.append(&Record::Sent { message });
         Flow::Next
     }
@@ -598,7 +660,9 @@ impl Player {
         if self.exchanges[i].stream.is_none() {
             let reply = rest
                 .iter()
-                .take_while(|s| !matches!(s, Step::Expect(_) | Step::Handshake(_) | Step::Discover(_)))
+                .take_while(|s| {
+                    !matches!(s, Step::Expect(_) | Step::Handshake(_) | Step::Discover(_))
+                })
                 .find_map(|s| match s {
                     Step::Reply(r) => Some(r.clone()),
                     _ => None,
@@ -624,10 +688,13 @@ impl Player {
         let line_end = head.line_end.unwrap_or_default();
         let (body, writer) = MockBody::streamed(None);
         let head = Head {
-            headers: [("content-type", "text/event-stream"), ("cache-control", "no-cache")]
-                .into_iter()
-                .chain(head.headers)
-                .collect(),
+            headers: [
+                ("content-type", "text/event-stream"),
+                ("cache-control", "no-cache"),
+            ]
+            .into_iter()
+            .chain(head.headers)
+            .collect(),
             ..head
         };
         let seq = self.exchanges[i].seq;
@@ -651,7 +718,11 @@ impl Player {
         let fill = respond.fill.unwrap_or(0);
         let total = body.len() + fill;
         let mut headers = pairs(&respond.headers);
-        if total > 0 && !headers.iter().any(|(n, _)| n.eq_ignore_ascii_case("content-type")) {
+        if total > 0
+            && !headers
+                .iter()
+                .any(|(n, _)| n.eq_ignore_ascii_case("content-type"))
+        {
             headers.insert(0, ("content-type", "text/plain; charset=utf-8"));
         }
         let mut preview = body.clone().into_bytes();
@@ -708,8 +779,15 @@ impl Player {
         // GET opening a stream) goes to the incidental policy, as it does while the script
         // waits in `expect`, and does not use up `repeat`.
         let exchange = &self.exchanges[i];
-        let http = HttpMatch { method: Some(exchange.method.clone()), ..HttpMatch::default() };
-        let same_request = Expect { method: exchange.rpc_method(), http: Some(http), ..Expect::default() };
+        let http = HttpMatch {
+            method: Some(exchange.method.clone()),
+            ..HttpMatch::default()
+        };
+        let same_request = Expect {
+            method: exchange.rpc_method(),
+            http: Some(http),
+            ..Expect::default()
+        };
         let mut hops = 1;
         while hops < redirect.repeat {
             let Some(incoming) = self.next_request().await else {
@@ -720,7 +798,13 @@ impl Player {
             };
             hops += 1;
             let seq = incoming.seq;
-            let _ = self.send_response(seq, incoming.respond, head(), MockBody::empty(), String::new());
+            let _ = self.send_response(
+                seq,
+                incoming.respond,
+                head(),
+                MockBody::empty(),
+                String::new(),
+            );
         }
         Flow::Next
     }
@@ -757,7 +841,10 @@ impl Player {
                 stream.ended = true;
             }
         }
-        let summary = format!("[request {}: connection closed by the server]", exchange.seq);
+        let summary = format!(
+            "[request {}: connection closed by the server]",
+            exchange.seq
+        );
         self.log.append(&Record::Wrote {
             stream: "http".into(),
             summary,
@@ -807,7 +894,12 @@ impl Player {
         let Some(stream) = &self.legacy else {
             return self.script_error(index, "no endpoint stream to answer on");
         };
-        stream.writer.write(sse::frame(&message, Some("message"), stream.line_end, false));
+        stream.writer.write(sse::frame(
+            &message,
+            Some("message"),
+            stream.line_end,
+            false,
+        ));
         self.log.append(&Record::Sent { message });
         Flow::Next
     }
@@ -848,7 +940,13 @@ impl Player {
                     ..Head::default()
                 };
                 let summary = summarize(&text, text.len());
-                let _ = self.send_response(incoming.seq, incoming.respond, head, MockBody::whole(text), summary);
+                let _ = self.send_response(
+                    incoming.seq,
+                    incoming.respond,
+                    head,
+                    MockBody::whole(text),
+                    summary,
+                );
                 continue;
             }
             if incoming.too_large {
@@ -856,7 +954,13 @@ impl Player {
                     status: Some(413),
                     ..Head::default()
                 };
-                let _ = self.send_response(incoming.seq, incoming.respond, head, MockBody::empty(), String::new());
+                let _ = self.send_response(
+                    incoming.seq,
+                    incoming.respond,
+                    head,
+                    MockBody::empty(),
+                    String::new(),
+                );
                 continue;
             }
             return Some(incoming);
@@ -868,8 +972,13 @@ impl Player {
             let mut exchange = Exchange::new(incoming, None);
             // Past the script's end, traffic outside the rule is recorded as on stdio.
             let method = exchange.rpc_method();
-            let listen = (exchange.method == "GET" && self.script.transport != Transport::LegacySse).then(|| crate::script::LISTEN_STREAM.to_string());
-            if let Some(method) = method.or(listen).filter(|m| self.script.incidental.contains(m)) {
+            let listen = (exchange.method == "GET"
+                && self.script.transport != Transport::LegacySse)
+                .then(|| crate::script::LISTEN_STREAM.to_string());
+            if let Some(method) = method
+                .or(listen)
+                .filter(|m| self.script.incidental.contains(m))
+            {
                 self.log.append(&Record::Incidental { method });
             }
             if exchange.is_rpc_request() && self.script.transport != Transport::LegacySse {
@@ -884,7 +993,13 @@ impl Player {
                 };
                 if let Some(sender) = exchange.respond.take() {
                     let summary = summarize(&text, text.len());
-                    let _ = self.send_response(exchange.seq, sender, head, MockBody::whole(text), summary);
+                    let _ = self.send_response(
+                        exchange.seq,
+                        sender,
+                        head,
+                        MockBody::whole(text),
+                        summary,
+                    );
                 }
                 self.log.append(&Record::Sent { message });
             } else if exchange.is_rpc_request() && self.legacy.is_some() {
@@ -922,35 +1037,74 @@ impl Player {
         if incoming.method == "GET" && self.script.transport != Transport::LegacySse {
             // The stream a Streamable HTTP client may open for server messages: this server
             // offers none (405), unless the script waits for that GET.
-            let awaited = expect.http.as_ref().is_some_and(|p| p.method.as_deref().is_some_and(|m| m.eq_ignore_ascii_case("GET")));
-            if awaited || !self.script.incidental.iter().any(|m| m == crate::script::LISTEN_STREAM) {
+            let awaited = expect.http.as_ref().is_some_and(|p| {
+                p.method
+                    .as_deref()
+                    .is_some_and(|m| m.eq_ignore_ascii_case("GET"))
+            });
+            if awaited
+                || !self
+                    .script
+                    .incidental
+                    .iter()
+                    .any(|m| m == crate::script::LISTEN_STREAM)
+            {
                 return Some(incoming);
             }
-            self.log.append(&Record::Incidental { method: crate::script::LISTEN_STREAM.into() });
+            self.log.append(&Record::Incidental {
+                method: crate::script::LISTEN_STREAM.into(),
+            });
             self.answer_default(&mut Exchange::new(incoming, None));
             return None;
         }
         let message = parse_body(&incoming.body);
-        let method = message.as_ref().and_then(|m| m.get("method")).and_then(Value::as_str).map(String::from);
+        let method = message
+            .as_ref()
+            .and_then(|m| m.get("method"))
+            .and_then(Value::as_str)
+            .map(String::from);
         // A GET opening the optional server-to-client stream (a client MAY; a server without
         // one answers 405), where the script waits for something else: answered 405.
         // So is a DELETE ending a session (a client SHOULD; answered 200) where the script
         // waits for something else: the HTTP log still shows both.
-        let wanted = expect.http.as_ref().and_then(|h| h.method.as_deref()).is_some_and(|m| m.eq_ignore_ascii_case(&incoming.method));
+        let wanted = expect
+            .http
+            .as_ref()
+            .and_then(|h| h.method.as_deref())
+            .is_some_and(|m| m.eq_ignore_ascii_case(&incoming.method));
         let get_stream = self.script.transport != Transport::LegacySse
-            && (incoming.method.eq_ignore_ascii_case("GET") || incoming.method.eq_ignore_ascii_case("DELETE"))
+            && (incoming.method.eq_ignore_ascii_case("GET")
+                || incoming.method.eq_ignore_ascii_case("DELETE"))
             && !wanted;
-        let method = if get_stream { Some(incoming.method.to_ascii_uppercase()) } else { method };
-        let view = RequestView { origin: incoming.origin, method: &incoming.method, path: &incoming.path, headers: &incoming.headers };
-        let http_ok = expect.http.as_ref().is_none_or(|pattern| http_matches(pattern, &view));
+        let method = if get_stream {
+            Some(incoming.method.to_ascii_uppercase())
+        } else {
+            method
+        };
+        let view = RequestView {
+            origin: incoming.origin,
+            method: &incoming.method,
+            path: &incoming.path,
+            headers: &incoming.headers,
+        };
+        let http_ok = expect
+            .http
+            .as_ref()
+            .is_none_or(|pattern| http_matches(pattern, &view));
         let incidental = get_stream
-            || (method.as_ref().is_some_and(|m| self.script.incidental.contains(m))
-                && message.as_ref().is_some_and(|m| !matches(expect, m) || (expect.method.is_none() && !http_ok)));
+            || (method
+                .as_ref()
+                .is_some_and(|m| self.script.incidental.contains(m))
+                && message
+                    .as_ref()
+                    .is_some_and(|m| !matches(expect, m) || (expect.method.is_none() && !http_ok)));
         if !incidental {
             return Some(incoming);
         }
         let exchange = Exchange::new(incoming, None);
-        self.log.append(&Record::Incidental { method: method.unwrap_or_default() });
+        self.log.append(&Record::Incidental {
+            method: method.unwrap_or_default(),
+        });
         let mut exchange = exchange;
         let request = exchange.message.clone().filter(is_rpc_request);
         match (request, exchange.respond.take()) {
@@ -965,11 +1119,18 @@ impl Player {
             }
             (Some(request), Some(respond)) => {
                 let id = request.get("id").cloned().unwrap_or(Value::Null);
-                let message = response(id, crate::responder::incidental_result(&request, &self.script.tools));
+                let message = response(
+                    id,
+                    crate::responder::incidental_result(&request, &self.script.tools),
+                );
                 let text = serde_json::to_vec(&message).unwrap_or_default();
                 let summary = summarize(&text, text.len());
-                let head = Head { headers: vec![("content-type", "application/json")], ..Head::default() };
-                let _ = self.send_response(exchange.seq, respond, head, MockBody::whole(text), summary);
+                let head = Head {
+                    headers: vec![("content-type", "application/json")],
+                    ..Head::default()
+                };
+                let _ =
+                    self.send_response(exchange.seq, respond, head, MockBody::whole(text), summary);
                 self.log.append(&Record::Sent { message });
             }
             (_, respond) => {
@@ -1028,8 +1189,8 @@ impl Player {
     ) -> Result<(), String> {
         let status = head.status.unwrap_or(200);
         let mut response = Response::new(body);
-        *response.status_mut() = StatusCode::from_u16(status)
-            .map_err(|_| format!("{status} is not an HTTP status"))?;
+        *response.status_mut() =
+            StatusCode::from_u16(status).map_err(|_| format!("{status} is not an HTTP status"))?;
         let mut logged = Vec::new();
         let session = head.session_id.map(|id| ("mcp-session-id", id));
         for (name, value) in head.headers.iter().copied().chain(session) {
@@ -1038,7 +1199,10 @@ impl Player {
             let value = HeaderValue::from_str(value)
                 .map_err(|_| format!("the value of `{name}` is not a header value"))?;
             logged.retain(|(n, _): &(String, String)| n != name.as_str());
-            logged.push((name.as_str().to_owned(), value.to_str().unwrap_or("").to_owned()));
+            logged.push((
+                name.as_str().to_owned(),
+                value.to_str().unwrap_or("").to_owned(),
+            ));
             response.headers_mut().insert(name, value);
         }
         if let Some(id) = head.session_id {
@@ -1062,7 +1226,10 @@ impl Player {
         };
         match found {
             Some(i) if self.exchanges[i].respond.is_some() => Ok(i),
-            Some(_) => Err(format!("`{}` was answered already", to.unwrap_or("the request"))),
+            Some(_) => Err(format!(
+                "`{}` was answered already",
+                to.unwrap_or("the request")
+            )),
             None => Err("no unanswered request (an `expect` takes one)".into()),
         }
     }
@@ -1078,7 +1245,11 @@ impl Player {
     /// `${url}` and `${path}`, and `${id}`: the JSON-RPC id of the exchange's request (of the
     /// latest request without one), so a raw body answers whatever id the client chose.
     fn expand(&self, text: &str, exchange: Option<usize>) -> String {
-        let second_port = self.origins.second.rsplit_once(':').map_or("", |(_, port)| port);
+        let second_port = self
+            .origins
+            .second
+            .rsplit_once(':')
+            .map_or("", |(_, port)| port);
         let mut out = text
             .replace("${primary}", &self.origins.primary)
             .replace("${second}", &self.origins.second)
@@ -1096,7 +1267,9 @@ impl Player {
                 Some(i) => self.exchanges.get(i),
                 None => self.exchanges.iter().rev().find(|x| x.is_rpc_request()),
             };
-            let id = request.and_then(|x| x.message.as_ref()?.get("id").cloned()).unwrap_or(Value::Null);
+            let id = request
+                .and_then(|x| x.message.as_ref()?.get("id").cloned())
+                .unwrap_or(Value::Null);
             out = out.replace("${id}", &id.to_string());
         }
         out

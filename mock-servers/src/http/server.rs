@@ -1,8 +1,8 @@
 //! The listeners: accept connections (TLS first over https), read each request's head and
 //! body (bounded), hand it to the player and send back whatever response it makes.
 
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -152,7 +152,12 @@ pub struct Shared {
 /// Accepts connections until told to stop; a refusal closes the listener for a while (the
 /// port kept) and opens it again.
 pub async fn serve(listener: Listener, shared: Shared) {
-    let Listener { socket, origin, tls, mut refusals } = listener;
+    let Listener {
+        socket,
+        origin,
+        tls,
+        mut refusals,
+    } = listener;
     let mut stop = shared.stop.clone();
     let mut socket = socket;
     loop {
@@ -285,9 +290,12 @@ async fn handle(
     if shared.requests.send(incoming).await.is_err() {
         return Ok(unavailable());
     }
-    answer
-        .await
-        .map_err(|_| std::io::Error::new(std::io::ErrorKind::ConnectionAborted, "closed by the script"))
+    answer.await.map_err(|_| {
+        std::io::Error::new(
+            std::io::ErrorKind::ConnectionAborted,
+            "closed by the script",
+        )
+    })
 }
 
 fn unavailable() -> Response<MockBody> {

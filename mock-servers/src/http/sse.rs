@@ -41,7 +41,10 @@ mod tests {
     #[test]
     fn a_frame_is_data_lines_then_a_blank_line() {
         let message = serde_json::json!({"a": [1]});
-        assert_eq!(frame(&message, None, LineEnd::Lf, false), "data: {\"a\":[1]}\n\n");
+        assert_eq!(
+            frame(&message, None, LineEnd::Lf, false),
+            "data: {\"a\":[1]}\n\n"
+        );
         assert_eq!(
             frame(&message, Some("message"), LineEnd::Crlf, true),
             "event: message\r\ndata: {\r\ndata:   \"a\": [\r\ndata:     1\r\ndata:   ]\r\ndata: }\r\n\r\n"

@@ -81,7 +81,10 @@ fn run(cli: StdioArgs, prefix: Vec<OsString>) -> Result<End, String> {
     let script_path = cli.script.unwrap_or_default();
     let script = load_script(&script_path).map_err(|e| one_line(&e))?;
     if script.transport.is_http() {
-        return Err(format!("{}: the script's transport is not stdio: use the HTTP mock (mcp-mock-http)", script_path.display()));
+        return Err(format!(
+            "{}: the script's transport is not stdio: use the HTTP mock (mcp-mock-http)",
+            script_path.display()
+        ));
     }
     let log = match &cli.log {
         Some(path) => LogWriter::open(path)
@@ -123,7 +126,9 @@ fn run(cli: StdioArgs, prefix: Vec<OsString>) -> Result<End, String> {
 fn await_launcher_exit(launcher: u32) {
     // The launcher is told by pid, not taken from the first getppid: a launcher gone before
     // the copy's first look would otherwise hold it for the whole bound.
-    let Ok(launcher) = libc::pid_t::try_from(launcher) else { return };
+    let Ok(launcher) = libc::pid_t::try_from(launcher) else {
+        return;
+    };
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
     // SAFETY: getppid has no preconditions.
     while unsafe { libc::getppid() } == launcher && std::time::Instant::now() < deadline {

@@ -56,7 +56,9 @@ impl Invocation {
         command.arg("--resume-at").arg(resume_at.to_string());
         command.arg("--launch").arg(launch.to_string());
         command.arg("--resume-state").arg(state);
-        command.arg("--launcher-pid").arg(std::process::id().to_string());
+        command
+            .arg("--launcher-pid")
+            .arg(std::process::id().to_string());
         Ok(command)
     }
 

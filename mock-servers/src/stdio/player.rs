@@ -113,7 +113,11 @@ impl<'a> Player<'a> {
                     None => n.params.clone(),
                     Some(name) => match self.state.named.get(name).and_then(|r| r.get("id")) {
                         Some(id) => Some(crate::responder::tagged(n.params.as_ref(), id)),
-                        None => return self.script_error(&format!("step {index}: no request named `{name}` to tag with")),
+                        None => {
+                            return self.script_error(&format!(
+                                "step {index}: no request named `{name}` to tag with"
+                            ))
+                        }
                     },
                 };
                 self.send(message(None, &n.method, params.as_ref()), None);
@@ -189,7 +193,10 @@ impl<'a> Player<'a> {
                 Flow::Next
             }
             // HTTP steps, refused when the script loads (see `load::http_only`).
-            other => self.script_error(&format!("step {index}: {}", crate::load::wrong_transport(other))),
+            other => self.script_error(&format!(
+                "step {index}: {}",
+                crate::load::wrong_transport(other)
+            )),
         }
     }
 
@@ -252,8 +259,17 @@ impl<'a> Player<'a> {
         if let Flow::Stop(end) = self.expect(index, step, &expect) {
             return Flow::Stop(end);
         }
-        let id = self.state.latest_request.as_ref().and_then(|r| r.get("id")).cloned().unwrap_or(Value::Null);
-        self.send(response(id, Ok(crate::responder::discover_result(discover))), None);
+        let id = self
+            .state
+            .latest_request
+            .as_ref()
+            .and_then(|r| r.get("id"))
+            .cloned()
+            .unwrap_or(Value::Null);
+        self.send(
+            response(id, Ok(crate::responder::discover_result(discover))),
+            None,
+        );
         Flow::Next
     }
 
@@ -291,10 +307,12 @@ impl<'a> Player<'a> {
                 other => Value::String(other.to_string()),
             }),
             // The request's number written as a float (`2` → `2.0`), whatever id the client chose.
-            Some(Value::String(text)) if text == "${id}.0" => request_id.map(|id| match id.as_i64() {
-                Some(n) => Value::from(n as f64),
-                None => id,
-            }),
+            Some(Value::String(text)) if text == "${id}.0" => {
+                request_id.map(|id| match id.as_i64() {
+                    Some(n) => Value::from(n as f64),
+                    None => id,
+                })
+            }
             other => other.or(request_id),
         };
         let Some(id) = id else {
@@ -321,7 +339,10 @@ impl<'a> Player<'a> {
     fn long_line(&mut self, bytes: usize, newline: bool, lead: Option<&str>) {
         const CHUNK: usize = 1 << 20;
         if let Some(lead) = lead {
-            self.log.append(&Record::Wrote { stream: "stdout".into(), summary: summarize(lead.as_bytes(), lead.len()) });
+            self.log.append(&Record::Wrote {
+                stream: "stdout".into(),
+                summary: summarize(lead.as_bytes(), lead.len()),
+            });
         }
         let head = vec![b'x'; bytes.min(1024)];
         self.log.append(&Record::Wrote {
@@ -330,7 +351,9 @@ impl<'a> Player<'a> {
         });
         let chunk = vec![b'x'; bytes.min(CHUNK)];
         // The lead line and the first chunk go out in one write.
-        let mut first = lead.map(|l| format!("{l}\n").into_bytes()).unwrap_or_default();
+        let mut first = lead
+            .map(|l| format!("{l}\n").into_bytes())
+            .unwrap_or_default();
         let n = bytes.min(CHUNK);
         first.extend_from_slice(&chunk[..n]);
         if !self.output.stdout(&first) {
@@ -411,7 +434,11 @@ impl<'a> Player<'a> {
     }
 
     fn answer_incidental(&mut self, message: &Value) {
-        let method = message.get("method").and_then(Value::as_str).unwrap_or_default().to_string();
+        let method = message
+            .get("method")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
         self.log.append(&Record::Incidental { method });
         if let Some(id) = message.get("id").filter(|id| !id.is_null()) {
             let result = crate::responder::incidental_result(message, &self.script.tools);

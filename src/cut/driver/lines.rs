@@ -4,7 +4,10 @@ use tokio::io::{AsyncBufRead, AsyncBufReadExt};
 
 /// The next line without its `\n` (`None` at the end). Past `max` bytes the rest of the
 /// line is skipped, and what was kept is returned.
-pub async fn read_line(reader: &mut (impl AsyncBufRead + Unpin), max: usize) -> std::io::Result<Option<Vec<u8>>> {
+pub async fn read_line(
+    reader: &mut (impl AsyncBufRead + Unpin),
+    max: usize,
+) -> std::io::Result<Option<Vec<u8>>> {
     let mut line = Vec::new();
     let mut read_any = false;
     loop {
@@ -35,7 +38,10 @@ mod tests {
     async fn lines_are_split_and_an_endless_one_is_cut() {
         let input: &[u8] = b"first\nsecond that is long\nlast";
         let mut reader = tokio::io::BufReader::with_capacity(4, input);
-        assert_eq!(read_line(&mut reader, 100).await.unwrap().unwrap(), b"first");
+        assert_eq!(
+            read_line(&mut reader, 100).await.unwrap().unwrap(),
+            b"first"
+        );
         assert_eq!(read_line(&mut reader, 6).await.unwrap().unwrap(), b"second");
         assert_eq!(read_line(&mut reader, 100).await.unwrap().unwrap(), b"last");
         assert_eq!(read_line(&mut reader, 100).await.unwrap(), None);

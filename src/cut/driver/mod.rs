@@ -9,7 +9,9 @@ mod lines;
 pub mod protocol;
 pub mod serve;
 
-use super::{ClientUnderTest, Described, ServerProbe, Settings, StepError, StepResult, Target, ToolLayerStep};
+use super::{
+    ClientUnderTest, Described, ServerProbe, Settings, StepError, StepResult, Target, ToolLayerStep,
+};
 use protocol::{DriverStep, Hello, Reply, Request};
 use serde_json::{json, Value};
 use std::cell::{Cell, RefCell};
@@ -59,12 +61,19 @@ pub fn split_command(command: &str) -> Result<Vec<String>, DriverError> {
 }
 
 fn spawn(argv: &[String], dir: Option<&Path>) -> Result<Child, DriverError> {
-    let (program, args) = argv.split_first().ok_or_else(|| DriverError::Command(String::new()))?;
+    let (program, args) = argv
+        .split_first()
+        .ok_or_else(|| DriverError::Command(String::new()))?;
     let mut command = Command::new(program);
     if let Some(dir) = dir {
         command.current_dir(dir);
     }
-    command.args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).process_group(0);
+    command
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
     // SAFETY: prctl is async-signal-safe and touches no memory of ours.
     unsafe {
         command.pre_exec(|| {
@@ -76,7 +85,10 @@ fn spawn(argv: &[String], dir: Option<&Path>) -> Result<Child, DriverError> {
             Ok(())
         });
     }
-    command.spawn().map_err(|source| DriverError::Start { program: program.clone(), source })
+    command.spawn().map_err(|source| DriverError::Start {
+        program: program.clone(),
+        source,
+    })
 }
 
 /// Kills the driver's process group and reaps the driver.
@@ -97,7 +109,11 @@ pub fn probe(argv: &[String], within: Duration) -> Result<Described, DriverError
 }
 
 /// [`probe`], the driver started in `dir` (a matrix row's folder).
-pub fn probe_in(argv: &[String], dir: Option<&Path>, within: Duration) -> Result<Described, DriverError> {
+pub fn probe_in(
+    argv: &[String],
+    dir: Option<&Path>,
+    within: Duration,
+) -> Result<Described, DriverError> {
     let mut child = spawn(argv, dir)?;
     let stdout = child.stdout.take();
     let (send, receive) = std::sync::mpsc::channel();
@@ -117,7 +133,8 @@ pub fn probe_in(argv: &[String], dir: Option<&Path>, within: Duration) -> Result
     });
     let line = receive.recv_timeout(within);
     kill_group(&mut child);
-    let line = line.map_err(|_| DriverError::Hello(format!("nothing within {} ms", within.as_millis())))?;
+    let line =
+        line.map_err(|_| DriverError::Hello(format!("nothing within {} ms", within.as_millis())))?;
     parse_hello(&line).map_err(DriverError::Hello)
 }
 
@@ -125,7 +142,9 @@ fn parse_hello(line: &[u8]) -> Result<Described, String> {
     if line.is_empty() {
         return Err("it exited or closed its stdout first".into());
     }
-    serde_json::from_slice::<Hello>(line).map(|h| h.hello).map_err(|e| format!("{e} in {}", shown(line)))
+    serde_json::from_slice::<Hello>(line)
+        .map(|h| h.hello)
+        .map_err(|e| format!("{e} in {}", shown(line)))
 }
 
 /// A line from the driver as an error may show it: cut, control characters escaped.
@@ -166,7 +185,14 @@ impl DriverClient {
     /// A driver started with `argv` for each scenario, which described itself as
     /// `described` (see [`probe`]) and says hello within `hello_within`.
     pub fn new(argv: Vec<String>, described: Described, hello_within: Duration) -> Self {
-        DriverClient { argv, described, hello_within, running: RefCell::new(None), start_fault: RefCell::new(None), dir: None }
+        DriverClient {
+            argv,
+            described,
+            hello_within,
+            running: RefCell::new(None),
+            start_fault: RefCell::new(None),
+            dir: None,
+        }
     }
 
     /// The same driver, started in `dir` (a matrix row's commands run in the rows' folder).
@@ -179,13 +205,15 @@ impl DriverClient {
         if let Some(running) = self.running.borrow().as_ref() {
             return Ok(running.clone());
         }
-        let mut child = spawn(&self.argv, self.dir.as_deref()).map_err(|e| StepError::new(crate::error_chain(&e)))?;
+        let mut child = spawn(&self.argv, self.dir.as_deref())
+            .map_err(|e| StepError::new(crate::error_chain(&e)))?;
         let handles = (child.stdin.take(), child.stdout.take(), child.stderr.take());
         let (Some(stdin), Some(stdout), Some(stderr)) = handles else {
             kill_group(&mut child);
             return Err(StepError::new("the driver has no stdin, stdout or stderr"));
         };
-        let io = |e: std::io::Error| StepError::new(format!("cannot watch the driver's pipes: {e}"));
+        let io =
+            |e: std::io::Error| StepError::new(format!("cannot watch the driver's pipes: {e}"));
         let stdin = tokio::process::ChildStdin::from_std(stdin).map_err(io)?;
         let stdout = tokio::process::ChildStdout::from_std(stdout).map_err(io)?;
         let stderr = tokio::process::ChildStderr::from_std(stderr).map_err(io)?;
@@ -215,7 +243,11 @@ impl DriverClient {
         running.next_id.set(id + 1);
         let (send, receive) = oneshot::channel();
         running.pending.borrow_mut().insert(id, send);
-        let guard = CancelOnDrop { running: running.clone(), id, armed: true };
+        let guard = CancelOnDrop {
+            running: running.clone(),
+            id,
+            armed: true,
+        };
         let ended = running.ended.borrow().clone();
         if let Some(ended) = ended {
             running.fail(ended);
@@ -229,7 +261,13 @@ impl DriverClient {
         match reply {
             Ok(Ok(value)) => Ok(value),
             Ok(Err(text)) => Err(StepError::new(text)),
-            Err(_) => Err(StepError::new(running.fault.borrow().clone().unwrap_or_else(|| "the driver went away".into()))),
+            Err(_) => Err(StepError::new(
+                running
+                    .fault
+                    .borrow()
+                    .clone()
+                    .unwrap_or_else(|| "the driver went away".into()),
+            )),
         }
     }
 }
@@ -247,7 +285,9 @@ impl Running {
             None => Ok(()),
         };
         if let Err(e) = written {
-            self.fail(format!("cannot write to the driver (it may have exited): {e}"));
+            self.fail(format!(
+                "cannot write to the driver (it may have exited): {e}"
+            ));
         }
     }
 
@@ -285,7 +325,14 @@ impl Drop for CancelOnDrop {
         let of = self.id;
         let id = running.next_id.get();
         running.next_id.set(id + 1);
-        tokio::task::spawn_local(async move { running.send(&Request { id, step: DriverStep::Cancel { of } }).await });
+        tokio::task::spawn_local(async move {
+            running
+                .send(&Request {
+                    id,
+                    step: DriverStep::Cancel { of },
+                })
+                .await
+        });
     }
 }
 
@@ -319,14 +366,19 @@ async fn read_replies(running: Rc<Running>, stdout: tokio::process::ChildStdout)
                 let result = if reply.ok {
                     Ok(reply.value.unwrap_or(Value::Null))
                 } else {
-                    Err(reply.error.unwrap_or_else(|| "(the driver gave no error text)".into()))
+                    Err(reply
+                        .error
+                        .unwrap_or_else(|| "(the driver gave no error text)".into()))
                 };
                 if let Some(waiting) = waiting {
                     let _ = waiting.send(result);
                 }
             }
             Err(e) => {
-                running.fail(format!("the driver wrote something that is not a reply ({e}): {}", shown(&line)));
+                running.fail(format!(
+                    "the driver wrote something that is not a reply ({e}): {}",
+                    shown(&line)
+                ));
                 return;
             }
         }
@@ -364,22 +416,42 @@ impl ClientUnderTest for DriverClient {
                 return;
             }
         };
-        if tokio::time::timeout(self.hello_within, running.greeted.notified()).await.is_err() {
-            running.fail(format!("the driver said no hello within {} ms", self.hello_within.as_millis()));
+        if tokio::time::timeout(self.hello_within, running.greeted.notified())
+            .await
+            .is_err()
+        {
+            running.fail(format!(
+                "the driver said no hello within {} ms",
+                self.hello_within.as_millis()
+            ));
         }
     }
 
     async fn connect(&self, target: &Target, settings: &Settings) -> StepResult {
-        self.send_step(DriverStep::Connect { target: target.clone(), settings: settings.clone() }).await
+        self.send_step(DriverStep::Connect {
+            target: target.clone(),
+            settings: settings.clone(),
+        })
+        .await
     }
 
     async fn list_tools(&self) -> StepResult {
         self.send_step(DriverStep::ListTools).await
     }
 
-    async fn call_tool(&self, name: &str, arguments: Value, timeout: Option<Duration>) -> StepResult {
+    async fn call_tool(
+        &self,
+        name: &str,
+        arguments: Value,
+        timeout: Option<Duration>,
+    ) -> StepResult {
         let timeout_ms = timeout.map(|t| u64::try_from(t.as_millis()).unwrap_or(u64::MAX));
-        self.send_step(DriverStep::CallTool { name: name.into(), arguments, timeout_ms }).await
+        self.send_step(DriverStep::CallTool {
+            name: name.into(),
+            arguments,
+            timeout_ms,
+        })
+        .await
     }
 
     async fn close(&self) -> StepResult {
@@ -398,13 +470,19 @@ impl ClientUnderTest for DriverClient {
         match value {
             Value::Null => Ok(None),
             Value::String(text) => Ok(Some(text)),
-            other => Err(StepError::new(format!("the driver answered `exited` with {other}, not a text or null"))),
+            other => Err(StepError::new(format!(
+                "the driver answered `exited` with {other}, not a text or null"
+            ))),
         }
     }
 
     async fn list_changed_count(&self) -> Result<u64, StepError> {
         let value = self.send_step(DriverStep::ListChangedCount).await?;
-        value.as_u64().ok_or_else(|| StepError::new(format!("the driver answered `list_changed_count` with {value}, not a count")))
+        value.as_u64().ok_or_else(|| {
+            StepError::new(format!(
+                "the driver answered `list_changed_count` with {value}, not a count"
+            ))
+        })
     }
 
     async fn reconnect(&self) -> StepResult {
@@ -416,11 +494,19 @@ impl ClientUnderTest for DriverClient {
     }
 
     async fn request(&self, method: &str, params: Option<Value>) -> StepResult {
-        self.send_step(DriverStep::Request { method: method.into(), params }).await
+        self.send_step(DriverStep::Request {
+            method: method.into(),
+            params,
+        })
+        .await
     }
 
     async fn notify(&self, method: &str, params: Option<Value>) -> StepResult {
-        self.send_step(DriverStep::Notify { method: method.into(), params }).await
+        self.send_step(DriverStep::Notify {
+            method: method.into(),
+            params,
+        })
+        .await
     }
 
     async fn server_info(&self) -> StepResult {
@@ -434,7 +520,11 @@ impl ClientUnderTest for DriverClient {
                 .as_u64()
                 .and_then(|pid| u32::try_from(pid).ok())
                 .map(Some)
-                .ok_or_else(|| StepError::new(format!("the driver answered `server_pid` with {value}, not a pid or null"))),
+                .ok_or_else(|| {
+                    StepError::new(format!(
+                        "the driver answered `server_pid` with {value}, not a pid or null"
+                    ))
+                }),
         }
     }
 
@@ -442,14 +532,21 @@ impl ClientUnderTest for DriverClient {
         match self.send_step(DriverStep::SessionId).await? {
             Value::Null => Ok(None),
             Value::String(id) => Ok(Some(id)),
-            other => Err(StepError::new(format!("the driver answered `session_id` with {other}, not a text or null"))),
+            other => Err(StepError::new(format!(
+                "the driver answered `session_id` with {other}, not a text or null"
+            ))),
         }
     }
 
     /// The driver process is its client's host: it connects (a `connect` step), then the
     /// runner sends SIGINT to the driver's process group, as a Ctrl+C in its terminal would,
     /// and reports what became of the driver and the server. The driver is gone after it.
-    async fn interrupt_host(&self, target: &Target, settings: &Settings, server: &ServerProbe) -> StepResult {
+    async fn interrupt_host(
+        &self,
+        target: &Target,
+        settings: &Settings,
+        server: &ServerProbe,
+    ) -> StepResult {
         if !matches!(target, Target::Stdio(_)) {
             return Err(StepError::new("interrupt_host needs a stdio server"));
         }
@@ -468,7 +565,8 @@ impl ClientUnderTest for DriverClient {
                 tokio::time::sleep(Duration::from_millis(5)).await;
             }
         };
-        let reported = crate::runner::host::interrupt_group(group, &[], &server.log_path, ended).await;
+        let reported =
+            crate::runner::host::interrupt_group(group, &[], &server.log_path, ended).await;
         // Its end was the step's: no later step, nor the runner's closing drop, talks to it.
         if let Some(running) = self.running.borrow_mut().take() {
             kill_group(&mut running.child.borrow_mut());
@@ -478,12 +576,18 @@ impl ClientUnderTest for DriverClient {
     }
 
     fn client_fault(&self) -> Option<String> {
-        let fault = self.running.borrow().as_ref().and_then(|r| r.fault.borrow().clone());
+        let fault = self
+            .running
+            .borrow()
+            .as_ref()
+            .and_then(|r| r.fault.borrow().clone());
         fault.or_else(|| self.start_fault.borrow().clone())
     }
 
     fn finish(&self) {
-        let Some(running) = self.running.borrow_mut().take() else { return };
+        let Some(running) = self.running.borrow_mut().take() else {
+            return;
+        };
         // Closing its stdin asks the driver to exit; what is left of its group goes after.
         if let Ok(mut stdin) = running.stdin.try_lock() {
             stdin.take();

@@ -136,13 +136,24 @@ mod tests {
 
     #[test]
     fn a_request_reads_as_the_readme_shows_it() {
-        let line = r#"{"id": 2, "step": "call_tool", "name": "echo", "arguments": {}, "timeout_ms": 100}"#;
+        let line =
+            r#"{"id": 2, "step": "call_tool", "name": "echo", "arguments": {}, "timeout_ms": 100}"#;
         let request: Request = serde_json::from_str(line).unwrap();
-        assert!(matches!(request.step, DriverStep::CallTool { ref name, timeout_ms: Some(100), .. } if name == "echo"));
+        assert!(
+            matches!(request.step, DriverStep::CallTool { ref name, timeout_ms: Some(100), .. } if name == "echo")
+        );
         let line = r#"{"id": 1, "step": "connect", "target": {"stdio": {"command": "srv", "args": ["-v"]}}, "settings": {"timeouts": {"call_ms": 150}}}"#;
         let request: Request = serde_json::from_str(line).unwrap();
-        assert!(matches!(request.step, DriverStep::Connect { target: Target::Stdio(ref s), .. } if s.command == "srv"));
-        let reply: Reply = serde_json::from_str(r#"{"id": 2, "ok": false, "error": "request timed out after 100 ms"}"#).unwrap();
-        assert_eq!((reply.ok, reply.error.as_deref()), (false, Some("request timed out after 100 ms")));
+        assert!(
+            matches!(request.step, DriverStep::Connect { target: Target::Stdio(ref s), .. } if s.command == "srv")
+        );
+        let reply: Reply = serde_json::from_str(
+            r#"{"id": 2, "ok": false, "error": "request timed out after 100 ms"}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            (reply.ok, reply.error.as_deref()),
+            (false, Some("request timed out after 100 ms"))
+        );
     }
 }

@@ -13,7 +13,10 @@ use tokio::task::JoinHandle;
 
 /// Serves `adapter` until stdin closes; returns the process exit code.
 pub fn serve<A: ClientUnderTest + 'static>(adapter: A) -> u8 {
-    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
         Ok(runtime) => runtime,
         Err(e) => {
             eprintln!("error: cannot start a runtime: {e}");
@@ -39,7 +42,13 @@ async fn write_line(out: &Out, value: &impl serde::Serialize) {
 
 async fn serve_lines<A: ClientUnderTest + 'static>(adapter: Rc<A>) -> u8 {
     let out: Out = Rc::new(tokio::sync::Mutex::new(tokio::io::stdout()));
-    write_line(&out, &Hello { hello: adapter.describe() }).await;
+    write_line(
+        &out,
+        &Hello {
+            hello: adapter.describe(),
+        },
+    )
+    .await;
     let mut reader = tokio::io::BufReader::new(tokio::io::stdin());
     let mut running: HashMap<u64, JoinHandle<()>> = HashMap::new();
     while let Ok(Some(line)) = super::lines::read_line(&mut reader, super::MAX_LINE).await {
@@ -76,8 +85,18 @@ async fn serve_lines<A: ClientUnderTest + 'static>(adapter: Rc<A>) -> u8 {
 
 fn reply(id: u64, result: StepResult) -> Reply {
     match result {
-        Ok(value) => Reply { id, ok: true, value: Some(value), error: None },
-        Err(e) => Reply { id, ok: false, value: None, error: Some(e.text) },
+        Ok(value) => Reply {
+            id,
+            ok: true,
+            value: Some(value),
+            error: None,
+        },
+        Err(e) => Reply {
+            id,
+            ok: false,
+            value: None,
+            error: Some(e.text),
+        },
     }
 }
 
@@ -85,8 +104,14 @@ async fn step<A: ClientUnderTest>(adapter: &A, step: DriverStep) -> StepResult {
     match step {
         DriverStep::Connect { target, settings } => adapter.connect(&target, &settings).await,
         DriverStep::ListTools => adapter.list_tools().await,
-        DriverStep::CallTool { name, arguments, timeout_ms } => {
-            adapter.call_tool(&name, arguments, timeout_ms.map(Duration::from_millis)).await
+        DriverStep::CallTool {
+            name,
+            arguments,
+            timeout_ms,
+        } => {
+            adapter
+                .call_tool(&name, arguments, timeout_ms.map(Duration::from_millis))
+                .await
         }
         DriverStep::Close => adapter.close().await,
         DriverStep::Drop => adapter.drop_connection().await,

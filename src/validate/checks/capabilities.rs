@@ -9,8 +9,11 @@ use serde_json::Value;
 pub const HONEST: &str = "server.capabilities.honest";
 
 /// Each capability with a list method, and the method, in the order they are asked.
-pub const LISTED: [(&str, &str); 3] =
-    [("tools", "tools/list"), ("prompts", "prompts/list"), ("resources", "resources/list")];
+pub const LISTED: [(&str, &str); 3] = [
+    ("tools", "tools/list"),
+    ("prompts", "prompts/list"),
+    ("resources", "resources/list"),
+];
 
 /// Asks each list method and compares with what `initialize` declared.
 pub async fn honest(session: &mut impl Rpc, capabilities: &Value) -> Finding {
@@ -18,7 +21,11 @@ pub async fn honest(session: &mut impl Rpc, capabilities: &Value) -> Finding {
     for (capability, method) in LISTED {
         let declared = capabilities.get(capability).is_some();
         let exchange = session.request(method, None).await;
-        let ok = if declared { exchange.result().is_some() } else { exchange.error_code() == Some(-32601) };
+        let ok = if declared {
+            exchange.result().is_some()
+        } else {
+            exchange.error_code() == Some(-32601)
+        };
         if !ok {
             let expected = if declared {
                 format!("`{capability}` is declared, so `{method}` answers with a result")
@@ -31,10 +38,15 @@ pub async fn honest(session: &mut impl Rpc, capabilities: &Value) -> Finding {
                 _ => "no response".to_string(),
             };
             return Finding::Fail(
-                Failure::new(expected, actual).sent(&exchange.sent).received(Some(exchange.received())),
+                Failure::new(expected, actual)
+                    .sent(&exchange.sent)
+                    .received(Some(exchange.received())),
             );
         }
-        notes.push(format!("{capability} {}", if declared { "declared" } else { "not declared" }));
+        notes.push(format!(
+            "{capability} {}",
+            if declared { "declared" } else { "not declared" }
+        ));
     }
     Finding::pass_with(notes.join(", "))
 }

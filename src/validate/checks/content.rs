@@ -22,13 +22,20 @@ pub fn is_base64(text: &str) -> bool {
         return false;
     }
     let body = text.trim_end_matches('=');
-    bytes.len() - body.len() <= 2 && body.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'+' || b == b'/')
+    bytes.len() - body.len() <= 2
+        && body
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'+' || b == b'/')
 }
 
 /// Whether `mime` reads as `type/subtype` (parameters allowed).
 pub fn is_mime_type(mime: &str) -> bool {
     let essence = mime.split(';').next().unwrap_or("").trim();
-    let token = |t: &str| !t.is_empty() && t.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$&^_.+-".contains(&b));
+    let token = |t: &str| {
+        !t.is_empty()
+            && t.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"!#$&^_.+-".contains(&b))
+    };
     matches!(essence.split_once('/'), Some((kind, sub)) if token(kind) && token(sub))
 }
 
@@ -40,30 +47,52 @@ pub fn judge_resource_contents(item: &Value) -> Result<(), String> {
     match (item.get("text"), item.get("blob")) {
         (Some(Value::String(_)), None) => {}
         (None, Some(Value::String(blob))) if is_base64(blob) => {}
-        (None, Some(Value::String(_))) => return Err(format!("a `blob` that is not base64 (uri {})", item["uri"])),
-        _ => return Err(format!("resource contents with neither a string `text` nor a `blob` (uri {})", item["uri"])),
+        (None, Some(Value::String(_))) => {
+            return Err(format!("a `blob` that is not base64 (uri {})", item["uri"]))
+        }
+        _ => {
+            return Err(format!(
+                "resource contents with neither a string `text` nor a `blob` (uri {})",
+                item["uri"]
+            ))
+        }
     }
     match item.get("mimeType") {
         None => Ok(()),
         Some(Value::String(mime)) if is_mime_type(mime) => Ok(()),
-        Some(other) => Err(format!("mimeType {other} is not type/subtype (uri {})", item["uri"])),
+        Some(other) => Err(format!(
+            "mimeType {other} is not type/subtype (uri {})",
+            item["uri"]
+        )),
     }
 }
 
 /// Judges one content block at `revision`.
 pub fn judge_block(block: &Value, revision: &str) -> Result<(), String> {
-    let kind = block.get("type").and_then(Value::as_str).unwrap_or("(none)");
+    let kind = block
+        .get("type")
+        .and_then(Value::as_str)
+        .unwrap_or("(none)");
     if !content_types(revision).contains(&kind) {
-        return Err(format!("content type `{kind}` is not one of {} at {revision}", content_types(revision).join(", ")));
+        return Err(format!(
+            "content type `{kind}` is not one of {} at {revision}",
+            content_types(revision).join(", ")
+        ));
     }
     let string = |key: &str| block.get(key).and_then(Value::as_str);
     match kind {
         "text" if string("text").is_none() => Err("a text block without a string `text`".into()),
         "image" | "audio" => match (string("data"), string("mimeType")) {
             (Some(data), Some(mime)) if is_base64(data) && is_mime_type(mime) => Ok(()),
-            (Some(data), Some(_)) if !is_base64(data) => Err(format!("an {kind} block whose `data` is not base64")),
-            (Some(_), Some(mime)) => Err(format!("an {kind} block with mimeType `{mime}`, not type/subtype")),
-            _ => Err(format!("an {kind} block without string `data` and `mimeType`")),
+            (Some(data), Some(_)) if !is_base64(data) => {
+                Err(format!("an {kind} block whose `data` is not base64"))
+            }
+            (Some(_), Some(mime)) => Err(format!(
+                "an {kind} block with mimeType `{mime}`, not type/subtype"
+            )),
+            _ => Err(format!(
+                "an {kind} block without string `data` and `mimeType`"
+            )),
         },
         "resource" => match block.get("resource") {
             Some(resource) => judge_resource_contents(resource),
@@ -104,10 +133,16 @@ mod tests {
     fn content_types_follow_the_revision() {
         let link = json!({"type": "resource_link", "uri": "file:///a", "name": "a"});
         assert!(judge_block(&link, "2025-06-18").is_ok());
-        assert!(judge_block(&link, "2025-03-26").unwrap_err().contains("not one of"));
+        assert!(judge_block(&link, "2025-03-26")
+            .unwrap_err()
+            .contains("not one of"));
         let audio = json!({"type": "audio", "data": "aGk=", "mimeType": "audio/wav"});
-        assert!(judge_block(&audio, "2024-11-05").is_err() && judge_block(&audio, "2025-03-26").is_ok());
+        assert!(
+            judge_block(&audio, "2024-11-05").is_err() && judge_block(&audio, "2025-03-26").is_ok()
+        );
         let bad = json!({"type": "image", "data": "not base64!", "mimeType": "image/png"});
-        assert!(judge_block(&bad, "2025-11-25").unwrap_err().contains("not base64"));
+        assert!(judge_block(&bad, "2025-11-25")
+            .unwrap_err()
+            .contains("not base64"));
     }
 }

@@ -2,9 +2,9 @@
 //! checks): they list what the server offers (its own fixtures), call what the safety policy
 //! allows, and judge the answers and everything else the server sent in the session.
 
-use crate::validate::fixtures::{self, CallPolicy, Listed};
 use super::peer::{request, since, Peer};
 use super::{lifecycle, not_asked, prompts, resources, tool_calls, utilities, Plan};
+use crate::validate::fixtures::{self, CallPolicy, Listed};
 use crate::validate::outcome::Finding;
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
@@ -55,38 +55,69 @@ pub struct Settings {
 impl Settings {
     /// The settings of `plan`: patience is a twentieth of `--timeout`, from 200 ms to 2 s.
     pub fn of(plan: &Plan) -> Settings {
-        let patience = (plan.timeout / 20).clamp(Duration::from_millis(200), Duration::from_secs(2)).min(plan.timeout);
-        Settings { policy: CallPolicy { named: plan.call_tools.clone() }, patience, timeout: plan.timeout }
+        let patience = (plan.timeout / 20)
+            .clamp(Duration::from_millis(200), Duration::from_secs(2))
+            .min(plan.timeout);
+        Settings {
+            policy: CallPolicy {
+                named: plan.call_tools.clone(),
+            },
+            patience,
+            timeout: plan.timeout,
+        }
     }
 }
 
 /// The selected feature checks that run on a shared session.
 pub fn selected(plan: &Plan) -> Vec<&'static str> {
-    SESSION_CHECKS.iter().copied().filter(|id| plan.wants(id)).collect()
+    SESSION_CHECKS
+        .iter()
+        .copied()
+        .filter(|id| plan.wants(id))
+        .collect()
 }
 
 type Out = Vec<(&'static str, String, Finding, u128)>;
 
 /// Runs the `wanted` feature checks on an initialized session; `init` is its `initialize`
 /// result, `offered` the revision offered (the report's revision).
-pub async fn run(peer: &mut impl Peer, offered: &str, init: &Value, wanted: &[&'static str], settings: &Settings) -> Out {
+pub async fn run(
+    peer: &mut impl Peer,
+    offered: &str,
+    init: &Value,
+    wanted: &[&'static str],
+    settings: &Settings,
+) -> Out {
     let mut out: Out = Vec::new();
     if wanted.is_empty() {
         return out;
     }
     let wants = |id: &str| wanted.contains(&id);
-    let revision = init.get("protocolVersion").and_then(Value::as_str).unwrap_or(offered).to_string();
+    let revision = init
+        .get("protocolVersion")
+        .and_then(Value::as_str)
+        .unwrap_or(offered)
+        .to_string();
     let capabilities = init.get("capabilities").cloned().unwrap_or_default();
     let declares = |capability: &str| capabilities.get(capability).is_some();
     let mut push = |id: &'static str, finding: Finding, started: Instant| {
         if wanted.contains(&id) {
-            out.push((id, offered.to_string(), finding, started.elapsed().as_millis()));
+            out.push((
+                id,
+                offered.to_string(),
+                finding,
+                started.elapsed().as_millis(),
+            ));
         }
     };
     let stalled = |peer: &dyn StalledPeer| peer.why().map(|why| not_asked(&why));
 
     let started = Instant::now();
-    push(lifecycle::SERVER_INFO, lifecycle::judge_server_info(init), started);
+    push(
+        lifecycle::SERVER_INFO,
+        lifecycle::judge_server_info(init),
+        started,
+    );
 
     // Logging first, so every log message after it is judged against the level.
     let started = Instant::now();
@@ -124,22 +155,39 @@ pub async fn run(peer: &mut impl Peer, offered: &str, init: &Value, wanted: &[&'
         } else {
             let listed = fixtures::list_all(peer, fixtures::TOOLS).await;
             if let Some((why, _, _)) = &listed.broken {
-                tools_skip = Some(format!("the tool list stopped short (see server.tools.list): {why}"));
+                tools_skip = Some(format!(
+                    "the tool list stopped short (see server.tools.list): {why}"
+                ));
             }
             tools = listed.items;
-            allowed = tools.iter().filter(|t| settings.policy.allows(t)).cloned().collect();
+            allowed = tools
+                .iter()
+                .filter(|t| settings.policy.allows(t))
+                .cloned()
+                .collect();
         }
     }
-    let none_allowed = || tools_skip.clone().unwrap_or_else(|| CallPolicy::none_allowed(tools.len()));
-    let calling = [tool_calls::CALL, tool_calls::ERROR_IN_RESULT, tool_calls::OUTPUT_SCHEMA, utilities::PROGRESS, utilities::CANCELLATION];
+    let none_allowed = || {
+        tools_skip
+            .clone()
+            .unwrap_or_else(|| CallPolicy::none_allowed(tools.len()))
+    };
+    let calling = [
+        tool_calls::CALL,
+        tool_calls::ERROR_IN_RESULT,
+        tool_calls::OUTPUT_SCHEMA,
+        utilities::PROGRESS,
+        utilities::CANCELLATION,
+    ];
     // The calls stay in flight while the checks that do not need their answers run; a
     // slow tool then costs no more than its patience beside them.
     let calls_deadline = Instant::now() + settings.patience;
-    let in_flight = if tools_skip.is_none() && !allowed.is_empty() && calling.iter().any(|id| wants(id)) {
-        Some(tool_calls::start_calls(peer, &allowed).await)
-    } else {
-        None
-    };
+    let in_flight =
+        if tools_skip.is_none() && !allowed.is_empty() && calling.iter().any(|id| wants(id)) {
+            Some(tool_calls::start_calls(peer, &allowed).await)
+        } else {
+            None
+        };
     let calls_started = started;
     let started = Instant::now();
     if wants(tool_calls::INVALID_ARGUMENTS) {
@@ -156,11 +204,20 @@ pub async fn run(peer: &mut impl Peer, offered: &str, init: &Value, wanted: &[&'
         None => judge(&tools, &revision),
     };
     push(tool_calls::NAMES, listing(tool_calls::judge_names), started);
-    push(tool_calls::ANNOTATIONS, listing(tool_calls::judge_annotations), started);
+    push(
+        tool_calls::ANNOTATIONS,
+        listing(tool_calls::judge_annotations),
+        started,
+    );
 
     // Prompts.
     let started = Instant::now();
-    let prompt_checks = [prompts::LIST, prompts::GET, prompts::MISSING_ARGUMENT, prompts::UNKNOWN];
+    let prompt_checks = [
+        prompts::LIST,
+        prompts::GET,
+        prompts::MISSING_ARGUMENT,
+        prompts::UNKNOWN,
+    ];
     let mut prompt_items = Vec::new();
     if prompt_checks.iter().any(|id| wants(id)) || wants(utilities::COMPLETE) {
         if let Some(skip) = gate(declares("prompts"), "prompts", peer) {
@@ -173,11 +230,19 @@ pub async fn run(peer: &mut impl Peer, offered: &str, init: &Value, wanted: &[&'
             prompt_items = listed.items;
             let started = Instant::now();
             if wants(prompts::GET) {
-                push(prompts::GET, prompts::get(peer, &prompt_items, &revision).await, started);
+                push(
+                    prompts::GET,
+                    prompts::get(peer, &prompt_items, &revision).await,
+                    started,
+                );
             }
             let started = Instant::now();
             if wants(prompts::MISSING_ARGUMENT) {
-                push(prompts::MISSING_ARGUMENT, prompts::missing_argument(peer, &prompt_items).await, started);
+                push(
+                    prompts::MISSING_ARGUMENT,
+                    prompts::missing_argument(peer, &prompt_items).await,
+                    started,
+                );
             }
             let started = Instant::now();
             if wants(prompts::UNKNOWN) {
@@ -188,8 +253,13 @@ pub async fn run(peer: &mut impl Peer, offered: &str, init: &Value, wanted: &[&'
 
     // Resources.
     let started = Instant::now();
-    let resource_checks =
-        [resources::LIST, resources::TEMPLATES, resources::READ, resources::UNKNOWN, resources::SUBSCRIBE];
+    let resource_checks = [
+        resources::LIST,
+        resources::TEMPLATES,
+        resources::READ,
+        resources::UNKNOWN,
+        resources::SUBSCRIBE,
+    ];
     let mut templates = Vec::new();
     let mut subscribed: Vec<String> = Vec::new();
     if resource_checks.iter().any(|id| wants(id)) || wants(utilities::COMPLETE) {
@@ -199,24 +269,46 @@ pub async fn run(peer: &mut impl Peer, offered: &str, init: &Value, wanted: &[&'
             }
         } else {
             let listed = fixtures::list_all(peer, fixtures::RESOURCES).await;
-            push(resources::LIST, resources::judge_list(&listed, "uri"), started);
+            push(
+                resources::LIST,
+                resources::judge_list(&listed, "uri"),
+                started,
+            );
             let started = Instant::now();
             let listed_templates: Listed = fixtures::list_all(peer, fixtures::TEMPLATES).await;
-            push(resources::TEMPLATES, resources::judge_list(&listed_templates, "uriTemplate"), started);
+            push(
+                resources::TEMPLATES,
+                resources::judge_list(&listed_templates, "uriTemplate"),
+                started,
+            );
             templates = listed_templates.items;
             let started = Instant::now();
             if wants(resources::READ) {
-                push(resources::READ, resources::read(peer, &listed.items, &templates).await, started);
+                push(
+                    resources::READ,
+                    resources::read(peer, &listed.items, &templates).await,
+                    started,
+                );
             }
             let started = Instant::now();
             if wants(resources::UNKNOWN) {
-                push(resources::UNKNOWN, resources::unknown(peer, &revision).await, started);
+                push(
+                    resources::UNKNOWN,
+                    resources::unknown(peer, &revision).await,
+                    started,
+                );
             }
             let started = Instant::now();
             if wants(resources::SUBSCRIBE) || wants(resources::UPDATED) {
                 let finding = resources::subscribe(peer, &capabilities, &listed.items).await;
                 if matches!(finding, Finding::Pass { .. }) || matches!(finding, Finding::Fail(_)) {
-                    subscribed.extend(listed.items.iter().find_map(|r| r.get("uri").and_then(Value::as_str)).map(str::to_string));
+                    subscribed.extend(
+                        listed
+                            .items
+                            .iter()
+                            .find_map(|r| r.get("uri").and_then(Value::as_str))
+                            .map(str::to_string),
+                    );
                 }
                 push(resources::SUBSCRIBE, finding, started);
             }
@@ -252,23 +344,48 @@ pub async fn run(peer: &mut impl Peer, offered: &str, init: &Value, wanted: &[&'
     if let Some(in_flight) = in_flight {
         calls = tool_calls::collect(peer, in_flight, calls_deadline).await;
     }
-    let unanswered: Vec<_> = calls.iter().filter(|c| c.exchange.reply.is_err()).map(|c| c.exchange.clone()).collect();
+    let unanswered: Vec<_> = calls
+        .iter()
+        .filter(|c| c.exchange.reply.is_err())
+        .map(|c| c.exchange.clone())
+        .collect();
     if calls.is_empty() {
-        for id in [tool_calls::CALL, tool_calls::ERROR_IN_RESULT, tool_calls::OUTPUT_SCHEMA] {
+        for id in [
+            tool_calls::CALL,
+            tool_calls::ERROR_IN_RESULT,
+            tool_calls::OUTPUT_SCHEMA,
+        ] {
             push(id, Finding::skip(none_allowed()), calls_started);
         }
     } else {
-        push(tool_calls::CALL, tool_calls::judge_calls(&calls, &revision), calls_started);
-        push(tool_calls::ERROR_IN_RESULT, tool_calls::judge_errors(&calls), calls_started);
-        push(tool_calls::OUTPUT_SCHEMA, tool_calls::judge_output(&calls, &tools, &revision), calls_started);
+        push(
+            tool_calls::CALL,
+            tool_calls::judge_calls(&calls, &revision),
+            calls_started,
+        );
+        push(
+            tool_calls::ERROR_IN_RESULT,
+            tool_calls::judge_errors(&calls),
+            calls_started,
+        );
+        push(
+            tool_calls::OUTPUT_SCHEMA,
+            tool_calls::judge_output(&calls, &tools, &revision),
+            calls_started,
+        );
     }
     // Cancellation: the calls still running, else a request cancelled as soon as sent.
     let started = Instant::now();
     if wants(utilities::CANCELLATION) || !unanswered.is_empty() {
         let fresh = match allowed.first() {
             Some(tool) => {
-                let arguments = fixtures::arguments_for(tool.get("inputSchema").unwrap_or(&json!({})), 0);
-                Some(request(peer.fresh_id(), "tools/call", Some(json!({"name": tool["name"], "arguments": arguments}))))
+                let arguments =
+                    fixtures::arguments_for(tool.get("inputSchema").unwrap_or(&json!({})), 0);
+                Some(request(
+                    peer.fresh_id(),
+                    "tools/call",
+                    Some(json!({"name": tool["name"], "arguments": arguments})),
+                ))
             }
             None => [fixtures::TOOLS, fixtures::PROMPTS, fixtures::RESOURCES]
                 .iter()
@@ -298,16 +415,40 @@ pub async fn run(peer: &mut impl Peer, offered: &str, init: &Value, wanted: &[&'
         let _ = peer.request("ping", None).await;
     }
     let log = since(peer, 0);
-    let finding = if calls.is_empty() { Finding::skip(none_allowed()) } else { utilities::judge_progress(&log, &calls) };
+    let finding = if calls.is_empty() {
+        Finding::skip(none_allowed())
+    } else {
+        utilities::judge_progress(&log, &calls)
+    };
     push(utilities::PROGRESS, finding, started);
     if let Some(level_mark) = level_mark {
-        push(utilities::LEVEL_RESPECTED, utilities::judge_levels(log.get(level_mark..).unwrap_or_default()), started);
+        push(
+            utilities::LEVEL_RESPECTED,
+            utilities::judge_levels(log.get(level_mark..).unwrap_or_default()),
+            started,
+        );
     } else {
-        push(utilities::LEVEL_RESPECTED, Finding::skip("the server does not declare `logging`"), started);
+        push(
+            utilities::LEVEL_RESPECTED,
+            Finding::skip("the server does not declare `logging`"),
+            started,
+        );
     }
-    push(resources::UPDATED, resources::judge_updated(&log, &capabilities, &subscribed), started);
-    push(lifecycle::DECLARED_REQUESTS, lifecycle::judge_requests(&log), started);
-    push(lifecycle::LIST_CHANGED, lifecycle::judge_list_changed(&log, &capabilities), started);
+    push(
+        resources::UPDATED,
+        resources::judge_updated(&log, &capabilities, &subscribed),
+        started,
+    );
+    push(
+        lifecycle::DECLARED_REQUESTS,
+        lifecycle::judge_requests(&log),
+        started,
+    );
+    push(
+        lifecycle::LIST_CHANGED,
+        lifecycle::judge_list_changed(&log, &capabilities),
+        started,
+    );
     out
 }
 
@@ -315,7 +456,9 @@ pub async fn run(peer: &mut impl Peer, offered: &str, init: &Value, wanted: &[&'
 /// `capability`, or the session stopped answering.
 fn gate(declared: bool, capability: &str, peer: &dyn StalledPeer) -> Option<Finding> {
     if !declared {
-        return Some(Finding::skip(format!("the server does not declare `{capability}`")));
+        return Some(Finding::skip(format!(
+            "the server does not declare `{capability}`"
+        )));
     }
     peer.why().map(|why| not_asked(&why))
 }

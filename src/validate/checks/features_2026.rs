@@ -43,9 +43,19 @@ pub fn applies(id: &str) -> bool {
 pub async fn run<S: Peer>(session: &mut S, plan: &Plan, discover: &Exchange) -> Vec<Found> {
     let mut found = Vec::new();
     let mut wanted = Vec::new();
-    for id in features::SESSION_CHECKS.iter().chain(requests::CHECKS).copied().filter(|id| plan.wants(id)) {
+    for id in features::SESSION_CHECKS
+        .iter()
+        .chain(requests::CHECKS)
+        .copied()
+        .filter(|id| plan.wants(id))
+    {
         if let Some((_, why)) = NOT_APPLICABLE.iter().find(|(na, _)| *na == id) {
-            found.push(Found::new(id, STATELESS, Finding::skip(format!("not applicable: {why}")), 0));
+            found.push(Found::new(
+                id,
+                STATELESS,
+                Finding::skip(format!("not applicable: {why}")),
+                0,
+            ));
         } else if let Some((_, why)) = NOT_EXERCISED.iter().find(|(ne, _)| *ne == id) {
             found.push(Found::new(id, STATELESS, Finding::skip(*why), 0));
         } else {
@@ -58,8 +68,18 @@ pub async fn run<S: Peer>(session: &mut S, plan: &Plan, discover: &Exchange) -> 
         "capabilities": result.get("capabilities").cloned().unwrap_or_default(),
         "serverInfo": result.get("serverInfo").cloned().unwrap_or_default(),
     });
-    let out = features::run(&mut Modern(session), STATELESS, &init, &wanted, &Settings::of(plan)).await;
-    found.extend(out.into_iter().map(|(id, revision, finding, millis)| Found::new(id, revision, finding, millis)));
+    let out = features::run(
+        &mut Modern(session),
+        STATELESS,
+        &init,
+        &wanted,
+        &Settings::of(plan),
+    )
+    .await;
+    found.extend(
+        out.into_iter()
+            .map(|(id, revision, finding, millis)| Found::new(id, revision, finding, millis)),
+    );
     found
 }
 
@@ -94,7 +114,11 @@ impl<S: Peer> Peer for Modern<'_, S> {
         self.0.start(requests)
     }
 
-    fn finish(&mut self, in_flight: S::InFlight, deadline: Instant) -> impl Future<Output = Vec<Exchange>> + Send {
+    fn finish(
+        &mut self,
+        in_flight: S::InFlight,
+        deadline: Instant,
+    ) -> impl Future<Output = Vec<Exchange>> + Send {
         self.0.finish(in_flight, deadline)
     }
 

@@ -71,21 +71,36 @@ impl HttpCtx {
     /// A new session (nothing sent yet), logged under `label`.
     pub fn open(&self, label: &str) -> HttpSession {
         let session = HttpSession::new(self.wire.clone(), label);
-        self.logs.lock().unwrap_or_else(|e| e.into_inner()).push(session.log());
+        self.logs
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(session.log());
         session
     }
 
     /// Runs a handshake on `session`, keeping the session id the server issued.
-    pub async fn handshake(&self, session: &mut HttpSession, label: &str, revision: &str) -> Handshake {
+    pub async fn handshake(
+        &self,
+        session: &mut HttpSession,
+        label: &str,
+        revision: &str,
+    ) -> Handshake {
         let handshake = session.handshake(revision).await;
         if let Some(id) = &session.session_id {
-            self.issued.lock().unwrap_or_else(|e| e.into_inner()).push((label.to_string(), id.clone()));
+            self.issued
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push((label.to_string(), id.clone()));
         }
         handshake
     }
 
     /// A new, initialized session; a failure is the reason the caller's checks are skipped.
-    pub async fn open_initialized(&self, label: &str, revision: &str) -> Result<(HttpSession, Handshake), String> {
+    pub async fn open_initialized(
+        &self,
+        label: &str,
+        revision: &str,
+    ) -> Result<(HttpSession, Handshake), String> {
         let mut session = self.open(label);
         let handshake = self.handshake(&mut session, label, revision).await;
         if session.revision.is_none() {
@@ -110,9 +125,18 @@ pub async fn run_http(target: &Target, plan: &Plan) -> Result<Vec<Found>, Unreac
     let Target::Http { url, headers } = target else {
         return Err(Unreachable("not an HTTP target".into()));
     };
-    let wire = Wire::new(url, headers, plan.ca_cert.as_deref(), plan.timeout).map_err(Unreachable)?;
-    let ctx = Arc::new(HttpCtx { wire: Arc::new(wire), logs: Mutex::new(Vec::new()), issued: Mutex::new(Vec::new()) });
-    let first = plan.revisions.first().cloned().unwrap_or_else(|| crate::validate::LATEST.to_string());
+    let wire =
+        Wire::new(url, headers, plan.ca_cert.as_deref(), plan.timeout).map_err(Unreachable)?;
+    let ctx = Arc::new(HttpCtx {
+        wire: Arc::new(wire),
+        logs: Mutex::new(Vec::new()),
+        issued: Mutex::new(Vec::new()),
+    });
+    let first = plan
+        .revisions
+        .first()
+        .cloned()
+        .unwrap_or_else(|| crate::validate::LATEST.to_string());
 
     let started = Instant::now();
     let mut probe = ctx.open("probe");
@@ -139,23 +163,49 @@ pub async fn run_http(target: &Target, plan: &Plan) -> Result<Vec<Found>, Unreac
         tasks.spawn(async move {
             let started = Instant::now();
             let finding = negotiates(&ctx, probe_answer).await;
-            vec![(initialize::NEGOTIATES, "all".to_string(), finding, started.elapsed().as_millis(), None)]
+            vec![(
+                initialize::NEGOTIATES,
+                "all".to_string(),
+                finding,
+                started.elapsed().as_millis(),
+                None,
+            )]
         });
     }
     let mut found = Vec::new();
     for (index, revision) in plan.revisions.iter().enumerate() {
-        let queries: Vec<&'static str> = super::QUERIES.iter().copied().filter(|id| plan.wants(id)).collect();
+        let queries: Vec<&'static str> = super::QUERIES
+            .iter()
+            .copied()
+            .filter(|id| plan.wants(id))
+            .collect();
         let feature_ids = super::features::selected(plan);
         if !queries.is_empty() || !feature_ids.is_empty() {
-            let (ctx, revision, settings) = (ctx.clone(), revision.clone(), super::features::Settings::of(plan));
-            tasks.spawn(async move { run_queries(&ctx, &revision, &queries, &feature_ids, &settings).await });
+            let (ctx, revision, settings) = (
+                ctx.clone(),
+                revision.clone(),
+                super::features::Settings::of(plan),
+            );
+            tasks.spawn(async move {
+                run_queries(&ctx, &revision, &queries, &feature_ids, &settings).await
+            });
         }
         if plan.wants(super::lifecycle::BEFORE_INITIALIZE) {
-            let reason = "a stdio check: over HTTP a request without a session is the transport's matter";
-            found.push(Found::new(super::lifecycle::BEFORE_INITIALIZE, revision.clone(), Finding::skip(reason), 0));
+            let reason =
+                "a stdio check: over HTTP a request without a session is the transport's matter";
+            found.push(Found::new(
+                super::lifecycle::BEFORE_INITIALIZE,
+                revision.clone(),
+                Finding::skip(reason),
+                0,
+            ));
         }
-        let own: Vec<&'static str> =
-            [jsonrpc::PARSE_ERROR].iter().chain(OWN_SESSION).copied().filter(|id| plan.wants(id)).collect();
+        let own: Vec<&'static str> = [jsonrpc::PARSE_ERROR]
+            .iter()
+            .chain(OWN_SESSION)
+            .copied()
+            .filter(|id| plan.wants(id))
+            .collect();
         for id in own {
             let (ctx, revision) = (ctx.clone(), revision.clone());
             tasks.spawn(async move {
@@ -173,26 +223,41 @@ pub async fn run_http(target: &Target, plan: &Plan) -> Result<Vec<Found>, Unreac
                 session.close().await;
                 initialize::judge_result(&handshake.init)
             };
-            found.push(Found::new(initialize::RESULT, revision.clone(), finding, probe_millis));
+            found.push(Found::new(
+                initialize::RESULT,
+                revision.clone(),
+                finding,
+                probe_millis,
+            ));
         }
     }
     while let Some(joined) = tasks.join_next().await {
         match joined {
-            Ok(results) => found.extend(results.into_iter().map(|(id, revision, finding, millis, level)| Found {
-                level,
-                ..Found::new(id, revision, finding, millis)
-            })),
+            Ok(results) => found.extend(results.into_iter().map(
+                |(id, revision, finding, millis, level)| Found {
+                    level,
+                    ..Found::new(id, revision, finding, millis)
+                },
+            )),
             Err(e) => found.push(Found::new(
                 "harness",
                 first.clone(),
-                Finding::HarnessFault { reason: format!("a check task failed: {e}") },
+                Finding::HarnessFault {
+                    reason: format!("a check task failed: {e}"),
+                },
                 0,
             )),
         }
     }
-    let declared_ids: Vec<&'static str> = super::requests::CHECKS.iter().copied().filter(|id| plan.wants(id)).collect();
+    let declared_ids: Vec<&'static str> = super::requests::CHECKS
+        .iter()
+        .copied()
+        .filter(|id| plan.wants(id))
+        .collect();
     let declared = probe.declared.clone();
-    for (id, revision, finding, millis) in super::requests::run(&mut probe, &first, &declared, &declared_ids).await {
+    for (id, revision, finding, millis) in
+        super::requests::run(&mut probe, &first, &declared, &declared_ids).await
+    {
         found.push(Found::new(id, revision, finding, millis));
     }
     probe.close().await;
@@ -200,24 +265,44 @@ pub async fn run_http(target: &Target, plan: &Plan) -> Result<Vec<Found>, Unreac
     if plan.wants(schema::VALID) {
         let started = Instant::now();
         let finding = schema::judge(&ctx.logs());
-        found.push(Found::new(schema::VALID, first.clone(), finding, started.elapsed().as_millis()));
+        found.push(Found::new(
+            schema::VALID,
+            first.clone(),
+            finding,
+            started.elapsed().as_millis(),
+        ));
     }
     if plan.wants(SESSION_ID_ASCII) {
         let issued = ctx.issued.lock().unwrap_or_else(|e| e.into_inner()).clone();
-        found.push(Found::new(SESSION_ID_ASCII, first.clone(), judge_session_ids(&issued), 0));
+        found.push(Found::new(
+            SESSION_ID_ASCII,
+            first.clone(),
+            judge_session_ids(&issued),
+            0,
+        ));
     }
     for id in [stdio::CLEAN_STDOUT, stdio::EXITS_ON_CLOSE] {
         if plan.wants(id) {
-            found.push(Found::new(id, first.clone(), Finding::skip("a stdio check; the target is an HTTP URL"), 0));
+            found.push(Found::new(
+                id,
+                first.clone(),
+                Finding::skip("a stdio check; the target is an HTTP URL"),
+                0,
+            ));
         }
     }
-    debug_assert!(found.iter().all(|f| f.id == "harness" || ALL.contains(&f.id)));
+    debug_assert!(found
+        .iter()
+        .all(|f| f.id == "harness" || ALL.contains(&f.id)));
     sort(&mut found);
     Ok(found)
 }
 
 /// Offers each other revision in a fresh session, concurrently; the probe counts for its own.
-async fn negotiates(ctx: &Arc<HttpCtx>, probe: (String, crate::validate::stdio::Exchange)) -> Finding {
+async fn negotiates(
+    ctx: &Arc<HttpCtx>,
+    probe: (String, crate::validate::stdio::Exchange),
+) -> Finding {
     let mut tasks = tokio::task::JoinSet::new();
     for revision in initialize::offered().into_iter().filter(|r| *r != probe.0) {
         let ctx = ctx.clone();
@@ -233,7 +318,11 @@ async fn negotiates(ctx: &Arc<HttpCtx>, probe: (String, crate::validate::stdio::
     while let Some(joined) = tasks.join_next().await {
         match joined {
             Ok(answer) => answers.push(answer),
-            Err(e) => return Finding::HarnessFault { reason: format!("a negotiation session failed: {e}") },
+            Err(e) => {
+                return Finding::HarnessFault {
+                    reason: format!("a negotiation session failed: {e}"),
+                }
+            }
         }
     }
     initialize::judge_negotiation(answers)
@@ -253,24 +342,50 @@ async fn run_queries(
             return queries
                 .iter()
                 .chain(feature_ids)
-                .map(|id| (*id, revision.to_string(), Finding::skip(reason.clone()), 0, None))
+                .map(|id| {
+                    (
+                        *id,
+                        revision.to_string(),
+                        Finding::skip(reason.clone()),
+                        0,
+                        None,
+                    )
+                })
                 .collect();
         }
     };
-    let capabilities = init.init.result().and_then(|r| r.get("capabilities")).cloned().unwrap_or_default();
+    let capabilities = init
+        .init
+        .result()
+        .and_then(|r| r.get("capabilities"))
+        .cloned()
+        .unwrap_or_default();
     let mut out = Vec::new();
     for id in queries {
         let started = Instant::now();
         let finding = match *id {
-            _ if session.stalled.is_some() => super::not_asked(session.stalled.as_deref().unwrap_or_default()),
+            _ if session.stalled.is_some() => {
+                super::not_asked(session.stalled.as_deref().unwrap_or_default())
+            }
             jsonrpc::NOTIFICATION_SILENT => jsonrpc::notification_silent_http(&mut session).await,
             other => super::query(other, &mut session, &capabilities).await,
         };
-        out.push((*id, revision.to_string(), finding, started.elapsed().as_millis(), None));
+        out.push((
+            *id,
+            revision.to_string(),
+            finding,
+            started.elapsed().as_millis(),
+            None,
+        ));
     }
     let init_result = init.init.result().cloned().unwrap_or_default();
-    let features = super::features::run(&mut session, revision, &init_result, feature_ids, settings).await;
-    out.extend(features.into_iter().map(|(id, revision, finding, millis)| (id, revision, finding, millis, None)));
+    let features =
+        super::features::run(&mut session, revision, &init_result, feature_ids, settings).await;
+    out.extend(
+        features
+            .into_iter()
+            .map(|(id, revision, finding, millis)| (id, revision, finding, millis, None)),
+    );
     session.close().await;
     out
 }
@@ -301,7 +416,9 @@ async fn run_one(ctx: &HttpCtx, id: &'static str, revision: &str) -> (Finding, O
         }
         GET_STREAM => get_stream(&mut session).await,
         BATCH => batch(&mut session, &negotiated).await,
-        _ => Finding::HarnessFault { reason: format!("{id} is not an HTTP check") },
+        _ => Finding::HarnessFault {
+            reason: format!("{id} is not an HTTP check"),
+        },
     };
     session.close().await;
     (finding, level)
@@ -313,18 +430,26 @@ fn failed(expected: impl Into<String>, posted: &Posted) -> Finding {
         Ok(reply) => format!("status {}", reply.status),
         Err(e) => format!("no response: {e}"),
     };
-    Finding::Fail(Failure::new(expected, actual).sent(&posted.sent).received(Some(posted.received())))
+    Finding::Fail(
+        Failure::new(expected, actual)
+            .sent(&posted.sent)
+            .received(Some(posted.received())),
+    )
 }
 
 /// A `ping` request body with the session's next id.
 fn ping_body(session: &mut HttpSession) -> Vec<u8> {
-    json!({"jsonrpc": "2.0", "id": session.next_id(), "method": "ping"}).to_string().into_bytes()
+    json!({"jsonrpc": "2.0", "id": session.next_id(), "method": "ping"})
+        .to_string()
+        .into_bytes()
 }
 
 /// POSTs a `ping` with `headers`, reading the whole answer.
 async fn post_ping(session: &mut HttpSession, headers: Vec<(String, String)>) -> Posted {
     let body = ping_body(session);
-    session.send(Method::POST, headers, Some(body), Until::End).await
+    session
+        .send(Method::POST, headers, Some(body), Until::End)
+        .await
 }
 
 fn no_sessions() -> Finding {
@@ -334,11 +459,16 @@ fn no_sessions() -> Finding {
 /// The handshake's `notifications/initialized` POST got 202.
 fn notification_202(handshake: &Handshake) -> Finding {
     let Some(posted) = &handshake.initialized else {
-        return Finding::HarnessFault { reason: "the handshake sent no notifications/initialized".into() };
+        return Finding::HarnessFault {
+            reason: "the handshake sent no notifications/initialized".into(),
+        };
     };
     match posted.status() {
         Some(202) => Finding::pass(),
-        _ => failed("202 Accepted for the `notifications/initialized` POST", posted),
+        _ => failed(
+            "202 Accepted for the `notifications/initialized` POST",
+            posted,
+        ),
     }
 }
 
@@ -347,7 +477,10 @@ async fn accept_required(session: &mut HttpSession) -> Finding {
     for accept in ["application/json", "text/event-stream"] {
         let posted = post_ping(session, with(session.headers(), "Accept", accept)).await;
         if posted.status() != Some(406) {
-            return failed(format!("406 Not Acceptable for a POST with `Accept: {accept}` alone"), &posted);
+            return failed(
+                format!("406 Not Acceptable for a POST with `Accept: {accept}` alone"),
+                &posted,
+            );
         }
     }
     Finding::pass_with("406 for application/json alone and for text/event-stream alone")
@@ -358,8 +491,9 @@ fn judge_session_ids(issued: &[(String, String)]) -> Finding {
     if issued.is_empty() {
         return no_sessions();
     }
-    if let Some((label, id)) =
-        issued.iter().find(|(_, id)| id.is_empty() || !id.bytes().all(|b| (0x21..=0x7e).contains(&b)))
+    if let Some((label, id)) = issued
+        .iter()
+        .find(|(_, id)| id.is_empty() || !id.bytes().all(|b| (0x21..=0x7e).contains(&b)))
     {
         return Finding::Fail(
             Failure::new(
@@ -377,10 +511,17 @@ async fn unknown_session(session: &mut HttpSession) -> Finding {
     if session.session_id.is_none() {
         return no_sessions();
     }
-    let posted = post_ping(session, with(session.headers(), "Mcp-Session-Id", NEVER_ISSUED)).await;
+    let posted = post_ping(
+        session,
+        with(session.headers(), "Mcp-Session-Id", NEVER_ISSUED),
+    )
+    .await;
     match posted.status() {
         Some(404) => Finding::pass(),
-        _ => failed("404 Not Found for a session id the server never issued", &posted),
+        _ => failed(
+            "404 Not Found for a session id the server never issued",
+            &posted,
+        ),
     }
 }
 
@@ -392,7 +533,10 @@ async fn missing_session(session: &mut HttpSession) -> Finding {
     let posted = post_ping(session, without(session.headers(), "Mcp-Session-Id")).await;
     match posted.status() {
         Some(400) => Finding::pass(),
-        _ => failed("400 Bad Request for a request without the Mcp-Session-Id the server issued", &posted),
+        _ => failed(
+            "400 Bad Request for a request without the Mcp-Session-Id the server issued",
+            &posted,
+        ),
     }
 }
 
@@ -402,7 +546,9 @@ async fn delete(session: &mut HttpSession) -> Finding {
         return no_sessions();
     }
     let headers = without(session.headers(), "Content-Type");
-    let deleted = session.send(Method::DELETE, headers, None, Until::End).await;
+    let deleted = session
+        .send(Method::DELETE, headers, None, Until::End)
+        .await;
     let expected = "DELETE answered 2xx, then 404 for a request with the ended session's id; or DELETE answered 405";
     match deleted.status() {
         Some(405) => return Finding::pass_with("DELETE answered 405: clients cannot end sessions"),
@@ -415,16 +561,24 @@ async fn delete(session: &mut HttpSession) -> Finding {
     }
     let actual = match after.status() {
         Some(status) => {
-            format!("DELETE answered {}, then the ended session's id got {status}", deleted.status().unwrap_or(0))
+            format!(
+                "DELETE answered {}, then the ended session's id got {status}",
+                deleted.status().unwrap_or(0)
+            )
         }
-        None => format!("DELETE answered {}, then no response", deleted.status().unwrap_or(0)),
+        None => format!(
+            "DELETE answered {}, then no response",
+            deleted.status().unwrap_or(0)
+        ),
     };
     Finding::Fail(
-        Failure::new(expected, actual).sent(format!("{}\n{}", deleted.sent, after.sent)).received(Some(format!(
-            "{}\n{}",
-            deleted.received(),
-            after.received()
-        ))),
+        Failure::new(expected, actual)
+            .sent(format!("{}\n{}", deleted.sent, after.sent))
+            .received(Some(format!(
+                "{}\n{}",
+                deleted.received(),
+                after.received()
+            ))),
     )
 }
 
@@ -436,10 +590,21 @@ async fn protocol_version_header(session: &mut HttpSession, negotiated: &str) ->
             crate::validate::http::PROTOCOL_VERSION_HEADER_SINCE
         ));
     }
-    let posted = post_ping(session, with(session.headers(), "MCP-Protocol-Version", UNSUPPORTED_VERSION)).await;
+    let posted = post_ping(
+        session,
+        with(
+            session.headers(),
+            "MCP-Protocol-Version",
+            UNSUPPORTED_VERSION,
+        ),
+    )
+    .await;
     match posted.status() {
         Some(400) => Finding::pass(),
-        _ => failed(format!("400 Bad Request for `MCP-Protocol-Version: {UNSUPPORTED_VERSION}`"), &posted),
+        _ => failed(
+            format!("400 Bad Request for `MCP-Protocol-Version: {UNSUPPORTED_VERSION}`"),
+            &posted,
+        ),
     }
 }
 
@@ -448,20 +613,30 @@ async fn origin(session: &mut HttpSession) -> Finding {
     let posted = post_ping(session, with(session.headers(), "Origin", FOREIGN_ORIGIN)).await;
     match posted.status() {
         Some(403) => Finding::pass(),
-        _ => failed(format!("403 Forbidden for `Origin: {FOREIGN_ORIGIN}`"), &posted),
+        _ => failed(
+            format!("403 Forbidden for `Origin: {FOREIGN_ORIGIN}`"),
+            &posted,
+        ),
     }
 }
 
 /// GET answers an SSE stream or 405 (only the head is read; the stream is then closed).
 async fn get_stream(session: &mut HttpSession) -> Finding {
-    let headers = with(without(session.headers(), "Content-Type"), "Accept", "text/event-stream");
+    let headers = with(
+        without(session.headers(), "Content-Type"),
+        "Accept",
+        "text/event-stream",
+    );
     let posted = session.send(Method::GET, headers, None, Until::Head).await;
     match &posted.reply {
         Ok(reply) if reply.status == 405 => Finding::pass_with("405: no GET stream"),
         Ok(reply) if reply.status == 200 && reply.media_type() == "text/event-stream" => {
             Finding::pass_with("200 text/event-stream")
         }
-        _ => failed("200 with Content-Type text/event-stream, or 405 Method Not Allowed", &posted),
+        _ => failed(
+            "200 with Content-Type text/event-stream, or 405 Method Not Allowed",
+            &posted,
+        ),
     }
 }
 
@@ -473,8 +648,12 @@ async fn batch(session: &mut HttpSession, negotiated: &str) -> Finding {
         ));
     }
     let id = session.next_id();
-    let body = json!([{"jsonrpc": "2.0", "id": id, "method": "ping"}]).to_string().into_bytes();
-    let posted = session.send(Method::POST, session.headers(), Some(body), Until::End).await;
+    let body = json!([{"jsonrpc": "2.0", "id": id, "method": "ping"}])
+        .to_string()
+        .into_bytes();
+    let posted = session
+        .send(Method::POST, session.headers(), Some(body), Until::End)
+        .await;
     let rejected = match &posted.reply {
         Ok(reply) if (400..500).contains(&reply.status) => true,
         Ok(reply) if reply.is_success() => {

@@ -20,7 +20,11 @@ pub fn judge_result(exchange: &Exchange) -> Finding {
     let expected =
         "a result with protocolVersion (string), capabilities (object), serverInfo {name, version} (strings)";
     let fail = |actual: String| {
-        Finding::Fail(Failure::new(expected, actual).sent(&exchange.sent).received(Some(exchange.received())))
+        Finding::Fail(
+            Failure::new(expected, actual)
+                .sent(&exchange.sent)
+                .received(Some(exchange.received())),
+        )
     };
     let Some(result) = exchange.result() else {
         return fail(match exchange.error_code() {
@@ -39,10 +43,16 @@ pub fn judge_result(exchange: &Exchange) -> Finding {
     if !info.is_some_and(Value::is_object) {
         missing.push("serverInfo");
     } else {
-        if !info.and_then(|i| i.get("name")).is_some_and(Value::is_string) {
+        if !info
+            .and_then(|i| i.get("name"))
+            .is_some_and(Value::is_string)
+        {
             missing.push("serverInfo.name");
         }
-        if !info.and_then(|i| i.get("version")).is_some_and(Value::is_string) {
+        if !info
+            .and_then(|i| i.get("version"))
+            .is_some_and(Value::is_string)
+        {
             missing.push("serverInfo.version");
         }
     }
@@ -102,7 +112,11 @@ pub async fn negotiates(
         });
     }
     let Some(probe) = probe.await else {
-        return (Finding::skip("the probe session got no answer to `initialize`"), None, started.elapsed());
+        return (
+            Finding::skip("the probe session got no answer to `initialize`"),
+            None,
+            started.elapsed(),
+        );
     };
     let mut own = started.elapsed();
     let mut answers = vec![(probe_revision.to_string(), probe)];
@@ -132,7 +146,11 @@ pub fn session_label(revision: &str) -> String {
 
 /// The revisions [`negotiates`] offers: each published one, then an unknown one.
 pub fn offered() -> Vec<&'static str> {
-    REVISIONS.iter().copied().chain([UNKNOWN_REVISION]).collect()
+    REVISIONS
+        .iter()
+        .copied()
+        .chain([UNKNOWN_REVISION])
+        .collect()
 }
 
 /// Judges the answers to `initialize` offering each revision of [`offered`]: each a published
@@ -143,16 +161,27 @@ pub fn judge_negotiation(mut answers: Vec<(String, Exchange)>) -> Finding {
     answers.sort_by_key(|(r, _)| wanted.iter().position(|w| w == r));
     let mut notes = Vec::new();
     for (offered, exchange) in &answers {
-        let answered = exchange.result().and_then(|r| r.get("protocolVersion")).and_then(Value::as_str);
+        let answered = exchange
+            .result()
+            .and_then(|r| r.get("protocolVersion"))
+            .and_then(Value::as_str);
         let expected = if offered == UNKNOWN_REVISION {
             format!("offered {offered} (unknown): a revision the server supports, never an error")
         } else {
             format!("offered {offered}: {offered}, or another revision the server supports, never an error")
         };
-        let failure =
-            || Failure::new(expected.clone(), String::new()).sent(&exchange.sent).received(Some(exchange.received()));
+        let failure = || {
+            Failure::new(expected.clone(), String::new())
+                .sent(&exchange.sent)
+                .received(Some(exchange.received()))
+        };
         match answered {
-            None => return Finding::Fail(Failure { actual: "no protocolVersion in a result".into(), ..failure() }),
+            None => {
+                return Finding::Fail(Failure {
+                    actual: "no protocolVersion in a result".into(),
+                    ..failure()
+                })
+            }
             Some(version) if !REVISIONS.contains(&version) => {
                 return Finding::Fail(Failure {
                     actual: format!("answered `{version}`, not a published revision"),
@@ -163,7 +192,11 @@ pub fn judge_negotiation(mut answers: Vec<(String, Exchange)>) -> Finding {
         }
     }
     let answered = |exchange: &Exchange| {
-        exchange.result().and_then(|r| r.get("protocolVersion")).and_then(Value::as_str).map(str::to_string)
+        exchange
+            .result()
+            .and_then(|r| r.get("protocolVersion"))
+            .and_then(Value::as_str)
+            .map(str::to_string)
     };
     for (offered, exchange) in &answers {
         let Some(version) = answered(exchange).filter(|v| v != offered) else {
@@ -171,7 +204,9 @@ pub fn judge_negotiation(mut answers: Vec<(String, Exchange)>) -> Finding {
         };
         let shown_elsewhere: Vec<&str> = answers
             .iter()
-            .filter(|(other, x)| other != offered && answered(x).as_deref() == Some(offered.as_str()))
+            .filter(|(other, x)| {
+                other != offered && answered(x).as_deref() == Some(offered.as_str())
+            })
             .map(|(other, _)| other.as_str())
             .collect();
         if !shown_elsewhere.is_empty() {

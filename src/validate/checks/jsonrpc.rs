@@ -29,7 +29,9 @@ pub async fn unknown_method(session: &mut impl Rpc) -> Finding {
     let actual = match (exchange.error_code(), exchange.result()) {
         (Some(code), _) => format!("error code {code}"),
         (None, Some(_)) => "a result".into(),
-        _ if exchange.reply.is_ok() => "a response with neither a result nor an integer error code".into(),
+        _ if exchange.reply.is_ok() => {
+            "a response with neither a result nor an integer error code".into()
+        }
         _ => "no response".into(),
     };
     Finding::Fail(
@@ -62,10 +64,19 @@ pub(crate) async fn judge_parse_error(session: &mut Session) -> Finding {
         return Finding::Fail(Failure::new("the server stays up after the line", why).sent(sent));
     }
     let (before, fence_reply) = session.collect_until_response(&id).await;
-    let parse_error = before.iter().find(|m| is_response(m) && m.pointer("/error/code") == Some(&json!(-32700)));
-    let received =
-        before.iter().map(Value::to_string).chain(fence_reply.as_ref().map(Value::to_string).ok()).collect::<Vec<_>>();
-    let received = if received.is_empty() { "nothing".to_string() } else { received.join("\n") };
+    let parse_error = before
+        .iter()
+        .find(|m| is_response(m) && m.pointer("/error/code") == Some(&json!(-32700)));
+    let received = before
+        .iter()
+        .map(Value::to_string)
+        .chain(fence_reply.as_ref().map(Value::to_string).ok())
+        .collect::<Vec<_>>();
+    let received = if received.is_empty() {
+        "nothing".to_string()
+    } else {
+        received.join("\n")
+    };
     match (parse_error, fence_reply) {
         (Some(_), Ok(_)) => Finding::pass(),
         (_, Err(why)) => Finding::Fail(
@@ -117,7 +128,9 @@ pub async fn notification_silent(session: &mut Session) -> Finding {
     }
     match fence_reply {
         Ok(_) => Finding::pass(),
-        Err(why) => Finding::Fail(Failure::new("no response, and the server still answers a ping", why).sent(sent)),
+        Err(why) => Finding::Fail(
+            Failure::new("no response, and the server still answers a ping", why).sent(sent),
+        ),
     }
 }
 
@@ -129,16 +142,28 @@ pub async fn parse_error_http(ctx: &super::http::HttpCtx, revision: &str) -> Fin
         Err(reason) => return Finding::skip(reason),
     };
     let headers = session.headers();
-    let posted = session.send(hyper::Method::POST, headers, Some(NOT_JSON.as_bytes().to_vec()), Until::End).await;
+    let posted = session
+        .send(
+            hyper::Method::POST,
+            headers,
+            Some(NOT_JSON.as_bytes().to_vec()),
+            Until::End,
+        )
+        .await;
     let (fence, _) = session.request_posted("ping", None).await;
     session.close().await;
-    let expected = "400 Bad Request for a body that is not JSON, and the session still answers a ping";
+    let expected =
+        "400 Bad Request for a body that is not JSON, and the session still answers a ping";
     if posted.status() != Some(400) {
         let actual = match posted.status() {
             Some(status) => format!("status {status}"),
             None => "no response".to_string(),
         };
-        return Finding::Fail(Failure::new(expected, actual).sent(&posted.sent).received(Some(posted.received())));
+        return Finding::Fail(
+            Failure::new(expected, actual)
+                .sent(&posted.sent)
+                .received(Some(posted.received())),
+        );
     }
     match fence.reply {
         Ok(_) => Finding::pass(),
@@ -155,16 +180,21 @@ pub async fn notification_silent_http(session: &mut crate::validate::http::HttpS
     let posted = session.notify(UNKNOWN_NOTIFICATION, Some(json!({}))).await;
     let fail = |actual: String| {
         Finding::Fail(
-            Failure::new("202 Accepted with an empty body (no response to a notification)", actual)
-                .sent(&posted.sent)
-                .received(Some(posted.received())),
+            Failure::new(
+                "202 Accepted with an empty body (no response to a notification)",
+                actual,
+            )
+            .sent(&posted.sent)
+            .received(Some(posted.received())),
         )
     };
     match &posted.reply {
         Err(e) => fail(format!("no response: {e}")),
         Ok(reply) if reply.messages.iter().any(is_response) => fail("a JSON-RPC response".into()),
         Ok(reply) if reply.status != 202 => fail(format!("status {}", reply.status)),
-        Ok(reply) if !String::from_utf8_lossy(&reply.body).trim().is_empty() => fail("202 with a body".into()),
+        Ok(reply) if !String::from_utf8_lossy(&reply.body).trim().is_empty() => {
+            fail("202 with a body".into())
+        }
         Ok(_) => Finding::pass(),
     }
 }

@@ -3,8 +3,8 @@
 //! capabilities the validator did not declare, `list_changed` only where declared.
 
 use super::peer::{request, Peer};
-use crate::validate::stdio::{Exchange, Session};
 use crate::validate::outcome::{Failure, Finding};
+use crate::validate::stdio::{Exchange, Session};
 use serde_json::{json, Value};
 use std::time::Duration;
 
@@ -20,20 +20,36 @@ pub const DECLARED_REQUESTS: &str = "server.requests.declared";
 pub const LIST_CHANGED: &str = "server.notifications.list-changed";
 
 /// The client capabilities behind each server request the validator never declares.
-const CLIENT_REQUESTS: [(&str, &str); 3] =
-    [("sampling/createMessage", "sampling"), ("elicitation/create", "elicitation"), ("roots/list", "roots")];
+const CLIENT_REQUESTS: [(&str, &str); 3] = [
+    ("sampling/createMessage", "sampling"),
+    ("elicitation/create", "elicitation"),
+    ("roots/list", "roots"),
+];
 
 /// Judges `serverInfo`, `instructions` of an `initialize` result.
 pub fn judge_server_info(result: &Value) -> Finding {
     let info = result.get("serverInfo").cloned().unwrap_or(Value::Null);
     let mut wrong = Vec::new();
-    if info.get("name").and_then(Value::as_str).is_none_or(|n| n.trim().is_empty()) {
-        wrong.push(format!("serverInfo.name is {}", info.get("name").unwrap_or(&Value::Null)));
+    if info
+        .get("name")
+        .and_then(Value::as_str)
+        .is_none_or(|n| n.trim().is_empty())
+    {
+        wrong.push(format!(
+            "serverInfo.name is {}",
+            info.get("name").unwrap_or(&Value::Null)
+        ));
     }
     if !info.get("version").is_some_and(Value::is_string) {
-        wrong.push(format!("serverInfo.version is {}", info.get("version").unwrap_or(&Value::Null)));
+        wrong.push(format!(
+            "serverInfo.version is {}",
+            info.get("version").unwrap_or(&Value::Null)
+        ));
     }
-    for (path, value) in [("serverInfo.title", info.get("title")), ("instructions", result.get("instructions"))] {
+    for (path, value) in [
+        ("serverInfo.title", info.get("title")),
+        ("instructions", result.get("instructions")),
+    ] {
         if let Some(value) = value.filter(|v| !v.is_string()) {
             wrong.push(format!("{path} is {value}"));
         }
@@ -57,18 +73,34 @@ pub async fn early_request(session: &mut Session, revision: &str) -> (Finding, E
 
 /// Judges the answer to a request sent before `initialize` (`early`) and the handshake after it.
 pub fn judge_early(early: &Exchange, init: &Exchange) -> Finding {
-    let initialized = init.result().and_then(|r| r.get("protocolVersion")).is_some();
+    let initialized = init
+        .result()
+        .and_then(|r| r.get("protocolVersion"))
+        .is_some();
     if early.reply.is_err() {
         Finding::Fail(
-            Failure::new("a response (an error or a result) to a request sent before initialize", early.received())
-                .sent(&early.sent),
+            Failure::new(
+                "a response (an error or a result) to a request sent before initialize",
+                early.received(),
+            )
+            .sent(&early.sent),
         )
     } else if initialized {
-        let how = if early.error_code().is_some() { "an error" } else { "a result" };
-        Finding::pass_with(format!("answered the early tools/list with {how}; initialize succeeded after it"))
+        let how = if early.error_code().is_some() {
+            "an error"
+        } else {
+            "a result"
+        };
+        Finding::pass_with(format!(
+            "answered the early tools/list with {how}; initialize succeeded after it"
+        ))
     } else {
         Finding::Fail(
-            Failure::new("initialize succeeding after an early request was answered", init.received()).sent(&init.sent),
+            Failure::new(
+                "initialize succeeding after an early request was answered",
+                init.received(),
+            )
+            .sent(&init.sent),
         )
     }
 }
@@ -85,27 +117,44 @@ pub async fn second_initialize(peer: &mut impl Peer, revision: &str, bound: Dura
     // TypeScript SDK answers 400 "Server already initialized"): a response all the same.
     if again.reply.is_err() && peer.is_stdio() {
         return Finding::Fail(
-            Failure::new("a response (an error or a result) to a second initialize", again.received()).sent(&again.sent),
+            Failure::new(
+                "a response (an error or a result) to a second initialize",
+                again.received(),
+            )
+            .sent(&again.sent),
         );
     }
     let id = peer.fresh_id();
-    let ping = peer.all_at_once(vec![request(id, "ping", None)], bound).await.remove(0);
+    let ping = peer
+        .all_at_once(vec![request(id, "ping", None)], bound)
+        .await
+        .remove(0);
     if ping.result().is_none() {
-        return Finding::Fail(Failure::new("the session keeps serving: ping answered", ping.received()).sent(&ping.sent));
+        return Finding::Fail(
+            Failure::new("the session keeps serving: ping answered", ping.received())
+                .sent(&ping.sent),
+        );
     }
     let how = match (&again.reply, again.error_code()) {
-        (Err(why), _) => format!("refused at the HTTP level ({})", crate::validate::outcome::excerpt(why)),
+        (Err(why), _) => format!(
+            "refused at the HTTP level ({})",
+            crate::validate::outcome::excerpt(why)
+        ),
         (Ok(_), Some(code)) => format!("an error ({code})"),
         (Ok(_), None) => "a result".to_string(),
     };
-    Finding::pass_with(format!("the second initialize got {how}; ping answered after it"))
+    Finding::pass_with(format!(
+        "the second initialize got {how}; ping answered after it"
+    ))
 }
 
 /// Judges the server's own requests in `log`: none for a client capability not declared
 /// (the validator declares none).
 pub fn judge_requests(log: &[Value]) -> Finding {
     for message in log {
-        let Some(method) = message.get("method").and_then(Value::as_str) else { continue };
+        let Some(method) = message.get("method").and_then(Value::as_str) else {
+            continue;
+        };
         if message.get("id").is_none() {
             continue;
         }
@@ -126,8 +175,13 @@ pub fn judge_requests(log: &[Value]) -> Finding {
 pub fn judge_list_changed(log: &[Value], capabilities: &Value) -> Finding {
     let mut seen = 0;
     for message in log {
-        let Some(method) = message.get("method").and_then(Value::as_str) else { continue };
-        let Some(list) = method.strip_prefix("notifications/").and_then(|m| m.strip_suffix("/list_changed")) else {
+        let Some(method) = message.get("method").and_then(Value::as_str) else {
+            continue;
+        };
+        let Some(list) = method
+            .strip_prefix("notifications/")
+            .and_then(|m| m.strip_suffix("/list_changed"))
+        else {
             continue;
         };
         seen += 1;
@@ -135,7 +189,10 @@ pub fn judge_list_changed(log: &[Value], capabilities: &Value) -> Finding {
             return Finding::Fail(
                 Failure::new(
                     format!("`{method}` only from a server declaring `{list}.listChanged: true`"),
-                    format!("sent; the server declared {list}: {}", capabilities.get(list).unwrap_or(&Value::Null)),
+                    format!(
+                        "sent; the server declared {list}: {}",
+                        capabilities.get(list).unwrap_or(&Value::Null)
+                    ),
                 )
                 .received(Some(message.to_string())),
             );

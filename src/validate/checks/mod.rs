@@ -27,10 +27,10 @@ pub mod tools;
 pub mod utilities;
 
 use super::log::SharedLog;
-use super::timeline;
 use super::outcome::Finding;
 use super::stdio::{Exchange, Session};
 use super::target::Target;
+use super::timeline;
 use crate::rules::Level;
 use serde_json::Value;
 use std::future::Future;
@@ -41,7 +41,11 @@ use std::time::{Duration, Instant};
 /// [`Session`] or an HTTP [`crate::validate::http::HttpSession`].
 pub trait Rpc: Send {
     /// Sends a request with the session's next id and waits for the response.
-    fn request(&mut self, method: &str, params: Option<Value>) -> impl Future<Output = Exchange> + Send;
+    fn request(
+        &mut self,
+        method: &str,
+        params: Option<Value>,
+    ) -> impl Future<Output = Exchange> + Send;
 
     /// Why the session stopped answering (a wait ran out, the server left), if it did: the
     /// checks after it in the session are skipped instead of each waiting out `--timeout`.
@@ -49,7 +53,11 @@ pub trait Rpc: Send {
 }
 
 impl Rpc for Session {
-    fn request(&mut self, method: &str, params: Option<Value>) -> impl Future<Output = Exchange> + Send {
+    fn request(
+        &mut self,
+        method: &str,
+        params: Option<Value>,
+    ) -> impl Future<Output = Exchange> + Send {
         Session::request(self, method, params)
     }
 
@@ -59,7 +67,11 @@ impl Rpc for Session {
 }
 
 impl Rpc for super::http::HttpSession {
-    fn request(&mut self, method: &str, params: Option<Value>) -> impl Future<Output = Exchange> + Send {
+    fn request(
+        &mut self,
+        method: &str,
+        params: Option<Value>,
+    ) -> impl Future<Output = Exchange> + Send {
         super::http::HttpSession::request(self, method, params)
     }
 
@@ -70,7 +82,10 @@ impl Rpc for super::http::HttpSession {
 
 /// The finding of a query not asked because the shared session stopped answering.
 pub(crate) fn not_asked(why: &str) -> Finding {
-    Finding::skip(format!("not asked: the session stopped answering an earlier check ({})", super::outcome::excerpt(why)))
+    Finding::skip(format!(
+        "not asked: the session stopped answering an earlier check ({})",
+        super::outcome::excerpt(why)
+    ))
 }
 
 /// The checks before the feature checks, in report order.
@@ -113,9 +128,9 @@ const BEFORE_FEATURES: &[&str] = &[
 /// Every check the validator knows, in report order: those above, the feature checks of a
 /// shared session ([`features::SESSION_CHECKS`]), then those of the session that declares
 /// client capabilities ([`requests::CHECKS`]).
-pub const ALL: &[&str] = &concat::<{ BEFORE_FEATURES.len() + features::SESSION_CHECKS.len() + requests::CHECKS.len() }>(
-    &[BEFORE_FEATURES, features::SESSION_CHECKS, requests::CHECKS],
-);
+pub const ALL: &[&str] = &concat::<
+    { BEFORE_FEATURES.len() + features::SESSION_CHECKS.len() + requests::CHECKS.len() },
+>(&[BEFORE_FEATURES, features::SESSION_CHECKS, requests::CHECKS]);
 
 /// The lists one after the other, in a constant.
 const fn concat<const N: usize>(lists: &[&[&'static str]]) -> [&'static str; N] {
@@ -163,8 +178,19 @@ pub struct Found {
 
 impl Found {
     /// A finding judged at the rule's own level.
-    pub fn new(id: &'static str, revision: impl Into<String>, finding: Finding, millis: u128) -> Found {
-        Found { id, revision: revision.into(), finding, millis, level: None }
+    pub fn new(
+        id: &'static str,
+        revision: impl Into<String>,
+        finding: Finding,
+        millis: u128,
+    ) -> Found {
+        Found {
+            id,
+            revision: revision.into(),
+            finding,
+            millis,
+            level: None,
+        }
     }
 }
 
@@ -245,7 +271,10 @@ impl Ctx {
     /// Starts a fresh server process for `label`.
     pub fn open(&self, label: &str) -> Result<Session, String> {
         let session = Session::spawn(&self.target, label, self.timeout)?;
-        self.logs.lock().unwrap_or_else(|e| e.into_inner()).push(session.log());
+        self.logs
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(session.log());
         Ok(session)
     }
 
@@ -253,7 +282,11 @@ impl Ctx {
     pub fn new(target: Target, timeout: Duration) -> Ctx {
         static STARTS: std::sync::OnceLock<tokio::sync::Semaphore> = std::sync::OnceLock::new();
         let starts = STARTS.get_or_init(|| {
-            tokio::sync::Semaphore::new(std::thread::available_parallelism().map_or(2, usize::from).max(2))
+            tokio::sync::Semaphore::new(
+                std::thread::available_parallelism()
+                    .map_or(2, usize::from)
+                    .max(2),
+            )
         });
         Ctx {
             target,
@@ -277,12 +310,24 @@ impl Ctx {
     /// parse-error check: a fresh server answered at the probe's revision is what that check
     /// starts one for, and it is ended after the check as this one would have been.
     pub async fn done_with(&self, mut session: Session, handshake: &Exchange) {
-        let negotiated = handshake.result().and_then(|r| r.get("protocolVersion")).and_then(Value::as_str);
+        let negotiated = handshake
+            .result()
+            .and_then(|r| r.get("protocolVersion"))
+            .and_then(Value::as_str);
         // A session started beside the probe may be answered first: the probe's answer is
         // awaited (it is bounded by the probe's own wait).
-        let _ = self.probe_answered.subscribe().wait_for(Option::is_some).await;
-        let at_probes = negotiated.is_some() && self.probe_answer.get().and_then(Option::as_deref) == negotiated;
-        let spare_log = self.spare_log.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let _ = self
+            .probe_answered
+            .subscribe()
+            .wait_for(Option::is_some)
+            .await;
+        let at_probes = negotiated.is_some()
+            && self.probe_answer.get().and_then(Option::as_deref) == negotiated;
+        let spare_log = self
+            .spare_log
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
         let spare = spare_log.is_some_and(|log| Arc::ptr_eq(&log, &session.log()));
         if at_probes && !spare && session.stalled.is_none() {
             let waiting = self.reuse.lock().unwrap_or_else(|e| e.into_inner()).take();
@@ -299,7 +344,11 @@ impl Ctx {
     /// Hands a negotiation session to the exits-on-close check (see [`shared`]); killed if
     /// that check no longer waits.
     pub async fn give_exit(&self, session: Session) {
-        let waiting = self.exit_session.lock().unwrap_or_else(|e| e.into_inner()).take();
+        let waiting = self
+            .exit_session
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
         let unwanted = match waiting {
             Some(waiting) => waiting.send(session).err(),
             None => Some(session),
@@ -336,12 +385,19 @@ impl Ctx {
         // its `--timeout`.
         let timeout = self.timeout;
         let bound = async move {
-            if answered.wait_for(Option::is_some).await.is_ok_and(|a| *a == Some(true)) {
+            if answered
+                .wait_for(Option::is_some)
+                .await
+                .is_ok_and(|a| *a == Some(true))
+            {
                 tokio::time::sleep(timeout).await;
             }
         };
         let session = spare.take(label, bound).await?;
-        self.logs.lock().unwrap_or_else(|e| e.into_inner()).push(session.log());
+        self.logs
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(session.log());
         *self.spare_log.lock().unwrap_or_else(|e| e.into_inner()) = Some(session.log());
         Some(session)
     }
@@ -349,18 +405,32 @@ impl Ctx {
     /// Starts a fresh server and runs the handshake offering `revision`, once a start-up
     /// slot is free (a spare server, see [`Ctx::take_spare`], needs none); the exchange
     /// whatever it holds.
-    pub async fn open_handshaken(&self, label: &str, revision: &str) -> Result<(Session, Exchange), String> {
+    pub async fn open_handshaken(
+        &self,
+        label: &str,
+        revision: &str,
+    ) -> Result<(Session, Exchange), String> {
         self.open_with(label, revision, serde_json::json!({})).await
     }
 
     /// [`Ctx::open_handshaken`], the handshake declaring the client capabilities of
     /// [`requests::declared_at`] `revision` (their requests get canned answers).
-    pub async fn open_declaring(&self, label: &str, revision: &str) -> Result<(Session, Exchange), String> {
-        self.open_with(label, revision, requests::declared_at(revision)).await
+    pub async fn open_declaring(
+        &self,
+        label: &str,
+        revision: &str,
+    ) -> Result<(Session, Exchange), String> {
+        self.open_with(label, revision, requests::declared_at(revision))
+            .await
     }
 
     /// [`Ctx::open_handshaken`], the handshake declaring `declared`.
-    async fn open_with(&self, label: &str, revision: &str, declared: Value) -> Result<(Session, Exchange), String> {
+    async fn open_with(
+        &self,
+        label: &str,
+        revision: &str,
+        declared: Value,
+    ) -> Result<(Session, Exchange), String> {
         let mut session = match self.take_spare(label, label).await {
             Some(session) => session,
             None => {
@@ -381,9 +451,17 @@ impl Ctx {
 
     /// Starts a fresh server and runs the handshake; a failure is the reason the caller's
     /// checks are skipped.
-    pub async fn open_initialized(&self, label: &str, revision: &str) -> Result<(Session, Exchange), String> {
+    pub async fn open_initialized(
+        &self,
+        label: &str,
+        revision: &str,
+    ) -> Result<(Session, Exchange), String> {
         let (mut session, exchange) = self.open_handshaken(label, revision).await?;
-        if exchange.result().and_then(|r| r.get("protocolVersion")).is_none() {
+        if exchange
+            .result()
+            .and_then(|r| r.get("protocolVersion"))
+            .is_none()
+        {
             session.kill().await;
             return Err(format!(
                 "the handshake failed (see {}): {}",
@@ -412,16 +490,32 @@ impl Ctx {
 /// probe gets no answer while the others start beside it, they are stopped and the probe is
 /// tried once more alone (a slow server starved by its own copies is not unreachable); only
 /// then is the target unreachable.
-pub async fn run_stdio(target: &Target, plan: &Plan, spare: Option<super::spare::Spare>) -> Result<Vec<Found>, Unreachable> {
+pub async fn run_stdio(
+    target: &Target,
+    plan: &Plan,
+    spare: Option<super::spare::Spare>,
+) -> Result<Vec<Found>, Unreachable> {
     let mut ctx = Ctx::new(target.clone(), plan.timeout);
     let mut found = Vec::new();
-    let first = plan.revisions.first().cloned().unwrap_or_else(|| super::LATEST.to_string());
-    let queries: Vec<&'static str> = QUERIES.iter().copied().filter(|id| plan.wants(id)).collect();
+    let first = plan
+        .revisions
+        .first()
+        .cloned()
+        .unwrap_or_else(|| super::LATEST.to_string());
+    let queries: Vec<&'static str> = QUERIES
+        .iter()
+        .copied()
+        .filter(|id| plan.wants(id))
+        .collect();
     ctx.shared = shared::Shared::of(plan, &first);
     ctx.spare = spare_taker(plan, &first, &ctx.shared).zip(spare);
     ctx.uncapped = !plan.wants(stdio::EXITS_ON_CLOSE) || ctx.shared.exit.is_some();
-    let served_by_unknown = plan.wants(jsonrpc::PARSE_ERROR) || requests::CHECKS.iter().any(|id| plan.wants(id));
-    if plan.wants(initialize::NEGOTIATES) && served_by_unknown && ctx.shared.early != Some(initialize::UNKNOWN_REVISION) {
+    let served_by_unknown =
+        plan.wants(jsonrpc::PARSE_ERROR) || requests::CHECKS.iter().any(|id| plan.wants(id));
+    if plan.wants(initialize::NEGOTIATES)
+        && served_by_unknown
+        && ctx.shared.early != Some(initialize::UNKNOWN_REVISION)
+    {
         ctx.eager = Some(initialize::session_label(initialize::UNKNOWN_REVISION));
     }
     let ctx = Arc::new(ctx);
@@ -445,7 +539,12 @@ pub async fn run_stdio(target: &Target, plan: &Plan, spare: Option<super::spare:
         }
     };
     let probe_millis = started.elapsed().as_millis();
-    let _ = ctx.probe_answer.set(init.result().and_then(|r| r.get("protocolVersion")).and_then(Value::as_str).map(str::to_string));
+    let _ = ctx.probe_answer.set(
+        init.result()
+            .and_then(|r| r.get("protocolVersion"))
+            .and_then(Value::as_str)
+            .map(str::to_string),
+    );
     ctx.probe_answered.send_replace(Some(true));
     if let Some(probed) = &plan.probed {
         probed.notify_one();
@@ -463,10 +562,18 @@ pub async fn run_stdio(target: &Target, plan: &Plan, spare: Option<super::spare:
     // The exit is judged on the probe unless a negotiation session serves it (and the probe
     // the feature checks: see [`shared`]).
     let wants_exit = plan.wants(stdio::EXITS_ON_CLOSE) && ctx.shared.exit.is_none();
-    let probe_features = if ctx.shared.features_on_probe { features::selected(plan) } else { Vec::new() };
+    let probe_features = if ctx.shared.features_on_probe {
+        features::selected(plan)
+    } else {
+        Vec::new()
+    };
     let settings = features::Settings::of(plan);
     let init_result = init.result().cloned().unwrap_or_default();
-    let capabilities = init.result().and_then(|r| r.get("capabilities")).cloned().unwrap_or_default();
+    let capabilities = init
+        .result()
+        .and_then(|r| r.get("capabilities"))
+        .cloned()
+        .unwrap_or_default();
     let first_queries = queries.clone();
     let probe_revision = first.clone();
     let timeout = plan.timeout;
@@ -486,14 +593,24 @@ pub async fn run_stdio(target: &Target, plan: &Plan, spare: Option<super::spare:
         let mut out = queries_on(&mut probe, &probe_revision, &capabilities, &first_queries).await;
         prepare_now(&prepare);
         if !probe_features.is_empty() {
-            out.extend(features::run(&mut probe, &probe_revision, &init_result, &probe_features, &settings).await);
+            out.extend(
+                features::run(
+                    &mut probe,
+                    &probe_revision,
+                    &init_result,
+                    &probe_features,
+                    &settings,
+                )
+                .await,
+            );
             prepare_now(&prepare);
         }
         if !wants_exit {
             probe.kill().await;
             return out;
         }
-        let (id, finding, millis) = shared::close_for_exit(probe, std::future::ready(()), timeout).await;
+        let (id, finding, millis) =
+            shared::close_for_exit(probe, std::future::ready(()), timeout).await;
         out.push((id, String::new(), finding, millis));
         out
     });
@@ -511,18 +628,36 @@ pub async fn run_stdio(target: &Target, plan: &Plan, spare: Option<super::spare:
                     Err(why) => Finding::HarnessFault { reason: why },
                 }
             };
-            found.push(Found::new(initialize::RESULT, revision.clone(), finding, probe_millis));
+            found.push(Found::new(
+                initialize::RESULT,
+                revision.clone(),
+                finding,
+                probe_millis,
+            ));
         }
     }
     while let Some(joined) = tasks.join_next().await {
         match joined {
-            Ok(results) => found.extend(results.into_iter().map(|(id, revision, finding, millis)| {
-                Found::new(id, if revision.is_empty() { first.clone() } else { revision }, finding, millis)
-            })),
+            Ok(results) => {
+                found.extend(results.into_iter().map(|(id, revision, finding, millis)| {
+                    Found::new(
+                        id,
+                        if revision.is_empty() {
+                            first.clone()
+                        } else {
+                            revision
+                        },
+                        finding,
+                        millis,
+                    )
+                }))
+            }
             Err(e) => found.push(Found::new(
                 "harness",
                 first.clone(),
-                Finding::HarnessFault { reason: format!("a check task failed: {e}") },
+                Finding::HarnessFault {
+                    reason: format!("a check task failed: {e}"),
+                },
                 0,
             )),
         }
@@ -534,13 +669,32 @@ pub async fn run_stdio(target: &Target, plan: &Plan, spare: Option<super::spare:
         timeline::event("check", schema::VALID);
         let finding = schema::judge(&logs);
         timeline::event("done", schema::VALID);
-        found.push(Found::new(schema::VALID, first.clone(), finding, started.elapsed().as_millis()));
+        found.push(Found::new(
+            schema::VALID,
+            first.clone(),
+            finding,
+            started.elapsed().as_millis(),
+        ));
     }
     if plan.wants(stdio::CLEAN_STDOUT) {
-        found.push(Found::new(stdio::CLEAN_STDOUT, first.clone(), stdio::judge_stdout(&logs), 0));
+        found.push(Found::new(
+            stdio::CLEAN_STDOUT,
+            first.clone(),
+            stdio::judge_stdout(&logs),
+            0,
+        ));
     }
-    for id in plan.selected.iter().filter(|id| id.starts_with("server.http.")) {
-        found.push(Found::new(id, first.clone(), Finding::skip("an HTTP check; the target is a stdio command"), 0));
+    for id in plan
+        .selected
+        .iter()
+        .filter(|id| id.starts_with("server.http."))
+    {
+        found.push(Found::new(
+            id,
+            first.clone(),
+            Finding::skip("an HTTP check; the target is a stdio command"),
+            0,
+        ));
     }
     sort(&mut found);
     Ok(found)
@@ -548,7 +702,10 @@ pub async fn run_stdio(target: &Target, plan: &Plan, spare: Option<super::spare:
 
 /// The probe: proves the server answers at all. The error is the reason it is unreachable.
 /// It takes its start-up slot when made, so launches made after it queue behind it.
-fn open_probe<'a>(ctx: &'a Ctx, revision: &'a str) -> impl Future<Output = Result<(Session, Exchange), String>> + 'a {
+fn open_probe<'a>(
+    ctx: &'a Ctx,
+    revision: &'a str,
+) -> impl Future<Output = Result<(Session, Exchange), String>> + 'a {
     let slot = ctx.starts.try_acquire().ok();
     async move {
         let slot = match slot {
@@ -588,19 +745,31 @@ fn launch_fresh(
         let (ctx, first) = (ctx.clone(), first.to_string());
         tasks.spawn(async move {
             timeline::event("check", initialize::NEGOTIATES);
-            let (finding, served, own) = initialize::negotiates(&ctx, &first, async { probe_rx.await.ok() }).await;
+            let (finding, served, own) =
+                initialize::negotiates(&ctx, &first, async { probe_rx.await.ok() }).await;
             timeline::event("done", initialize::NEGOTIATES);
             // No session left to hand over: the parse-error check starts its own, the exit
             // check (if its session never came) says so, and it closes its session now.
             ctx.reuse.lock().unwrap_or_else(|e| e.into_inner()).take();
-            ctx.exit_session.lock().unwrap_or_else(|e| e.into_inner()).take();
+            ctx.exit_session
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .take();
             ctx.negotiated.send_replace(true);
-            let mut out = vec![(initialize::NEGOTIATES, "all".to_string(), finding, own.as_millis())];
+            let mut out = vec![(
+                initialize::NEGOTIATES,
+                "all".to_string(),
+                finding,
+                own.as_millis(),
+            )];
             if ctx.shared.early.is_some() {
                 let (finding, millis) = match served {
                     Some((_, finding, millis)) => (finding, millis),
                     None => {
-                        let reason = format!("its session, one of {}'s, did not run to the end", initialize::NEGOTIATES);
+                        let reason = format!(
+                            "its session, one of {}'s, did not run to the end",
+                            initialize::NEGOTIATES
+                        );
                         (Finding::HarnessFault { reason }, 0)
                     }
                 };
@@ -616,7 +785,12 @@ fn launch_fresh(
         tasks.spawn(async move {
             let Ok(session) = rx.await else {
                 let reason = format!("the negotiation session offering {offer} did not start");
-                return vec![(stdio::EXITS_ON_CLOSE, first, Finding::HarnessFault { reason }, 0)];
+                return vec![(
+                    stdio::EXITS_ON_CLOSE,
+                    first,
+                    Finding::HarnessFault { reason },
+                    0,
+                )];
             };
             // Closed once every negotiation session has answered: its exit is not timed
             // beside start-ups (a Python server closed beside them once took over 5 s).
@@ -632,10 +806,21 @@ fn launch_fresh(
     let settings = features::Settings::of(plan);
     // The declared side of server requests runs after the first revision's parse-error check,
     // on its session (whose handshake declared the client capabilities), else alone.
-    let declaring: Vec<&'static str> = requests::CHECKS.iter().copied().filter(|id| plan.wants(id)).collect();
+    let declaring: Vec<&'static str> = requests::CHECKS
+        .iter()
+        .copied()
+        .filter(|id| plan.wants(id))
+        .collect();
     if !declaring.is_empty() && !plan.wants(jsonrpc::PARSE_ERROR) {
-        let (ctx, revision, declaring, patience) = (ctx.clone(), first.to_string(), declaring.clone(), settings.patience);
-        tasks.spawn(async move { requests::run_stdio(&ctx, None, &revision, &declaring, patience, false).await });
+        let (ctx, revision, declaring, patience) = (
+            ctx.clone(),
+            first.to_string(),
+            declaring.clone(),
+            settings.patience,
+        );
+        tasks.spawn(async move {
+            requests::run_stdio(&ctx, None, &revision, &declaring, patience, false).await
+        });
     }
     for (index, revision) in plan.revisions.iter().enumerate() {
         // The first revision's queries run on the probe; its feature checks in a server of
@@ -643,17 +828,28 @@ fn launch_fresh(
         // the before-initialize check's (one launch fewer) — unless the negotiation's sessions
         // serve the early request and the exit, and the probe the feature checks (`shared`).
         let queries = if index == 0 { &[][..] } else { queries };
-        let early = plan.wants(lifecycle::BEFORE_INITIALIZE) && !(index == 0 && ctx.shared.early.is_some());
-        let feature_ids = if index == 0 && ctx.shared.features_on_probe { &[][..] } else { &feature_ids[..] };
+        let early =
+            plan.wants(lifecycle::BEFORE_INITIALIZE) && !(index == 0 && ctx.shared.early.is_some());
+        let feature_ids = if index == 0 && ctx.shared.features_on_probe {
+            &[][..]
+        } else {
+            &feature_ids[..]
+        };
         if !queries.is_empty() || !feature_ids.is_empty() || early {
             let (ctx, revision, queries) = (ctx.clone(), revision.clone(), queries.to_vec());
             let (feature_ids, settings) = (feature_ids.to_vec(), settings.clone());
-            tasks.spawn(async move { run_queries(&ctx, &revision, &queries, &feature_ids, &settings, early).await });
+            tasks.spawn(async move {
+                run_queries(&ctx, &revision, &queries, &feature_ids, &settings, early).await
+            });
         }
         if plan.wants(jsonrpc::PARSE_ERROR) {
             let (ctx, revision) = (ctx.clone(), revision.clone());
             let reuse = if index == 0 { reuse.take() } else { None };
-            let declaring = if index == 0 { declaring.clone() } else { Vec::new() };
+            let declaring = if index == 0 {
+                declaring.clone()
+            } else {
+                Vec::new()
+            };
             let patience = settings.patience;
             tasks.spawn(async move {
                 let started = Instant::now();
@@ -662,7 +858,10 @@ fn launch_fresh(
                     None => None,
                 };
                 if !declaring.is_empty() {
-                    return requests::run_stdio(&ctx, reused, &revision, &declaring, patience, true).await;
+                    return requests::run_stdio(
+                        &ctx, reused, &revision, &declaring, patience, true,
+                    )
+                    .await;
                 }
                 timeline::event("check", jsonrpc::PARSE_ERROR);
                 let finding = match reused {
@@ -674,7 +873,12 @@ fn launch_fresh(
                     None => jsonrpc::parse_error(&ctx, &revision).await,
                 };
                 timeline::event("done", jsonrpc::PARSE_ERROR);
-                vec![(jsonrpc::PARSE_ERROR, revision, finding, started.elapsed().as_millis())]
+                vec![(
+                    jsonrpc::PARSE_ERROR,
+                    revision,
+                    finding,
+                    started.elapsed().as_millis(),
+                )]
             });
         }
     }
@@ -691,7 +895,10 @@ fn spare_taker(plan: &Plan, first: &str, shared: &shared::Shared) -> Option<Stri
     } else if plan.wants(lifecycle::BEFORE_INITIALIZE) {
         Some(early_key(first))
     } else if plan.wants(initialize::NEGOTIATES) {
-        initialize::offered().into_iter().find(|r| *r != first).map(initialize::session_label)
+        initialize::offered()
+            .into_iter()
+            .find(|r| *r != first)
+            .map(initialize::session_label)
     } else {
         None
     }
@@ -704,7 +911,12 @@ fn early_key(revision: &str) -> String {
 
 /// Puts findings in report order: by check, then revision.
 pub fn sort(found: &mut [Found]) {
-    found.sort_by_key(|f| (ALL.iter().position(|id| *id == f.id).unwrap_or(usize::MAX), f.revision.clone()));
+    found.sort_by_key(|f| {
+        (
+            ALL.iter().position(|id| *id == f.id).unwrap_or(usize::MAX),
+            f.revision.clone(),
+        )
+    });
 }
 
 /// One query check that reads the same over every transport (the notification check does
@@ -716,7 +928,9 @@ pub(crate) async fn query(id: &str, session: &mut impl Rpc, capabilities: &Value
         tools::UNKNOWN => tools::unknown(session, capabilities).await,
         jsonrpc::UNKNOWN_METHOD => jsonrpc::unknown_method(session).await,
         capabilities::HONEST => capabilities::honest(session, capabilities).await,
-        _ => Finding::HarnessFault { reason: format!("{id} is not a query check") },
+        _ => Finding::HarnessFault {
+            reason: format!("{id} is not a query check"),
+        },
     }
 }
 
@@ -732,7 +946,10 @@ async fn run_queries(
     let mut out = Vec::new();
     let opened = if early {
         // A request before `initialize` first (server.lifecycle.before-initialize).
-        let launched = match ctx.take_spare(&early_key(revision), lifecycle::BEFORE_INITIALIZE).await {
+        let launched = match ctx
+            .take_spare(&early_key(revision), lifecycle::BEFORE_INITIALIZE)
+            .await
+        {
             Some(spare) => Ok(spare),
             None => {
                 // The start-up slot is held for the launch only: a server that never answers
@@ -749,16 +966,35 @@ async fn run_queries(
                 // probe (bounded by it), not this check's time.
                 let started = Instant::now();
                 let (finding, init) = lifecycle::early_request(&mut session, revision).await;
-                out.push((lifecycle::BEFORE_INITIALIZE, revision.to_string(), finding, started.elapsed().as_millis()));
-                if init.result().and_then(|r| r.get("protocolVersion")).is_some() {
+                out.push((
+                    lifecycle::BEFORE_INITIALIZE,
+                    revision.to_string(),
+                    finding,
+                    started.elapsed().as_millis(),
+                ));
+                if init
+                    .result()
+                    .and_then(|r| r.get("protocolVersion"))
+                    .is_some()
+                {
                     Ok((session, init))
                 } else {
                     session.kill().await;
-                    Err(format!("the handshake after an early request failed (see {})", lifecycle::BEFORE_INITIALIZE))
+                    Err(format!(
+                        "the handshake after an early request failed (see {})",
+                        lifecycle::BEFORE_INITIALIZE
+                    ))
                 }
             }
             Err(why) => {
-                out.push((lifecycle::BEFORE_INITIALIZE, revision.to_string(), Finding::HarnessFault { reason: why.clone() }, 0));
+                out.push((
+                    lifecycle::BEFORE_INITIALIZE,
+                    revision.to_string(),
+                    Finding::HarnessFault {
+                        reason: why.clone(),
+                    },
+                    0,
+                ));
                 Err(why)
             }
         }
@@ -769,12 +1005,19 @@ async fn run_queries(
         Ok(opened) => opened,
         Err(reason) => {
             out.extend(
-                queries.iter().chain(feature_ids).map(|id| (*id, revision.to_string(), Finding::skip(reason.clone()), 0)),
+                queries
+                    .iter()
+                    .chain(feature_ids)
+                    .map(|id| (*id, revision.to_string(), Finding::skip(reason.clone()), 0)),
             );
             return out;
         }
     };
-    let capabilities = init.result().and_then(|r| r.get("capabilities")).cloned().unwrap_or_default();
+    let capabilities = init
+        .result()
+        .and_then(|r| r.get("capabilities"))
+        .cloned()
+        .unwrap_or_default();
     out.extend(queries_on(&mut session, revision, &capabilities, queries).await);
     let init_result = init.result().cloned().unwrap_or_default();
     out.extend(features::run(&mut session, revision, &init_result, feature_ids, settings).await);
@@ -794,12 +1037,19 @@ async fn queries_on(
         let started = Instant::now();
         timeline::event("check", id);
         let finding = match *id {
-            _ if session.stalled.is_some() => not_asked(session.stalled.as_deref().unwrap_or_default()),
+            _ if session.stalled.is_some() => {
+                not_asked(session.stalled.as_deref().unwrap_or_default())
+            }
             jsonrpc::NOTIFICATION_SILENT => jsonrpc::notification_silent(session).await,
             other => query(other, session, capabilities).await,
         };
         timeline::event("done", id);
-        out.push((*id, revision.to_string(), finding, started.elapsed().as_millis()));
+        out.push((
+            *id,
+            revision.to_string(),
+            finding,
+            started.elapsed().as_millis(),
+        ));
     }
     out
 }

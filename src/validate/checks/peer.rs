@@ -60,9 +60,17 @@ pub trait Peer: Rpc + Basics {
     /// Collects the answers of `in_flight`, waiting until `deadline` for those not in yet;
     /// an answer that did not come is an `Err` exchange. The session is not marked stalled
     /// by a slow answer.
-    fn finish(&mut self, in_flight: Self::InFlight, deadline: Instant) -> impl Future<Output = Vec<Exchange>> + Send;
+    fn finish(
+        &mut self,
+        in_flight: Self::InFlight,
+        deadline: Instant,
+    ) -> impl Future<Output = Vec<Exchange>> + Send;
     /// [`Peer::start`], then [`Peer::finish`] within `patience`.
-    fn all_at_once(&mut self, requests: Vec<Value>, patience: Duration) -> impl Future<Output = Vec<Exchange>> + Send
+    fn all_at_once(
+        &mut self,
+        requests: Vec<Value>,
+        patience: Duration,
+    ) -> impl Future<Output = Vec<Exchange>> + Send
     where
         Self: Send,
     {
@@ -99,14 +107,21 @@ pub fn request(id: i64, method: &str, params: Option<Value>) -> Value {
 
 /// How many messages the session's log holds now (a mark to read what came after it).
 pub fn mark(peer: &impl Peer) -> usize {
-    peer.shared_log().lock().unwrap_or_else(|e| e.into_inner()).seen.len()
+    peer.shared_log()
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .seen
+        .len()
 }
 
 /// The messages the log kept since `mark`.
 pub fn since(peer: &impl Peer, mark: usize) -> Vec<Value> {
     let log = peer.shared_log();
     let log = log.lock().unwrap_or_else(|e| e.into_inner());
-    log.seen.get(mark..).map(<[Value]>::to_vec).unwrap_or_default()
+    log.seen
+        .get(mark..)
+        .map(<[Value]>::to_vec)
+        .unwrap_or_default()
 }
 
 impl Peer for Session {
@@ -119,7 +134,11 @@ impl Peer for Session {
             let line = message.to_string();
             let id = message.get("id").cloned().unwrap_or(Value::Null);
             if let Some(method) = message.get("method").and_then(Value::as_str) {
-                self.log().lock().unwrap_or_else(|e| e.into_inner()).methods.insert(id.to_string(), method.to_string());
+                self.log()
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .methods
+                    .insert(id.to_string(), method.to_string());
             }
             let written = self.send_line(&line).await;
             sent.push((line, id, written));
@@ -151,7 +170,9 @@ impl Peer for Session {
                 break;
             }
             let ids: Vec<String> = pending.keys().cloned().collect();
-            let wanted = move |m: &Value| is_response(m) && m.get("id").is_some_and(|id| ids.contains(&id.to_string()));
+            let wanted = move |m: &Value| {
+                is_response(m) && m.get("id").is_some_and(|id| ids.contains(&id.to_string()))
+            };
             match self.wait_within(left, wanted).await {
                 Ok(message) => {
                     let key = message.get("id").map(Value::to_string).unwrap_or_default();
@@ -168,7 +189,9 @@ impl Peer for Session {
             }
         }
         for index in pending.values() {
-            out[*index].reply = Err(format!("no answer in time ({in_flight} request(s) were still in flight)"));
+            out[*index].reply = Err(format!(
+                "no answer in time ({in_flight} request(s) were still in flight)"
+            ));
         }
         out
     }
@@ -182,7 +205,8 @@ impl Peer for HttpSession {
     type InFlight = HttpInFlight;
 
     fn start(&mut self, requests: Vec<Value>) -> impl Future<Output = HttpInFlight> + Send {
-        let forks: Vec<(HttpSession, Value)> = requests.into_iter().map(|m| (self.fork(), m)).collect();
+        let forks: Vec<(HttpSession, Value)> =
+            requests.into_iter().map(|m| (self.fork(), m)).collect();
         async move {
             let mut tasks = tokio::task::JoinSet::new();
             let mut sent = Vec::new();
@@ -196,8 +220,13 @@ impl Peer for HttpSession {
 
     async fn finish(&mut self, in_flight: HttpInFlight, deadline: Instant) -> Vec<Exchange> {
         let HttpInFlight { mut tasks, sent } = in_flight;
-        let mut out: Vec<Exchange> =
-            sent.into_iter().map(|sent| Exchange { sent, reply: Err("no answer in time".to_string()) }).collect();
+        let mut out: Vec<Exchange> = sent
+            .into_iter()
+            .map(|sent| Exchange {
+                sent,
+                reply: Err("no answer in time".to_string()),
+            })
+            .collect();
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
             match tokio::time::timeout(left, tasks.join_next()).await {

@@ -9,7 +9,10 @@ pub const PING: &str = "server.ping";
 /// Sends `ping` and judges the answer (`_meta` is allowed in an empty result).
 pub async fn ping(session: &mut impl Rpc) -> Finding {
     let exchange = session.request("ping", None).await;
-    let empty = exchange.result().and_then(|r| r.as_object()).is_some_and(|r| r.keys().all(|k| k == "_meta"));
+    let empty = exchange
+        .result()
+        .and_then(|r| r.as_object())
+        .is_some_and(|r| r.keys().all(|k| k == "_meta"));
     if empty {
         return Finding::pass();
     }
@@ -19,6 +22,8 @@ pub async fn ping(session: &mut impl Rpc) -> Finding {
         (None, None) => "no response".into(),
     };
     Finding::Fail(
-        Failure::new("a response with result {}", actual).sent(&exchange.sent).received(Some(exchange.received())),
+        Failure::new("a response with result {}", actual)
+            .sent(&exchange.sent)
+            .received(Some(exchange.received())),
     )
 }

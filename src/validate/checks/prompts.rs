@@ -30,12 +30,23 @@ pub fn judge_list(listed: &Listed) -> Finding {
     let mut names = std::collections::HashSet::new();
     for prompt in &listed.items {
         let Some(name) = prompt.get("name").and_then(Value::as_str) else {
-            return Finding::Fail(Failure::new("every prompt has a string `name`", format!("a prompt without one: {prompt}")));
+            return Finding::Fail(Failure::new(
+                "every prompt has a string `name`",
+                format!("a prompt without one: {prompt}"),
+            ));
         };
         if !names.insert(name) {
-            return Finding::Fail(Failure::new("unique prompt names", format!("`{name}` listed twice")));
+            return Finding::Fail(Failure::new(
+                "unique prompt names",
+                format!("`{name}` listed twice"),
+            ));
         }
-        for argument in prompt.get("arguments").and_then(Value::as_array).into_iter().flatten() {
+        for argument in prompt
+            .get("arguments")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
             if !argument.get("name").is_some_and(Value::is_string)
                 || !matches!(argument.get("required"), None | Some(Value::Bool(_)))
             {
@@ -46,13 +57,21 @@ pub fn judge_list(listed: &Listed) -> Finding {
             }
         }
     }
-    Finding::pass_with(format!("{} prompt(s) on {} page(s)", listed.items.len(), listed.pages))
+    Finding::pass_with(format!(
+        "{} prompt(s) on {} page(s)",
+        listed.items.len(),
+        listed.pages
+    ))
 }
 
 /// A listing that stopped short, as a failure.
 pub fn broken(listed: &Listed) -> Option<Finding> {
     listed.broken.as_ref().map(|(why, sent, received)| {
-        Finding::Fail(Failure::new("a list whose pages end", why.clone()).sent(sent).received(Some(received)))
+        Finding::Fail(
+            Failure::new("a list whose pages end", why.clone())
+                .sent(sent)
+                .received(Some(received)),
+        )
     })
 }
 
@@ -76,9 +95,20 @@ pub async fn get(peer: &mut impl Peer, prompts: &[Value], revision: &str) -> Fin
     let mut judged = 0;
     let mut refused = Vec::new();
     for prompt in prompts.iter().take(MAX_GOT) {
-        let name = prompt.get("name").and_then(Value::as_str).unwrap_or_default();
-        let arguments: Map<String, Value> = required(prompt).into_iter().map(|a| (a, json!("mcp-conformance"))).collect();
-        let exchange = peer.request("prompts/get", Some(json!({"name": name, "arguments": arguments}))).await;
+        let name = prompt
+            .get("name")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let arguments: Map<String, Value> = required(prompt)
+            .into_iter()
+            .map(|a| (a, json!("mcp-conformance")))
+            .collect();
+        let exchange = peer
+            .request(
+                "prompts/get",
+                Some(json!({"name": name, "arguments": arguments})),
+            )
+            .await;
         let fail = |why: String| {
             Finding::Fail(
                 Failure::new("a GetPromptResult: `messages`, each with role user or assistant and valid content", why)
@@ -97,8 +127,14 @@ pub async fn get(peer: &mut impl Peer, prompts: &[Value], revision: &str) -> Fin
             return fail(format!("`{name}`: no `messages` array"));
         };
         for (index, message) in messages.iter().enumerate() {
-            if !matches!(message.get("role").and_then(Value::as_str), Some("user" | "assistant")) {
-                return fail(format!("`{name}` messages[{index}] has role {}", message.get("role").unwrap_or(&Value::Null)));
+            if !matches!(
+                message.get("role").and_then(Value::as_str),
+                Some("user" | "assistant")
+            ) {
+                return fail(format!(
+                    "`{name}` messages[{index}] has role {}",
+                    message.get("role").unwrap_or(&Value::Null)
+                ));
             }
             let Some(block) = message.get("content") else {
                 return fail(format!("`{name}` messages[{index}] has no content"));
@@ -112,26 +148,48 @@ pub async fn get(peer: &mut impl Peer, prompts: &[Value], revision: &str) -> Fin
     let refused = if refused.is_empty() {
         String::new()
     } else {
-        format!("; refused the validator's argument values: {}", refused.join(", "))
+        format!(
+            "; refused the validator's argument values: {}",
+            refused.join(", ")
+        )
     };
     Finding::pass_with(format!("{judged} prompt(s) got{refused}"))
 }
 
 /// Gets a prompt with a required argument without it.
 pub async fn missing_argument(peer: &mut impl Peer, prompts: &[Value]) -> Finding {
-    let Some((prompt, missing)) = prompts.iter().find_map(|p| required(p).first().cloned().map(|a| (p, a))) else {
+    let Some((prompt, missing)) = prompts
+        .iter()
+        .find_map(|p| required(p).first().cloned().map(|a| (p, a)))
+    else {
         return Finding::skip("no listed prompt has a required argument");
     };
-    let name = prompt.get("name").and_then(Value::as_str).unwrap_or_default();
-    let arguments: Map<String, Value> =
-        required(prompt).into_iter().filter(|a| *a != missing).map(|a| (a, json!("mcp-conformance"))).collect();
-    let exchange = peer.request("prompts/get", Some(json!({"name": name, "arguments": arguments}))).await;
-    expect_invalid_params(&exchange, &format!("`{name}` without its required argument `{missing}`"))
+    let name = prompt
+        .get("name")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let arguments: Map<String, Value> = required(prompt)
+        .into_iter()
+        .filter(|a| *a != missing)
+        .map(|a| (a, json!("mcp-conformance")))
+        .collect();
+    let exchange = peer
+        .request(
+            "prompts/get",
+            Some(json!({"name": name, "arguments": arguments})),
+        )
+        .await;
+    expect_invalid_params(
+        &exchange,
+        &format!("`{name}` without its required argument `{missing}`"),
+    )
 }
 
 /// Gets a prompt that does not exist.
 pub async fn unknown(peer: &mut impl Peer) -> Finding {
-    let exchange = peer.request("prompts/get", Some(json!({"name": NO_SUCH_PROMPT}))).await;
+    let exchange = peer
+        .request("prompts/get", Some(json!({"name": NO_SUCH_PROMPT})))
+        .await;
     expect_invalid_params(&exchange, &format!("the unknown prompt `{NO_SUCH_PROMPT}`"))
 }
 
@@ -141,7 +199,12 @@ pub fn expect_invalid_params(exchange: &crate::validate::stdio::Exchange, what: 
 }
 
 /// An error with `code` passes; anything else fails.
-pub fn expect_code(exchange: &crate::validate::stdio::Exchange, what: &str, code: i64, named: &str) -> Finding {
+pub fn expect_code(
+    exchange: &crate::validate::stdio::Exchange,
+    what: &str,
+    code: i64,
+    named: &str,
+) -> Finding {
     let actual = match (exchange.error_code(), exchange.result()) {
         (Some(c), _) if c == code => return Finding::pass(),
         (Some(c), _) => format!("{what}: error {c}"),
@@ -149,6 +212,8 @@ pub fn expect_code(exchange: &crate::validate::stdio::Exchange, what: &str, code
         (None, None) => format!("{what}: no response"),
     };
     Finding::Fail(
-        Failure::new(format!("a JSON-RPC error {named}"), actual).sent(&exchange.sent).received(Some(exchange.received())),
+        Failure::new(format!("a JSON-RPC error {named}"), actual)
+            .sent(&exchange.sent)
+            .received(Some(exchange.received())),
     )
 }

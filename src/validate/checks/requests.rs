@@ -53,18 +53,28 @@ pub fn declared_at(revision: &str) -> Value {
 fn beyond_declared(method: &str, params: Option<&Value>, declared: &Value) -> Option<String> {
     let (_, capability, _) = CLIENT_REQUESTS.iter().find(|(m, _, _)| *m == method)?;
     let Some(declared_capability) = declared.get(capability) else {
-        return Some(format!("`{method}` sent, though the client declared no `{capability}`"));
+        return Some(format!(
+            "`{method}` sent, though the client declared no `{capability}`"
+        ));
     };
     let param = |key: &str| params.and_then(|p| p.get(key));
     match method {
-        "sampling/createMessage" if declared_capability.get("tools").is_none() => ["tools", "toolChoice"]
-            .iter()
-            .find(|key| param(key).is_some())
-            .map(|key| format!("`{method}` with `{key}`, though the client did not declare `sampling.tools`")),
+        "sampling/createMessage" if declared_capability.get("tools").is_none() => [
+            "tools",
+            "toolChoice",
+        ]
+        .iter()
+        .find(|key| param(key).is_some())
+        .map(|key| {
+            format!("`{method}` with `{key}`, though the client did not declare `sampling.tools`")
+        }),
         "elicitation/create"
-            if param("mode").and_then(Value::as_str) == Some("url") && declared_capability.get("url").is_none() =>
+            if param("mode").and_then(Value::as_str) == Some("url")
+                && declared_capability.get("url").is_none() =>
         {
-            Some(format!("`{method}` in URL mode, though the client declared `elicitation` without `url`"))
+            Some(format!(
+                "`{method}` in URL mode, though the client declared `elicitation` without `url`"
+            ))
         }
         _ => None,
     }
@@ -77,7 +87,10 @@ fn beyond_declared(method: &str, params: Option<&Value>, declared: &Value) -> Op
 /// ClientCapabilities.sampling.tools is not declared"); any other -32601.
 pub fn answer(message: &Value, declared: &Value) -> Value {
     let id = message.get("id").cloned().unwrap_or(Value::Null);
-    let method = message.get("method").and_then(Value::as_str).unwrap_or_default();
+    let method = message
+        .get("method")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
     let known = CLIENT_REQUESTS.iter().any(|(m, _, _)| *m == method);
     let error = |code: i64, text: String| json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": text}});
     if method == "ping" {
@@ -87,7 +100,11 @@ pub fn answer(message: &Value, declared: &Value) -> Value {
         return error(-32601, "Method not found".into());
     }
     if let Some(why) = beyond_declared(method, message.get("params"), declared) {
-        let code = if why.contains("declared no") { -32601 } else { -32602 };
+        let code = if why.contains("declared no") {
+            -32601
+        } else {
+            -32602
+        };
         return error(code, why);
     }
     let result = match method {
@@ -106,7 +123,10 @@ pub fn answer(message: &Value, declared: &Value) -> Value {
 /// Whether `message` is a server request for a client capability.
 fn is_client_request(message: &Value) -> bool {
     let method = message.get("method").and_then(Value::as_str);
-    message.get("id").is_some() && CLIENT_REQUESTS.iter().any(|(known, _, _)| Some(*known) == method)
+    message.get("id").is_some()
+        && CLIENT_REQUESTS
+            .iter()
+            .any(|(known, _, _)| Some(*known) == method)
 }
 
 /// The server's requests for client capabilities in `log`.
@@ -130,14 +150,23 @@ pub fn judge_valid(log: &[Value], revision: &str, declared: &Value, fence: &Exch
         return none_sent();
     }
     for request in &requests {
-        let method = request.get("method").and_then(Value::as_str).unwrap_or_default();
-        let definition = CLIENT_REQUESTS.iter().find(|(m, _, _)| *m == method).map_or("", |(_, _, d)| *d);
+        let method = request
+            .get("method")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let definition = CLIENT_REQUESTS
+            .iter()
+            .find(|(m, _, _)| *m == method)
+            .map_or("", |(_, _, d)| *d);
         match crate::validate::schema::validate_as(revision, definition, request) {
             Ok(None) => {}
             Ok(Some(problem)) => {
                 return Finding::Fail(
-                    Failure::new(format!("a `{method}` request valid against the {revision} schema"), problem)
-                        .received(Some(request.to_string())),
+                    Failure::new(
+                        format!("a `{method}` request valid against the {revision} schema"),
+                        problem,
+                    )
+                    .received(Some(request.to_string())),
                 )
             }
             Err(reason) => return Finding::HarnessFault { reason },
@@ -153,11 +182,21 @@ pub fn judge_valid(log: &[Value], revision: &str, declared: &Value, fence: &Exch
         .iter()
         .map(|r| {
             let reply = answer(r, declared);
-            let how = reply.get("result").map_or_else(|| format!("error {}", reply["error"]["code"]), |r| excerpt(&r.to_string()));
-            format!("`{}` answered {how}", r["method"].as_str().unwrap_or_default())
+            let how = reply.get("result").map_or_else(
+                || format!("error {}", reply["error"]["code"]),
+                |r| excerpt(&r.to_string()),
+            );
+            format!(
+                "`{}` answered {how}",
+                r["method"].as_str().unwrap_or_default()
+            )
         })
         .collect();
-    Finding::pass_with(format!("{} request(s) valid: {}; ping answered after", requests.len(), answered.join(", ")))
+    Finding::pass_with(format!(
+        "{} request(s) valid: {}; ping answered after",
+        requests.len(),
+        answered.join(", ")
+    ))
 }
 
 /// Judges the requests in `log` against what the session `declared`.
@@ -167,15 +206,24 @@ pub fn judge_within(log: &[Value], declared: &Value) -> Finding {
         return none_sent();
     }
     for request in &requests {
-        let method = request.get("method").and_then(Value::as_str).unwrap_or_default();
+        let method = request
+            .get("method")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
         if let Some(why) = beyond_declared(method, request.get("params"), declared) {
             return Finding::Fail(
-                Failure::new(format!("requests only for the client capabilities declared ({declared})"), why)
-                    .received(Some(request.to_string())),
+                Failure::new(
+                    format!("requests only for the client capabilities declared ({declared})"),
+                    why,
+                )
+                .received(Some(request.to_string())),
             );
         }
     }
-    Finding::pass_with(format!("{} request(s), each for a capability declared ({declared})", requests.len()))
+    Finding::pass_with(format!(
+        "{} request(s), each for a capability declared ({declared})",
+        requests.len()
+    ))
 }
 
 /// On the declaring session, after its other checks: a ping as a fence (what the server
@@ -193,18 +241,31 @@ pub async fn run(
         return out;
     }
     let fence = match peer.stalled() {
-        Some(why) => Exchange { sent: String::new(), reply: Err(why) },
+        Some(why) => Exchange {
+            sent: String::new(),
+            reply: Err(why),
+        },
         None => peer.request("ping", None).await,
     };
     let log = since(peer, 0);
-    let revision = peer.shared_log().lock().unwrap_or_else(|e| e.into_inner()).revision.clone();
+    let revision = peer
+        .shared_log()
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .revision
+        .clone();
     let revision = revision.unwrap_or_else(|| offered.to_string());
     for id in wanted {
         let finding = match *id {
             VALID => judge_valid(&log, &revision, declared, &fence),
             _ => judge_within(&log, declared),
         };
-        out.push((*id, offered.to_string(), finding, started.elapsed().as_millis()));
+        out.push((
+            *id,
+            offered.to_string(),
+            finding,
+            started.elapsed().as_millis(),
+        ));
     }
     out
 }
@@ -227,8 +288,11 @@ pub async fn run_stdio(
     parse_error: bool,
 ) -> Vec<(&'static str, String, Finding, u128)> {
     let started = Instant::now();
-    let all: Vec<&'static str> =
-        parse_error.then_some(super::jsonrpc::PARSE_ERROR).into_iter().chain(wanted.iter().copied()).collect();
+    let all: Vec<&'static str> = parse_error
+        .then_some(super::jsonrpc::PARSE_ERROR)
+        .into_iter()
+        .chain(wanted.iter().copied())
+        .collect();
     let opened = match reused {
         Some(session) => Ok(session),
         None => open_declaring(ctx, revision, parse_error).await,
@@ -237,7 +301,17 @@ pub async fn run_stdio(
         Ok(session) => session,
         Err(why) => {
             let millis = started.elapsed().as_millis();
-            return all.iter().map(|id| (*id, revision.to_string(), Finding::skip(why.clone()), millis)).collect();
+            return all
+                .iter()
+                .map(|id| {
+                    (
+                        *id,
+                        revision.to_string(),
+                        Finding::skip(why.clone()),
+                        millis,
+                    )
+                })
+                .collect();
         }
     };
     let declared = session.declared.clone();
@@ -245,18 +319,29 @@ pub async fn run_stdio(
     if parse_error {
         let started = Instant::now();
         let finding = super::jsonrpc::judge_parse_error(&mut session).await;
-        out.push((super::jsonrpc::PARSE_ERROR, revision.to_string(), finding, started.elapsed().as_millis()));
+        out.push((
+            super::jsonrpc::PARSE_ERROR,
+            revision.to_string(),
+            finding,
+            started.elapsed().as_millis(),
+        ));
     }
     match session.stalled.clone() {
         // The line that is not JSON stopped it: what it asked is not judged.
         Some(why) => {
-            out.extend(wanted.iter().map(|id| (*id, revision.to_string(), super::not_asked(&why), 0)));
+            out.extend(
+                wanted
+                    .iter()
+                    .map(|id| (*id, revision.to_string(), super::not_asked(&why), 0)),
+            );
         }
         None => {
             // Unless one came (and was answered) already, the first request is waited for.
             if client_requests(&since(&session, 0)).is_empty() {
                 if let Ok(request) = session.wait_within(patience, is_client_request).await {
-                    let _ = session.send_line(&answer(&request, &declared).to_string()).await;
+                    let _ = session
+                        .send_line(&answer(&request, &declared).to_string())
+                        .await;
                 }
             }
             out.extend(run(&mut session, revision, &declared, wanted).await);
@@ -268,11 +353,22 @@ pub async fn run_stdio(
 
 /// A fresh server whose handshake declares [`declared_at`] `revision`.
 async fn open_declaring(ctx: &Ctx, revision: &str, parse_error: bool) -> Result<Session, String> {
-    let label = if parse_error { "parse-error" } else { "server.requests (declaring)" };
+    let label = if parse_error {
+        "parse-error"
+    } else {
+        "server.requests (declaring)"
+    };
     let (mut session, init) = ctx.open_declaring(label, revision).await?;
-    if init.result().and_then(|r| r.get("protocolVersion")).is_none() {
+    if init
+        .result()
+        .and_then(|r| r.get("protocolVersion"))
+        .is_none()
+    {
         session.kill().await;
-        return Err(format!("the handshake failed (see server.initialize.result): {}", excerpt(&init.received())));
+        return Err(format!(
+            "the handshake failed (see server.initialize.result): {}",
+            excerpt(&init.received())
+        ));
     }
     Ok(session)
 }
@@ -293,17 +389,23 @@ mod tests {
                 }
                 let params = match method {
                     "sampling/createMessage" => json!({"messages": [], "maxTokens": 10}),
-                    "elicitation/create" => json!({"message": "m", "requestedSchema": {"type": "object", "properties": {}}}),
+                    "elicitation/create" => {
+                        json!({"message": "m", "requestedSchema": {"type": "object", "properties": {}}})
+                    }
                     _ => json!({}),
                 };
-                let reply = answer(&json!({"jsonrpc": "2.0", "id": 7, "method": method, "params": params}), &declared);
+                let reply = answer(
+                    &json!({"jsonrpc": "2.0", "id": 7, "method": method, "params": params}),
+                    &declared,
+                );
                 let definition = match method {
                     "sampling/createMessage" => "CreateMessageResult",
                     "elicitation/create" => "ElicitResult",
                     _ => "ListRootsResult",
                 };
                 assert_eq!(
-                    crate::validate::schema::validate_as(revision, definition, &reply["result"]).unwrap(),
+                    crate::validate::schema::validate_as(revision, definition, &reply["result"])
+                        .unwrap(),
                     None,
                     "{method} at {revision}: {reply}"
                 );
@@ -322,7 +424,8 @@ mod tests {
         assert_eq!(answer(&url, &declared)["error"]["code"], -32602);
         assert!(matches!(judge_within(&[url], &declared), Finding::Fail(_)));
         let old = declared_at("2025-03-26");
-        let elicit = json!({"jsonrpc": "2.0", "id": 3, "method": "elicitation/create", "params": {}});
+        let elicit =
+            json!({"jsonrpc": "2.0", "id": 3, "method": "elicitation/create", "params": {}});
         assert_eq!(answer(&elicit, &old)["error"]["code"], -32601);
         let roots = json!({"jsonrpc": "2.0", "id": 4, "method": "roots/list"});
         assert!(matches!(judge_within(&[roots], &old), Finding::Pass { .. }));

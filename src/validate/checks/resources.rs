@@ -34,16 +34,28 @@ pub fn judge_list(listed: &Listed, key: &str) -> Finding {
         return finding;
     }
     for item in &listed.items {
-        if !item.get(key).is_some_and(Value::is_string) || !item.get("name").is_some_and(Value::is_string) {
-            return Finding::Fail(Failure::new(format!("every item has a string `{key}` and `name`"), format!("{item}")));
+        if !item.get(key).is_some_and(Value::is_string)
+            || !item.get("name").is_some_and(Value::is_string)
+        {
+            return Finding::Fail(Failure::new(
+                format!("every item has a string `{key}` and `name`"),
+                format!("{item}"),
+            ));
         }
         if let Some(mime) = item.get("mimeType") {
             if !mime.as_str().is_some_and(content::is_mime_type) {
-                return Finding::Fail(Failure::new("a mimeType of the form type/subtype", format!("{item}")));
+                return Finding::Fail(Failure::new(
+                    "a mimeType of the form type/subtype",
+                    format!("{item}"),
+                ));
             }
         }
     }
-    Finding::pass_with(format!("{} item(s) on {} page(s)", listed.items.len(), listed.pages))
+    Finding::pass_with(format!(
+        "{} item(s) on {} page(s)",
+        listed.items.len(),
+        listed.pages
+    ))
 }
 
 /// A template's URI with every `{variable}` (any RFC 6570 operator) replaced by `1`.
@@ -71,20 +83,35 @@ pub fn expand(template: &str) -> String {
 /// contents of every result. A listed resource that cannot be read is noted (a server may
 /// refuse one for its own reasons), a malformed answer fails.
 pub async fn read(peer: &mut impl Peer, resources: &[Value], templates: &[Value]) -> Finding {
-    let mut uris: Vec<String> =
-        resources.iter().filter_map(|r| r.get("uri").and_then(Value::as_str)).take(MAX_READ).map(str::to_string).collect();
-    uris.extend(templates.iter().filter_map(|t| t.get("uriTemplate").and_then(Value::as_str)).take(MAX_READ).map(expand));
+    let mut uris: Vec<String> = resources
+        .iter()
+        .filter_map(|r| r.get("uri").and_then(Value::as_str))
+        .take(MAX_READ)
+        .map(str::to_string)
+        .collect();
+    uris.extend(
+        templates
+            .iter()
+            .filter_map(|t| t.get("uriTemplate").and_then(Value::as_str))
+            .take(MAX_READ)
+            .map(expand),
+    );
     if uris.is_empty() {
         return Finding::skip("the server lists no resource and no template");
     }
     let (mut text, mut blob, mut refused) = (0, 0, Vec::new());
     for uri in &uris {
-        let exchange = peer.request("resources/read", Some(json!({"uri": uri}))).await;
+        let exchange = peer
+            .request("resources/read", Some(json!({"uri": uri})))
+            .await;
         let fail = |why: String| {
             Finding::Fail(
-                Failure::new("a ReadResourceResult: `contents`, each with a uri and a text or base64 blob", why)
-                    .sent(&exchange.sent)
-                    .received(Some(exchange.received())),
+                Failure::new(
+                    "a ReadResourceResult: `contents`, each with a uri and a text or base64 blob",
+                    why,
+                )
+                .sent(&exchange.sent)
+                .received(Some(exchange.received())),
             )
         };
         let Some(result) = exchange.result() else {
@@ -108,8 +135,15 @@ pub async fn read(peer: &mut impl Peer, resources: &[Value], templates: &[Value]
             }
         }
     }
-    let refused = if refused.is_empty() { String::new() } else { format!("; refused: {}", refused.join(", ")) };
-    Finding::pass_with(format!("{} URI(s) read: {text} text and {blob} blob contents{refused}", uris.len()))
+    let refused = if refused.is_empty() {
+        String::new()
+    } else {
+        format!("; refused: {}", refused.join(", "))
+    };
+    Finding::pass_with(format!(
+        "{} URI(s) read: {text} text and {blob} blob contents{refused}",
+        uris.len()
+    ))
 }
 
 /// The last revision whose "resource not found" code is -32002; later ones (SEP-2164) ask
@@ -118,10 +152,17 @@ pub const RESOURCE_NOT_FOUND_32002_UNTIL: &str = "2025-11-25";
 
 /// Reads a URI no server has: -32002 up to 2025-11-25, -32602 after.
 pub async fn unknown(peer: &mut impl Peer, revision: &str) -> Finding {
-    let exchange = peer.request("resources/read", Some(json!({"uri": NO_SUCH_URI}))).await;
+    let exchange = peer
+        .request("resources/read", Some(json!({"uri": NO_SUCH_URI})))
+        .await;
     let what = format!("the unknown URI `{NO_SUCH_URI}` at {revision}");
     if revision > RESOURCE_NOT_FOUND_32002_UNTIL {
-        expect_code(&exchange, &what, -32602, "-32602 (Invalid params: resource not found)")
+        expect_code(
+            &exchange,
+            &what,
+            -32602,
+            "-32602 (Invalid params: resource not found)",
+        )
     } else {
         expect_code(&exchange, &what, -32002, "-32002 (Resource not found)")
     }
@@ -132,17 +173,26 @@ pub async fn subscribe(peer: &mut impl Peer, capabilities: &Value, resources: &[
     if capabilities.pointer("/resources/subscribe") != Some(&json!(true)) {
         return Finding::skip("the server does not declare `resources.subscribe`");
     }
-    let Some(uri) = resources.iter().find_map(|r| r.get("uri").and_then(Value::as_str)) else {
+    let Some(uri) = resources
+        .iter()
+        .find_map(|r| r.get("uri").and_then(Value::as_str))
+    else {
         return Finding::skip("the server lists no resource to subscribe to");
     };
     for method in ["resources/subscribe", "resources/unsubscribe"] {
         let exchange = peer.request(method, Some(json!({"uri": uri}))).await;
-        let empty = exchange.result().and_then(Value::as_object).is_some_and(|r| r.keys().all(|k| k == "_meta"));
+        let empty = exchange
+            .result()
+            .and_then(Value::as_object)
+            .is_some_and(|r| r.keys().all(|k| k == "_meta"));
         if !empty {
             return Finding::Fail(
-                Failure::new(format!("`{method}` answered with an empty result"), format!("`{uri}`: {}", exchange.received()))
-                    .sent(&exchange.sent)
-                    .received(Some(exchange.received())),
+                Failure::new(
+                    format!("`{method}` answered with an empty result"),
+                    format!("`{uri}`: {}", exchange.received()),
+                )
+                .sent(&exchange.sent)
+                .received(Some(exchange.received())),
             );
         }
     }
@@ -154,11 +204,15 @@ pub async fn subscribe(peer: &mut impl Peer, capabilities: &Value, resources: &[
 pub fn judge_updated(log: &[Value], capabilities: &Value, subscribed: &[String]) -> Finding {
     let mut seen = 0;
     for message in log {
-        if message.get("method").and_then(Value::as_str) != Some("notifications/resources/updated") {
+        if message.get("method").and_then(Value::as_str) != Some("notifications/resources/updated")
+        {
             continue;
         }
         seen += 1;
-        let uri = message.pointer("/params/uri").and_then(Value::as_str).unwrap_or("(none)");
+        let uri = message
+            .pointer("/params/uri")
+            .and_then(Value::as_str)
+            .unwrap_or("(none)");
         let why = if capabilities.pointer("/resources/subscribe") != Some(&json!(true)) {
             "the server does not declare `resources.subscribe`".to_string()
         } else if !subscribed.iter().any(|s| s == uri) {
@@ -167,8 +221,11 @@ pub fn judge_updated(log: &[Value], capabilities: &Value, subscribed: &[String])
             continue;
         };
         return Finding::Fail(
-            Failure::new("`notifications/resources/updated` only for a resource subscribed to", why)
-                .received(Some(message.to_string())),
+            Failure::new(
+                "`notifications/resources/updated` only for a resource subscribed to",
+                why,
+            )
+            .received(Some(message.to_string())),
         );
     }
     Finding::pass_with(format!("{seen} resources/updated notification(s)"))

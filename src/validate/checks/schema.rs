@@ -17,10 +17,19 @@ pub fn prepare(logs: &[SharedLog]) {
     let mut seen: Vec<(String, Value, Option<String>)> = Vec::new();
     for log in logs {
         let log = log.lock().unwrap_or_else(|e| e.into_inner());
-        let Some(revision) = log.revision.clone().filter(|r| has_revision(r)) else { continue };
+        let Some(revision) = log.revision.clone().filter(|r| has_revision(r)) else {
+            continue;
+        };
         for message in &log.seen {
-            let answered = message.get("id").and_then(|id| log.methods.get(&id.to_string())).cloned();
-            let answered = if message.get("method").is_some() { None } else { answered };
+            let answered = message
+                .get("id")
+                .and_then(|id| log.methods.get(&id.to_string()))
+                .cloned();
+            let answered = if message.get("method").is_some() {
+                None
+            } else {
+                answered
+            };
             seen.push((revision.clone(), message.clone(), answered));
         }
     }
@@ -37,21 +46,34 @@ pub fn judge(logs: &[SharedLog]) -> Finding {
     for log in logs {
         let log = log.lock().unwrap_or_else(|e| e.into_inner());
         dropped += log.dropped;
-        let Some(revision) = log.revision.clone() else { continue };
+        let Some(revision) = log.revision.clone() else {
+            continue;
+        };
         if !has_revision(&revision) {
             unjudged.push(revision);
             continue;
         }
         for message in &log.seen {
-            let answered = message.get("id").and_then(|id| log.methods.get(&id.to_string())).map(String::as_str);
-            let answered = if message.get("method").is_some() { None } else { answered };
+            let answered = message
+                .get("id")
+                .and_then(|id| log.methods.get(&id.to_string()))
+                .map(String::as_str);
+            let answered = if message.get("method").is_some() {
+                None
+            } else {
+                answered
+            };
             match validate_message(&revision, message, answered) {
                 Ok(None) => checked += 1,
                 Ok(Some(problem)) => {
-                    let what = answered.map_or(String::new(), |m| format!(" (the answer to `{m}`)"));
+                    let what =
+                        answered.map_or(String::new(), |m| format!(" (the answer to `{m}`)"));
                     return Finding::Fail(
-                        Failure::new(format!("a message valid against the {revision} schema{what}"), problem)
-                            .received(Some(Value::to_string(message))),
+                        Failure::new(
+                            format!("a message valid against the {revision} schema{what}"),
+                            problem,
+                        )
+                        .received(Some(Value::to_string(message))),
                     );
                 }
                 Err(reason) => return Finding::HarnessFault { reason },
@@ -62,7 +84,10 @@ pub fn judge(logs: &[SharedLog]) -> Finding {
         return if unjudged.is_empty() {
             Finding::skip("no message was received in a session with a negotiated revision")
         } else {
-            Finding::skip(format!("no embedded schema for the negotiated revision {}", unjudged[0]))
+            Finding::skip(format!(
+                "no embedded schema for the negotiated revision {}",
+                unjudged[0]
+            ))
         };
     }
     if dropped > 0 {

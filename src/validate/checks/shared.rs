@@ -36,15 +36,29 @@ impl Shared {
         if !plan.wants(initialize::NEGOTIATES) {
             return Shared::default();
         }
-        let mut free = initialize::offered().into_iter().filter(|r| *r != first && *r != initialize::UNKNOWN_REVISION);
-        let early = if plan.wants(lifecycle::BEFORE_INITIALIZE) { free.next() } else { None };
+        let mut free = initialize::offered()
+            .into_iter()
+            .filter(|r| *r != first && *r != initialize::UNKNOWN_REVISION);
+        let early = if plan.wants(lifecycle::BEFORE_INITIALIZE) {
+            free.next()
+        } else {
+            None
+        };
         // The early offer's handshake is the first after the probe's (its server started
         // beside the probe, or is the spare): by the end of the negotiation it is long done,
         // and a server with a timer armed at `notifications/initialized` (server-everything:
         // 350 ms) exits at once instead of keeping the run's end waiting.
-        let exit = if plan.wants(stdio::EXITS_ON_CLOSE) { early.or_else(|| free.next()) } else { None };
+        let exit = if plan.wants(stdio::EXITS_ON_CLOSE) {
+            early.or_else(|| free.next())
+        } else {
+            None
+        };
         let features = !features::selected(plan).is_empty();
-        Shared { early, exit, features_on_probe: features && (exit.is_some() || !plan.wants(stdio::EXITS_ON_CLOSE)) }
+        Shared {
+            early,
+            exit,
+            features_on_probe: features && (exit.is_some() || !plan.wants(stdio::EXITS_ON_CLOSE)),
+        }
     }
 }
 
@@ -55,7 +69,11 @@ pub type Served = (&'static str, Finding, u128);
 /// `tools/list` before `initialize` offering `revision`; the session and its handshake when
 /// that succeeded (else it is killed), the before-initialize finding, and how long the
 /// early request took (from the call: the wait for a spare server included).
-pub(super) async fn open_early(ctx: &Ctx, label: &str, revision: &str) -> (Option<(Session, Exchange)>, Served, Duration) {
+pub(super) async fn open_early(
+    ctx: &Ctx,
+    label: &str,
+    revision: &str,
+) -> (Option<(Session, Exchange)>, Served, Duration) {
     let called = Instant::now();
     let launched = match ctx.take_spare(label, label).await {
         Some(spare) => Ok(spare),
@@ -70,7 +88,17 @@ pub(super) async fn open_early(ctx: &Ctx, label: &str, revision: &str) -> (Optio
     };
     let mut session = match launched {
         Ok(session) => session,
-        Err(why) => return (None, (lifecycle::BEFORE_INITIALIZE, Finding::HarnessFault { reason: why }, 0), called.elapsed()),
+        Err(why) => {
+            return (
+                None,
+                (
+                    lifecycle::BEFORE_INITIALIZE,
+                    Finding::HarnessFault { reason: why },
+                    0,
+                ),
+                called.elapsed(),
+            )
+        }
     };
     let started = Instant::now();
     timeline::event("check", lifecycle::BEFORE_INITIALIZE);
@@ -79,8 +107,16 @@ pub(super) async fn open_early(ctx: &Ctx, label: &str, revision: &str) -> (Optio
     let init = session.handshake(revision).await;
     let finding = lifecycle::judge_early(&early, &init);
     timeline::event("done", lifecycle::BEFORE_INITIALIZE);
-    let served = (lifecycle::BEFORE_INITIALIZE, finding, started.elapsed().as_millis());
-    if init.result().and_then(|r| r.get("protocolVersion")).is_some() {
+    let served = (
+        lifecycle::BEFORE_INITIALIZE,
+        finding,
+        started.elapsed().as_millis(),
+    );
+    if init
+        .result()
+        .and_then(|r| r.get("protocolVersion"))
+        .is_some()
+    {
         (Some((session, init)), served, lent)
     } else {
         session.kill().await;
@@ -91,12 +127,20 @@ pub(super) async fn open_early(ctx: &Ctx, label: &str, revision: &str) -> (Optio
 /// Closes `session` once `others` is done (for the exit offer's session: every server of the
 /// negotiation has answered, so its exit is not timed beside start-ups; bounded by `timeout`)
 /// and judges how it ends; the probe's close is judged here too, with nothing to wait for.
-pub(super) async fn close_for_exit(session: Session, others: impl std::future::Future<Output = ()>, timeout: Duration) -> Served {
+pub(super) async fn close_for_exit(
+    session: Session,
+    others: impl std::future::Future<Output = ()>,
+    timeout: Duration,
+) -> Served {
     let _ = tokio::time::timeout(timeout, others).await;
     let started = Instant::now();
     timeline::event("check", stdio::EXITS_ON_CLOSE);
     let closed = session.close(stdio::EXIT_BOUND.min(timeout)).await;
     let finding = stdio::judge_exit(&closed);
     timeline::event("done", stdio::EXITS_ON_CLOSE);
-    (stdio::EXITS_ON_CLOSE, finding, started.elapsed().as_millis())
+    (
+        stdio::EXITS_ON_CLOSE,
+        finding,
+        started.elapsed().as_millis(),
+    )
 }

@@ -167,7 +167,8 @@ impl<S: Rpc> Rpc for Modern<'_, S> {
         method: &str,
         params: Option<Value>,
     ) -> impl Future<Output = Exchange> + Send {
-        self.0.request(modern_method(method), Some(with_meta(params, STATELESS)))
+        self.0
+            .request(modern_method(method), Some(with_meta(params, STATELESS)))
     }
 
     fn stalled(&self) -> Option<String> {
@@ -439,7 +440,9 @@ async fn run_session<S: Transport + super::peer::Peer, A: Future<Output = ()> + 
     if let Some(why) = not_modern(&discover) {
         // Answered as a server of the `initialize` era: the server may be handed over.
         if discover.reply.is_ok() {
-            let id = serde_json::from_str::<Value>(&discover.sent).ok().and_then(|m| m.get("id").cloned());
+            let id = serde_json::from_str::<Value>(&discover.sent)
+                .ok()
+                .and_then(|m| m.get("id").cloned());
             if let (Some(giver), Some(id)) = (giver.as_mut(), id) {
                 giver.answered(id);
             }
@@ -631,7 +634,8 @@ fn judge_error(
 /// A request whose `params` carry no `_meta` at all.
 async fn meta_required<S: Transport>(session: &mut S, capabilities: &Value, http: bool) -> Finding {
     let method = probe_method(capabilities);
-    let message = json!({"jsonrpc": "2.0", "id": session.fresh_id(), "method": method, "params": {}});
+    let message =
+        json!({"jsonrpc": "2.0", "id": session.fresh_id(), "method": method, "params": {}});
     let (exchange, status) = session.raw(message, &|h| h).await;
     let expected = if http {
         "400 Bad Request and error -32602 (Invalid params) for a request without the required _meta fields"
@@ -988,8 +992,15 @@ mod tests {
 
     #[test]
     fn every_check_judged_at_2026_07_28_has_a_rule_that_applies_there() {
-        let not_applicable = |id: &str| super::super::features_2026::NOT_APPLICABLE.iter().any(|(na, _)| *na == id);
-        for id in super::super::ALL.iter().filter(|id| applies(id) && !not_applicable(id)) {
+        let not_applicable = |id: &str| {
+            super::super::features_2026::NOT_APPLICABLE
+                .iter()
+                .any(|(na, _)| *na == id)
+        };
+        for id in super::super::ALL
+            .iter()
+            .filter(|id| applies(id) && !not_applicable(id))
+        {
             let rule = rules::find(id).unwrap_or_else(|| panic!("{id} has no rule"));
             assert!(
                 rule.applies_at(STATELESS),

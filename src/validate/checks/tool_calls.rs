@@ -37,11 +37,18 @@ pub struct Call {
 
 impl Call {
     fn name(&self) -> &str {
-        self.tool.get("name").and_then(Value::as_str).unwrap_or_default()
+        self.tool
+            .get("name")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
     }
 
     fn fail(&self, expected: &str, actual: String) -> Finding {
-        Finding::Fail(Failure::new(expected, actual).sent(&self.exchange.sent).received(Some(self.exchange.received())))
+        Finding::Fail(
+            Failure::new(expected, actual)
+                .sent(&self.exchange.sent)
+                .received(Some(self.exchange.received())),
+        )
     }
 }
 
@@ -66,18 +73,30 @@ pub async fn start_calls<P: Peer>(peer: &mut P, tools: &[Value]) -> CallsInFligh
         tokens.push(token);
     }
     let in_flight = peer.start(messages).await;
-    CallsInFlight { tools: tools.to_vec(), tokens, in_flight }
+    CallsInFlight {
+        tools: tools.to_vec(),
+        tokens,
+        in_flight,
+    }
 }
 
 /// The answers of calls in flight, waited for until `deadline`.
-pub async fn collect<P: Peer>(peer: &mut P, calls: CallsInFlight<P>, deadline: std::time::Instant) -> Vec<Call> {
+pub async fn collect<P: Peer>(
+    peer: &mut P,
+    calls: CallsInFlight<P>,
+    deadline: std::time::Instant,
+) -> Vec<Call> {
     let exchanges = peer.finish(calls.in_flight, deadline).await;
     calls
         .tools
         .into_iter()
         .zip(exchanges)
         .zip(calls.tokens)
-        .map(|((tool, exchange), token)| Call { tool, exchange, token })
+        .map(|((tool, exchange), token)| Call {
+            tool,
+            exchange,
+            token,
+        })
         .collect()
 }
 
@@ -93,17 +112,31 @@ pub fn judge_calls(calls: &[Call], revision: &str) -> Finding {
             continue;
         };
         if let Err(why) = content::judge_blocks(result.get("content"), revision) {
-            return call.fail("a CallToolResult whose content blocks are valid for the revision", format!("`{}`: {why}", call.name()));
+            return call.fail(
+                "a CallToolResult whose content blocks are valid for the revision",
+                format!("`{}`: {why}", call.name()),
+            );
         }
         if !matches!(result.get("isError"), None | Some(Value::Bool(_))) {
-            return call.fail("`isError` a boolean", format!("`{}`: isError is {}", call.name(), result["isError"]));
+            return call.fail(
+                "`isError` a boolean",
+                format!("`{}`: isError is {}", call.name(), result["isError"]),
+            );
         }
         judged += 1;
     }
     if judged == 0 {
-        return Finding::skip(format!("no call answered with a result ({} called; unanswered: {})", calls.len(), list(&unanswered)));
+        return Finding::skip(format!(
+            "no call answered with a result ({} called; unanswered: {})",
+            calls.len(),
+            list(&unanswered)
+        ));
     }
-    Finding::pass_with(format!("{judged} of {} call(s) judged{}", calls.len(), not_answered(&unanswered)))
+    Finding::pass_with(format!(
+        "{judged} of {} call(s) judged{}",
+        calls.len(),
+        not_answered(&unanswered)
+    ))
 }
 
 /// Judges that calls with valid arguments failed, if at all, as results with `isError`.
@@ -118,14 +151,22 @@ pub fn judge_errors(calls: &[Call]) -> Finding {
             format!("`{}`: a JSON-RPC error {}", call.name(), call.exchange.error_code().unwrap_or_default()),
         );
     }
-    let failed = answered.iter().filter(|c| c.exchange.result().and_then(|r| r.get("isError")) == Some(&json!(true))).count();
-    Finding::pass_with(format!("{} call(s) answered, {failed} of them tool errors with isError", answered.len()))
+    let failed = answered
+        .iter()
+        .filter(|c| c.exchange.result().and_then(|r| r.get("isError")) == Some(&json!(true)))
+        .count();
+    Finding::pass_with(format!(
+        "{} call(s) answered, {failed} of them tool errors with isError",
+        answered.len()
+    ))
 }
 
 /// Judges `structuredContent` against each called tool's `outputSchema`.
 pub fn judge_output(calls: &[Call], listed: &[Value], revision: &str) -> Finding {
     if revision < "2025-06-18" {
-        return Finding::skip(format!("outputSchema is from 2025-06-18; the session speaks {revision}"));
+        return Finding::skip(format!(
+            "outputSchema is from 2025-06-18; the session speaks {revision}"
+        ));
     }
     for tool in listed {
         if let Some(schema) = tool.get("outputSchema") {
@@ -133,24 +174,36 @@ pub fn judge_output(calls: &[Call], listed: &[Value], revision: &str) -> Finding
                 let name = tool.get("name").and_then(Value::as_str).unwrap_or_default();
                 return Finding::Fail(Failure::new(
                     "an outputSchema with `type: \"object\"`",
-                    format!("`{name}` has outputSchema {}", crate::validate::outcome::excerpt(&schema.to_string())),
+                    format!(
+                        "`{name}` has outputSchema {}",
+                        crate::validate::outcome::excerpt(&schema.to_string())
+                    ),
                 ));
             }
         }
     }
     let mut judged = 0;
     for call in calls {
-        let (Some(schema), Some(result)) = (call.tool.get("outputSchema"), call.exchange.result()) else { continue };
+        let (Some(schema), Some(result)) = (call.tool.get("outputSchema"), call.exchange.result())
+        else {
+            continue;
+        };
         if result.get("isError") == Some(&json!(true)) {
             continue;
         }
         let Some(structured) = result.get("structuredContent") else {
-            return call.fail("`structuredContent` (the tool declares an outputSchema)", format!("`{}`: none", call.name()));
+            return call.fail(
+                "`structuredContent` (the tool declares an outputSchema)",
+                format!("`{}`: none", call.name()),
+            );
         };
         let validator = match jsonschema::validator_for(schema) {
             Ok(validator) => validator,
             Err(e) => {
-                return call.fail("an outputSchema that compiles", format!("`{}`: {e}", call.name()));
+                return call.fail(
+                    "an outputSchema that compiles",
+                    format!("`{}`: {e}", call.name()),
+                );
             }
         };
         if let Some(error) = validator.iter_errors(structured).next() {
@@ -172,9 +225,17 @@ pub async fn probe_invalid(peer: &mut impl Peer, tools: &[Value], patience: Dura
     let mut messages = Vec::new();
     let mut probes = Vec::new();
     for tool in tools {
-        let Some((arguments, how)) = invalid_arguments_for(tool.get("inputSchema").unwrap_or(&json!({}))) else { continue };
+        let Some((arguments, how)) =
+            invalid_arguments_for(tool.get("inputSchema").unwrap_or(&json!({})))
+        else {
+            continue;
+        };
         let id = peer.fresh_id();
-        messages.push(request(id, "tools/call", Some(json!({"name": tool["name"], "arguments": arguments}))));
+        messages.push(request(
+            id,
+            "tools/call",
+            Some(json!({"name": tool["name"], "arguments": arguments})),
+        ));
         probes.push((tool["name"].as_str().unwrap_or_default().to_string(), how));
     }
     if messages.is_empty() {
@@ -207,18 +268,25 @@ pub async fn probe_invalid(peer: &mut impl Peer, tools: &[Value], patience: Dura
 /// Judges the listed tools' names against the 2025-11-25 naming guidance.
 pub fn judge_names(tools: &[Value], revision: &str) -> Finding {
     if revision < "2025-11-25" {
-        return Finding::skip(format!("the tool naming guidance is from 2025-11-25; the session speaks {revision}"));
+        return Finding::skip(format!(
+            "the tool naming guidance is from 2025-11-25; the session speaks {revision}"
+        ));
     }
     for tool in tools {
         let name = tool.get("name").and_then(Value::as_str).unwrap_or_default();
         let length = name.chars().count();
-        let bad = name.chars().find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.')));
+        let bad = name
+            .chars()
+            .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.')));
         if !(1..=128).contains(&length) || bad.is_some() {
             let why = match bad {
                 Some(c) => format!("`{}` has the character {c:?}", name.escape_debug()),
                 None => format!("`{}` is {length} characters long", name.escape_debug()),
             };
-            return Finding::Fail(Failure::new("tool names of 1-128 characters from A-Z, a-z, 0-9, _, - and .", why));
+            return Finding::Fail(Failure::new(
+                "tool names of 1-128 characters from A-Z, a-z, 0-9, _, - and .",
+                why,
+            ));
         }
     }
     if tools.is_empty() {
@@ -230,11 +298,15 @@ pub fn judge_names(tools: &[Value], revision: &str) -> Finding {
 /// Judges the listed tools' annotations (2025-03-26 on).
 pub fn judge_annotations(tools: &[Value], revision: &str) -> Finding {
     if revision < "2025-03-26" {
-        return Finding::skip(format!("tool annotations are from 2025-03-26; the session speaks {revision}"));
+        return Finding::skip(format!(
+            "tool annotations are from 2025-03-26; the session speaks {revision}"
+        ));
     }
     let mut annotated = 0;
     for tool in tools {
-        let Some(annotations) = tool.get("annotations") else { continue };
+        let Some(annotations) = tool.get("annotations") else {
+            continue;
+        };
         let name = tool.get("name").and_then(Value::as_str).unwrap_or_default();
         let fail = |why: String| {
             Finding::Fail(Failure::new(
@@ -242,11 +314,15 @@ pub fn judge_annotations(tools: &[Value], revision: &str) -> Finding {
                 format!("`{name}`: {why}"),
             ))
         };
-        let Some(map) = annotations.as_object() else { return fail(format!("annotations is {annotations}")) };
+        let Some(map) = annotations.as_object() else {
+            return fail(format!("annotations is {annotations}"));
+        };
         for (key, value) in map {
             let ok = match key.as_str() {
                 "title" => value.is_string(),
-                "readOnlyHint" | "destructiveHint" | "idempotentHint" | "openWorldHint" => value.is_boolean(),
+                "readOnlyHint" | "destructiveHint" | "idempotentHint" | "openWorldHint" => {
+                    value.is_boolean()
+                }
                 _ => true,
             };
             if !ok {
@@ -256,7 +332,10 @@ pub fn judge_annotations(tools: &[Value], revision: &str) -> Finding {
         annotated += 1;
     }
     if annotated == 0 {
-        return Finding::skip(format!("none of the {} listed tool(s) has annotations", tools.len()));
+        return Finding::skip(format!(
+            "none of the {} listed tool(s) has annotations",
+            tools.len()
+        ));
     }
     Finding::pass_with(format!("{annotated} annotated tool(s)"))
 }

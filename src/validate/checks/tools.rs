@@ -17,7 +17,10 @@ const MAX_PAGES: usize = 1000;
 pub const NO_SUCH_TOOL: &str = "mcp-conformance-no-such-tool";
 
 fn no_tools(capabilities: &Value) -> Option<Finding> {
-    capabilities.get("tools").is_none().then(|| Finding::skip("the server declares no `tools` capability"))
+    capabilities
+        .get("tools")
+        .is_none()
+        .then(|| Finding::skip("the server declares no `tools` capability"))
 }
 
 /// Lists every page and checks names and input schemas.
@@ -32,9 +35,17 @@ pub async fn list(session: &mut impl Rpc, capabilities: &Value) -> Finding {
         let params = cursor.as_ref().map(|c| json!({ "cursor": c }));
         let exchange = session.request("tools/list", params).await;
         let fail = |expected: &str, actual: String| {
-            Finding::Fail(Failure::new(expected, actual).sent(&exchange.sent).received(Some(exchange.received())))
+            Finding::Fail(
+                Failure::new(expected, actual)
+                    .sent(&exchange.sent)
+                    .received(Some(exchange.received())),
+            )
         };
-        let Some(tools) = exchange.result().and_then(|r| r.get("tools")).and_then(Value::as_array) else {
+        let Some(tools) = exchange
+            .result()
+            .and_then(|r| r.get("tools"))
+            .and_then(Value::as_array)
+        else {
             let expected = if page == 1 {
                 "a result with a `tools` array"
             } else {
@@ -44,16 +55,25 @@ pub async fn list(session: &mut impl Rpc, capabilities: &Value) -> Finding {
         };
         for tool in tools {
             let Some(name) = tool.get("name").and_then(Value::as_str) else {
-                return fail("every tool has a string `name`", format!("page {page}: a tool without one: {tool}"));
+                return fail(
+                    "every tool has a string `name`",
+                    format!("page {page}: a tool without one: {tool}"),
+                );
             };
             if !names.insert(name.to_string()) {
-                return fail("unique tool names", format!("page {page}: `{name}` listed twice"));
+                return fail(
+                    "unique tool names",
+                    format!("page {page}: `{name}` listed twice"),
+                );
             }
             let schema = tool.get("inputSchema");
             if !schema.is_some_and(|s| s.is_object() && s.get("type") == Some(&json!("object"))) {
                 return fail(
                     "an `inputSchema` object with `type: \"object\"`",
-                    format!("`{name}` has inputSchema {}", schema.map_or("(none)".to_string(), Value::to_string)),
+                    format!(
+                        "`{name}` has inputSchema {}",
+                        schema.map_or("(none)".to_string(), Value::to_string)
+                    ),
                 );
             }
         }
@@ -70,10 +90,18 @@ pub async fn list(session: &mut impl Rpc, capabilities: &Value) -> Finding {
                 }
                 cursor = Some(next.clone());
             }
-            Some(other) => return fail("`nextCursor` a string", format!("page {page}: `nextCursor` is {other}")),
+            Some(other) => {
+                return fail(
+                    "`nextCursor` a string",
+                    format!("page {page}: `nextCursor` is {other}"),
+                )
+            }
         }
     }
-    Finding::Fail(Failure::new("a list that ends", format!("still paging after {MAX_PAGES} pages")))
+    Finding::Fail(Failure::new(
+        "a list that ends",
+        format!("still paging after {MAX_PAGES} pages"),
+    ))
 }
 
 /// Calls a tool that does not exist.
@@ -81,11 +109,22 @@ pub async fn unknown(session: &mut impl Rpc, capabilities: &Value) -> Finding {
     if let Some(skip) = no_tools(capabilities) {
         return skip;
     }
-    let exchange = session.request("tools/call", Some(json!({"name": NO_SUCH_TOOL, "arguments": {}}))).await;
-    if exchange.error_code().is_some() || exchange.result().and_then(|r| r.get("isError")) == Some(&json!(true)) {
+    let exchange = session
+        .request(
+            "tools/call",
+            Some(json!({"name": NO_SUCH_TOOL, "arguments": {}})),
+        )
+        .await;
+    if exchange.error_code().is_some()
+        || exchange.result().and_then(|r| r.get("isError")) == Some(&json!(true))
+    {
         return Finding::pass();
     }
-    let actual = if exchange.result().is_some() { "a result without `isError: true`" } else { "no response" };
+    let actual = if exchange.result().is_some() {
+        "a result without `isError: true`"
+    } else {
+        "no response"
+    };
     Finding::Fail(
         Failure::new("a JSON-RPC error or a result with `isError: true`", actual)
             .sent(&exchange.sent)

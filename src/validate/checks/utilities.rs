@@ -27,7 +27,16 @@ pub const CANCELLATION: &str = "server.cancellation";
 pub const CONCURRENT: &str = "server.concurrent";
 
 /// The syslog levels, least severe first.
-pub const LEVELS: [&str; 8] = ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"];
+pub const LEVELS: [&str; 8] = [
+    "debug",
+    "info",
+    "notice",
+    "warning",
+    "error",
+    "critical",
+    "alert",
+    "emergency",
+];
 /// The level the validator asks for.
 pub const ASKED_LEVEL: &str = "error";
 
@@ -35,7 +44,12 @@ pub const ASKED_LEVEL: &str = "error";
 pub const BOGUS: &str = "mcp-conformance-bogus-cursor";
 
 /// Asks for completions of the first prompt argument, else the first template variable.
-pub async fn complete(peer: &mut impl Peer, capabilities: &Value, prompts: &[Value], templates: &[Value]) -> Finding {
+pub async fn complete(
+    peer: &mut impl Peer,
+    capabilities: &Value,
+    prompts: &[Value],
+    templates: &[Value],
+) -> Finding {
     if capabilities.get("completions").is_none() {
         return Finding::skip("the server does not declare `completions`");
     }
@@ -71,12 +85,19 @@ pub async fn complete(peer: &mut impl Peer, capabilities: &Value, prompts: &[Val
         return fail("no `values` array".into());
     };
     if values.len() > 100 || !values.iter().all(Value::is_string) {
-        return fail(format!("{} value(s), not all strings or over 100", values.len()));
+        return fail(format!(
+            "{} value(s), not all strings or over 100",
+            values.len()
+        ));
     }
-    if !matches!(completion.get("total"), None | Some(Value::Null)) && !completion["total"].is_u64() {
+    if !matches!(completion.get("total"), None | Some(Value::Null)) && !completion["total"].is_u64()
+    {
         return fail(format!("total is {}", completion["total"]));
     }
-    if !matches!(completion.get("hasMore"), None | Some(Value::Null | Value::Bool(_))) {
+    if !matches!(
+        completion.get("hasMore"),
+        None | Some(Value::Null | Value::Bool(_))
+    ) {
         return fail(format!("hasMore is {}", completion["hasMore"]));
     }
     Finding::pass_with(format!("{} value(s)", values.len()))
@@ -86,28 +107,42 @@ pub async fn complete(peer: &mut impl Peer, capabilities: &Value, prompts: &[Val
 /// Returns the finding and where the answer is in the session's log (the messages after it
 /// come after the level was set; the log may already hold some read ahead of the answer).
 pub async fn set_level(peer: &mut impl Peer) -> (Finding, usize) {
-    let exchange = peer.request("logging/setLevel", Some(json!({"level": ASKED_LEVEL}))).await;
-    let id = serde_json::from_str::<Value>(&exchange.sent).ok().and_then(|m| m.get("id").cloned());
+    let exchange = peer
+        .request("logging/setLevel", Some(json!({"level": ASKED_LEVEL})))
+        .await;
+    let id = serde_json::from_str::<Value>(&exchange.sent)
+        .ok()
+        .and_then(|m| m.get("id").cloned());
     let log = since(peer, 0);
     let after = log
         .iter()
         .position(|m| crate::validate::stdio::is_response(m) && m.get("id") == id.as_ref())
         .map_or(log.len(), |at| at + 1);
-    if exchange.result().and_then(Value::as_object).is_some_and(|r| r.keys().all(|k| k == "_meta")) {
+    if exchange
+        .result()
+        .and_then(Value::as_object)
+        .is_some_and(|r| r.keys().all(|k| k == "_meta"))
+    {
         return (Finding::pass(), after);
     }
-    let failure =
-        Failure::new("an empty result", exchange.received()).sent(&exchange.sent).received(Some(exchange.received()));
+    let failure = Failure::new("an empty result", exchange.received())
+        .sent(&exchange.sent)
+        .received(Some(exchange.received()));
     (Finding::Fail(failure), after)
 }
 
 /// Judges the log messages that came after the level was set (`after`).
 pub fn judge_levels(after: &[Value]) -> Finding {
     let floor = LEVELS.iter().position(|l| *l == ASKED_LEVEL).unwrap_or(0);
-    let messages: Vec<&Value> =
-        after.iter().filter(|m| m.get("method").and_then(Value::as_str) == Some("notifications/message")).collect();
+    let messages: Vec<&Value> = after
+        .iter()
+        .filter(|m| m.get("method").and_then(Value::as_str) == Some("notifications/message"))
+        .collect();
     for message in &messages {
-        let level = message.pointer("/params/level").and_then(Value::as_str).unwrap_or("(none)");
+        let level = message
+            .pointer("/params/level")
+            .and_then(Value::as_str)
+            .unwrap_or("(none)");
         match LEVELS.iter().position(|l| *l == level) {
             Some(index) if index >= floor => {}
             Some(_) => {
@@ -128,12 +163,24 @@ pub fn judge_levels(after: &[Value]) -> Finding {
 }
 
 /// Asks the first declared list for a page with a cursor the server never issued.
-pub async fn bogus_cursor(peer: &mut impl Peer, capabilities: &Value, kinds: &[ListKind]) -> Finding {
-    let Some(kind) = kinds.iter().find(|k| capabilities.get(k.capability).is_some()) else {
+pub async fn bogus_cursor(
+    peer: &mut impl Peer,
+    capabilities: &Value,
+    kinds: &[ListKind],
+) -> Finding {
+    let Some(kind) = kinds
+        .iter()
+        .find(|k| capabilities.get(k.capability).is_some())
+    else {
         return Finding::skip("the server declares no list (tools, prompts, resources)");
     };
-    let exchange = peer.request(kind.method, Some(json!({"cursor": BOGUS}))).await;
-    expect_invalid_params(&exchange, &format!("`{}` with the cursor `{BOGUS}`", kind.method))
+    let exchange = peer
+        .request(kind.method, Some(json!({"cursor": BOGUS})))
+        .await;
+    expect_invalid_params(
+        &exchange,
+        &format!("`{}` with the cursor `{BOGUS}`", kind.method),
+    )
 }
 
 /// Judges every `notifications/progress` in the session's log against the calls that carried
@@ -144,7 +191,11 @@ pub fn judge_progress(log: &[Value], calls: &[Call]) -> Finding {
     }
     let ids: HashMap<String, Value> = calls
         .iter()
-        .filter_map(|c| serde_json::from_str::<Value>(&c.exchange.sent).ok().map(|m| (c.token.clone(), m["id"].clone())))
+        .filter_map(|c| {
+            serde_json::from_str::<Value>(&c.exchange.sent)
+                .ok()
+                .map(|m| (c.token.clone(), m["id"].clone()))
+        })
         .collect();
     let mut last: HashMap<String, f64> = HashMap::new();
     let mut answered: Vec<Value> = Vec::new();
@@ -160,8 +211,11 @@ pub fn judge_progress(log: &[Value], calls: &[Call]) -> Finding {
         count += 1;
         let fail = |why: String| {
             Finding::Fail(
-                Failure::new("progress for a token of a request in progress, its progress increasing", why)
-                    .received(Some(message.to_string())),
+                Failure::new(
+                    "progress for a token of a request in progress, its progress increasing",
+                    why,
+                )
+                .received(Some(message.to_string())),
             )
         };
         let token = match message.pointer("/params/progressToken") {
@@ -173,7 +227,9 @@ pub fn judge_progress(log: &[Value], calls: &[Call]) -> Finding {
             return fail(format!("the token {token} was never sent"));
         };
         if answered.contains(id) {
-            return fail(format!("progress for {token} after the response to its request"));
+            return fail(format!(
+                "progress for {token} after the response to its request"
+            ));
         }
         let Some(progress) = message.pointer("/params/progress").and_then(Value::as_f64) else {
             return fail("no numeric progress".into());
@@ -184,12 +240,21 @@ pub fn judge_progress(log: &[Value], calls: &[Call]) -> Finding {
             }
         }
     }
-    Finding::pass_with(format!("{count} progress notification(s) for {} token(s) of {} call(s)", last.len(), calls.len()))
+    Finding::pass_with(format!(
+        "{count} progress notification(s) for {} token(s) of {} call(s)",
+        last.len(),
+        calls.len()
+    ))
 }
 
 /// Cancels requests in flight: the calls that were not answered in time (`cancelled`), or
 /// else a fresh request cancelled at once; the server must answer a `ping` afterwards.
-pub async fn cancellation(peer: &mut impl Peer, cancelled: &[Exchange], fresh: Option<Value>, patience: Duration) -> Finding {
+pub async fn cancellation(
+    peer: &mut impl Peer,
+    cancelled: &[Exchange],
+    fresh: Option<Value>,
+    patience: Duration,
+) -> Finding {
     let mut what = Vec::new();
     let mut ids = Vec::new();
     for exchange in cancelled {
@@ -199,7 +264,9 @@ pub async fn cancellation(peer: &mut impl Peer, cancelled: &[Exchange], fresh: O
     }
     if ids.is_empty() {
         let Some(message) = fresh else {
-            return Finding::skip("nothing to cancel: no tool may be called and no list is declared");
+            return Finding::skip(
+                "nothing to cancel: no tool may be called and no list is declared",
+            );
         };
         let id = message["id"].clone();
         // Sent and cancelled at once; the answer, if it comes, is not awaited.
@@ -208,25 +275,46 @@ pub async fn cancellation(peer: &mut impl Peer, cancelled: &[Exchange], fresh: O
         ids.push(id);
         what.push("a request cancelled as soon as sent".to_string());
     } else {
-        what.push(format!("{} call(s) still running after {patience:?}", ids.len()));
+        what.push(format!(
+            "{} call(s) still running after {patience:?}",
+            ids.len()
+        ));
     }
     for id in &ids {
-        peer.tell("notifications/cancelled", Some(json!({"requestId": id, "reason": "mcp-conformance: cancellation check"})))
-            .await;
+        peer.tell(
+            "notifications/cancelled",
+            Some(json!({"requestId": id, "reason": "mcp-conformance: cancellation check"})),
+        )
+        .await;
     }
     let mark = super::peer::mark(peer);
     let id = peer.fresh_id();
-    let exchanges = peer.all_at_once(vec![request(id, "ping", None)], peer_timeout(patience)).await;
+    let exchanges = peer
+        .all_at_once(vec![request(id, "ping", None)], peer_timeout(patience))
+        .await;
     let ping = &exchanges[0];
     if ping.result().is_none() {
         return Finding::Fail(
-            Failure::new("the server keeps serving after notifications/cancelled: `ping` answered", ping.received())
-                .sent(&ping.sent),
+            Failure::new(
+                "the server keeps serving after notifications/cancelled: `ping` answered",
+                ping.received(),
+            )
+            .sent(&ping.sent),
         );
     }
-    let late = since(peer, mark).iter().filter(|m| ids.contains(&m["id"]) && m.get("method").is_none()).count();
-    let note = if late > 0 { format!("; {late} response(s) to a cancelled request came (allowed when it had completed)") } else { String::new() };
-    Finding::pass_with(format!("{} cancelled, ping answered{note}", what.join(", ")))
+    let late = since(peer, mark)
+        .iter()
+        .filter(|m| ids.contains(&m["id"]) && m.get("method").is_none())
+        .count();
+    let note = if late > 0 {
+        format!("; {late} response(s) to a cancelled request came (allowed when it had completed)")
+    } else {
+        String::new()
+    };
+    Finding::pass_with(format!(
+        "{} cancelled, ping answered{note}",
+        what.join(", ")
+    ))
 }
 
 /// A bound for a request the server should answer at once, however slow its tools.
@@ -236,24 +324,50 @@ fn peer_timeout(patience: Duration) -> Duration {
 
 /// Sends several requests at once (pings and the declared lists) and checks each is
 /// answered by its id.
-pub async fn concurrent(peer: &mut impl Peer, capabilities: &Value, kinds: &[ListKind], bound: Duration) -> Finding {
+pub async fn concurrent(
+    peer: &mut impl Peer,
+    capabilities: &Value,
+    kinds: &[ListKind],
+    bound: Duration,
+) -> Finding {
     let mut methods = vec!["ping"];
-    methods.extend(kinds.iter().filter(|k| capabilities.get(k.capability).is_some()).map(|k| k.method));
+    methods.extend(
+        kinds
+            .iter()
+            .filter(|k| capabilities.get(k.capability).is_some())
+            .map(|k| k.method),
+    );
     methods.extend(["ping", "ping"]);
-    let messages: Vec<Value> = methods.iter().map(|m| request(peer.fresh_id(), m, None)).collect();
+    let messages: Vec<Value> = methods
+        .iter()
+        .map(|m| request(peer.fresh_id(), m, None))
+        .collect();
     let exchanges = peer.all_at_once(messages, bound).await;
     for exchange in &exchanges {
         if exchange.reply.is_err() {
             return Finding::Fail(
-                Failure::new(format!("each of {} requests in flight answered by its id", exchanges.len()), exchange.received())
-                    .sent(&exchange.sent),
+                Failure::new(
+                    format!(
+                        "each of {} requests in flight answered by its id",
+                        exchanges.len()
+                    ),
+                    exchange.received(),
+                )
+                .sent(&exchange.sent),
             );
         }
         if exchange.error_code().is_some() {
             return Finding::Fail(
-                Failure::new("results for requests in flight together", exchange.received()).sent(&exchange.sent),
+                Failure::new(
+                    "results for requests in flight together",
+                    exchange.received(),
+                )
+                .sent(&exchange.sent),
             );
         }
     }
-    Finding::pass_with(format!("{} requests in flight, each answered", exchanges.len()))
+    Finding::pass_with(format!(
+        "{} requests in flight, each answered",
+        exchanges.len()
+    ))
 }
