@@ -21,12 +21,14 @@ pub mod exit_code;
 pub mod harness;
 pub mod host;
 pub mod matrix;
+pub mod probe;
 pub mod profiles;
 pub mod report;
 pub mod rules;
 pub mod runner;
 pub mod scenario;
 pub mod terminal;
+pub mod text;
 pub mod validate;
 pub mod verdict;
 

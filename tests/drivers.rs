@@ -288,7 +288,7 @@ fn processes_running(needle: &str) -> Vec<u32> {
         .filter(|pid| {
             let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
             String::from_utf8_lossy(&cmdline).contains(needle)
-                && mcp_conformance::runner::procs::is_alive(*pid)
+                && mcp_conformance::probe::procs::is_alive(*pid)
         })
         .collect()
 }
@@ -438,7 +438,7 @@ fn a_tools_list_before_the_expected_call_is_incidental_traffic(
         );
         assert!(stdout.contains(r#""id":3"#), "{stdout}");
         assert!(recorded);
-        let summary = mcp_conformance::runner::check::received_summary(&wire);
+        let summary = mcp_conformance::probe::received_summary(&wire);
         assert_eq!(
             summary,
             ["initialize", "notifications/initialized", "tools/call"]

@@ -6,6 +6,7 @@ mod integration {
 
     mod bad_input;
     mod broken_clients;
+    mod layers;
     mod leaks;
     mod redaction_property;
     mod tidy;

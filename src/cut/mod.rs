@@ -59,16 +59,19 @@
 //! ```
 
 pub mod driver;
+pub(crate) mod host;
 pub mod needs;
 pub mod reference;
 pub mod sources;
+pub(crate) mod tool_layer;
+
+pub use crate::probe::ServerProbe;
 
 use crate::scenario::{Faults, RedirectPolicy, TimeoutOverrides, Tokens};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 use std::time::Duration;
 
 /// What a client says about itself: the report names it, and the runner judges it only on
@@ -326,23 +329,6 @@ impl StepError {
 
 /// A step's value (the client's result, as JSON) or its error.
 pub type StepResult = Result<Value, StepError>;
-
-/// What the runner can see of the scripted server while a step runs.
-#[derive(Clone, Debug)]
-pub struct ServerProbe {
-    pub(crate) log_path: PathBuf,
-}
-
-impl ServerProbe {
-    /// How many `message`s (a method, or `response:<id>`) the server has received so far.
-    pub fn received(&self, message: &str) -> usize {
-        let wire = mcp_mock_servers::wire_log::read_wire_log(&self.log_path).unwrap_or_default();
-        crate::runner::check::received_summary(&wire)
-            .iter()
-            .filter(|m| *m == message)
-            .count()
-    }
-}
 
 /// A client under test. Implement it for a small adapter around your client.
 ///

@@ -25,8 +25,8 @@ pub struct ReferenceClient {
     /// `interrupt_host`.
     host_program: PathBuf,
     client: RefCell<Option<Arc<McpClient>>>,
-    source: RefCell<Option<Arc<crate::runner::tool_layer::Source>>>,
-    set: RefCell<Option<Arc<crate::runner::tool_layer::Set>>>,
+    source: RefCell<Option<Arc<super::tool_layer::Source>>>,
+    set: RefCell<Option<Arc<super::tool_layer::Set>>>,
 }
 
 impl ReferenceClient {
@@ -208,7 +208,7 @@ impl ClientUnderTest for ReferenceClient {
     }
 
     async fn tool_layer(&self, step: ToolLayerStep) -> StepResult {
-        use crate::runner::tool_layer;
+        use super::tool_layer;
         let source = self.source.borrow().clone();
         match (step, source) {
             (
@@ -270,7 +270,7 @@ impl ClientUnderTest for ReferenceClient {
         };
         let mut command = vec![stdio.command.clone()];
         command.extend(stdio.args.iter().cloned());
-        crate::runner::host::interrupt_host(crate::runner::host::HostPlan {
+        super::host::interrupt_host(super::host::HostPlan {
             program: &self.host_program,
             profile: self.profile.name(),
             revision: self.config(settings).revision.unwrap_or_default(),
@@ -279,10 +279,6 @@ impl ClientUnderTest for ReferenceClient {
             log_path: &server.log_path,
         })
         .await
-        .map_err(|e| StepError {
-            kind: Some(e.kind),
-            text: e.text,
-        })
     }
 }
 

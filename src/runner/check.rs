@@ -1,7 +1,9 @@
 //! Checking a scenario's `[expect]` against an outcome.
 
 use super::outcome::Outcome;
+use crate::probe::{received_summary, value_text};
 use crate::scenario::{Expectations, HttpRequestExpect, StepExpect};
+use crate::text::cut;
 use mcp_mock_servers::describe_step;
 use mcp_mock_servers::script::{Script, Step};
 use mcp_mock_servers::wire_log::Record;
@@ -513,62 +515,6 @@ fn check_step(expect: &StepExpect, outcome: &Outcome, fail: &mut impl FnMut(&str
     }
 }
 
-/// A value as text for `contains`: strings unquoted, anything else as JSON.
-fn value_text(value: &Value) -> String {
-    match value {
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
-    }
-}
-
-/// What the server received, in order: methods, and `response:<id>` for answers.
-pub fn received_summary(wire: &[Record]) -> Vec<String> {
-    let mut summary = Vec::new();
-    for record in wire {
-        match record {
-            Record::Received { message } => {
-                summary.push(match message.get("method").and_then(Value::as_str) {
-                    Some(method) => method.to_string(),
-                    None => match message.get("id") {
-                        Some(id) => format!("response:{}", value_text(id)),
-                        None => format!("other:{}", cut(&message.to_string(), 60)),
-                    },
-                })
-            }
-            // Outside the rule under test (answered by the script's incidental policy).
-            Record::Incidental { method } if summary.last() == Some(method) => {
-                summary.pop();
-            }
-            _ => {}
-        }
-    }
-    summary
-}
-
-/// Whether the server received `message` (a method) `count` times and its script moved on
-/// after that: began its next step, ended, or stopped. A server killed in between would
-/// look as if it never finished the step, so steps that end the server wait for this.
-pub(crate) fn moved_past(wire: &[Record], message: &str, count: usize) -> bool {
-    let mut seen = 0;
-    let Some(at) = wire.iter().position(|r| {
-        let hit = matches!(r, Record::Received { message: m } if m.get("method").and_then(Value::as_str) == Some(message));
-        seen += usize::from(hit);
-        hit && seen == count
-    }) else {
-        return false;
-    };
-    wire[at..].iter().any(|r| {
-        matches!(
-            r,
-            Record::Step { .. }
-                | Record::Completed {}
-                | Record::Mismatch { .. }
-                | Record::Unfinished { .. }
-                | Record::Exiting { .. }
-        )
-    })
-}
-
 /// Whether step `index` is an `expect` that a message received after it began satisfies. The
 /// server logs what it receives before it matches it and begins its next step: a server
 /// stopped in between (a close under load) would otherwise look as if it never got it.
@@ -711,15 +657,6 @@ fn find_secret(outcome: &Outcome, secret: &str) -> Option<String> {
             .contains(secret)
             .then(|| "the transcript".to_string())
     })
-}
-
-/// Cuts a text to `max` characters, marking the cut.
-pub fn cut(text: &str, max: usize) -> String {
-    if text.chars().count() <= max {
-        return text.to_string();
-    }
-    let kept: String = text.chars().take(max).collect();
-    format!("{kept}…")
 }
 
 #[cfg(test)]

@@ -3,19 +3,17 @@
 
 pub mod check;
 pub mod estimate;
-pub(crate) mod host;
 mod http_target;
 pub mod logs;
 pub mod outcome;
-pub mod procs;
 mod spawn_lock;
 mod steps;
-pub(crate) mod tool_layer;
 pub mod transcript;
 
 pub use outcome::{ErrorRecord, GivenSecret, Outcome, ProcessFact, StepRecord};
 
 use crate::cut::{ClientUnderTest, Described, Settings, StdioTarget, Target};
+use crate::probe::procs;
 use crate::scenario::LoadedScenario;
 use mcp_mock_servers::wire_log;
 use mcp_refclient::{Profile, TestHooks};

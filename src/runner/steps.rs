@@ -3,6 +3,7 @@
 
 use super::outcome::{ErrorRecord, StepRecord};
 use crate::cut::{ClientUnderTest, ServerProbe, Settings, StepError, Target, ToolLayerStep};
+use crate::probe::until_wire_log;
 use crate::scenario::{ClientStep, Scenario};
 use mcp_mock_servers::wire_log;
 use serde_json::{json, Value};
@@ -381,7 +382,7 @@ const SETTLE_MS: u64 = 2_000;
 
 fn received_count(plan: &Plan<'_>, message: &str) -> usize {
     let wire = wire_log::read_wire_log(&plan.log_path).unwrap_or_default();
-    super::check::received_summary(&wire)
+    crate::probe::received_summary(&wire)
         .iter()
         .filter(|m| *m == message)
         .count()
@@ -392,7 +393,7 @@ fn received_count(plan: &Plan<'_>, message: &str) -> usize {
 async fn await_received(plan: &Plan<'_>, method: &str, count: usize, within_ms: u64) -> StepResult {
     let mut seen = 0;
     let counted = |wire: &[wire_log::Record]| {
-        seen = super::check::received_summary(wire)
+        seen = crate::probe::received_summary(wire)
             .iter()
             .filter(|m| *m == method)
             .count();
@@ -410,31 +411,12 @@ async fn await_received(plan: &Plan<'_>, method: &str, count: usize, within_ms: 
 }
 
 /// Waits, bounded, until the server's script moved on after receiving `count` of `method`
-/// (see `check::moved_past`): a close or a kill then cannot cut the step in half.
+/// (see `probe::moved_past`): a close or a kill then cannot cut the step in half.
 async fn await_moved_past(plan: &Plan<'_>, method: &str, count: usize, within_ms: u64) -> bool {
     until_wire_log(&plan.log_path, Duration::from_millis(within_ms), |wire| {
-        super::check::moved_past(wire, method, count)
+        crate::probe::moved_past(wire, method, count)
     })
     .await
-}
-
-/// Reads the server's wire log every 5 ms until `done` holds for it, bounded by `within`;
-/// whether it did.
-pub(crate) async fn until_wire_log(
-    log_path: &std::path::Path,
-    within: Duration,
-    mut done: impl FnMut(&[wire_log::Record]) -> bool,
-) -> bool {
-    let deadline = Instant::now() + within;
-    loop {
-        if done(&wire_log::read_wire_log(log_path).unwrap_or_default()) {
-            return true;
-        }
-        if Instant::now() >= deadline {
-            return false;
-        }
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
 }
 
 /// Whether launch `launch` of the server has begun step `step` (1-based) of its script: its
@@ -474,7 +456,7 @@ async fn await_step(plan: &Plan<'_>, launch: u32, step: usize, within_ms: u64) -
 /// while the client's tasks run), or some is still alive. Fails naming what is not.
 async fn processes_at_step(plan: &Plan<'_>, gone: bool, within_ms: u64) -> StepResult {
     let wire = wire_log::read_wire_log(&plan.log_path).unwrap_or_default();
-    let reported = super::procs::reported(&wire);
+    let reported = crate::probe::procs::reported(&wire);
     if reported.is_empty() {
         return Err(ErrorRecord {
             kind: "processes".into(),
@@ -484,7 +466,7 @@ async fn processes_at_step(plan: &Plan<'_>, gone: bool, within_ms: u64) -> StepR
     let alive = || {
         reported
             .iter()
-            .filter(|(pid, _)| super::procs::is_alive(*pid))
+            .filter(|(pid, _)| crate::probe::procs::is_alive(*pid))
             .collect::<Vec<_>>()
     };
     let deadline = Instant::now() + Duration::from_millis(if gone { within_ms } else { 0 });

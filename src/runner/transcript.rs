@@ -5,8 +5,8 @@
 //! facts. What varies between runs is redacted by name here and nowhere else: `[TMP]`,
 //! `[PID]`, the mock's path. Nothing is sorted: the wire's order is the finding.
 
-use super::check::cut;
 use super::outcome::Outcome;
+use crate::text::cut;
 use mcp_mock_servers::wire_log::Record;
 use std::fmt::Write;
 

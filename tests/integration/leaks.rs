@@ -18,7 +18,7 @@ fn processes_mentioning(needles: &[String]) -> Vec<(u32, String)> {
         };
         let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
         if needles.iter().any(|n| cmdline.contains(n.as_str()))
-            && mcp_conformance::runner::procs::is_alive(pid)
+            && mcp_conformance::probe::procs::is_alive(pid)
         {
             found.push((pid, cmdline));
         }

@@ -150,7 +150,7 @@ fn parse_hello(line: &[u8]) -> Result<Described, String> {
 /// A line from the driver as an error may show it: cut, control characters escaped.
 fn shown(line: &[u8]) -> String {
     let text = String::from_utf8_lossy(line);
-    let cut = crate::runner::check::cut(&text, 200);
+    let cut = crate::text::cut(&text, 200);
     format!("{:?}", cut)
 }
 
@@ -554,7 +554,7 @@ impl ClientUnderTest for DriverClient {
         let running = self.running()?;
         let group = running.child.borrow().id();
         let ended = async {
-            let deadline = tokio::time::Instant::now() + crate::runner::host::HOST_BOUND;
+            let deadline = tokio::time::Instant::now() + crate::cut::host::HOST_BOUND;
             loop {
                 match running.child.borrow_mut().try_wait() {
                     Ok(Some(status)) => return Ok(status),
@@ -565,8 +565,7 @@ impl ClientUnderTest for DriverClient {
                 tokio::time::sleep(Duration::from_millis(5)).await;
             }
         };
-        let reported =
-            crate::runner::host::interrupt_group(group, &[], &server.log_path, ended).await;
+        let reported = crate::cut::host::interrupt_group(group, &[], &server.log_path, ended).await;
         // Its end was the step's: no later step, nor the runner's closing drop, talks to it.
         if let Some(running) = self.running.borrow_mut().take() {
             kill_group(&mut running.child.borrow_mut());

@@ -1,7 +1,8 @@
 //! The `interrupt_host` step: the client in a host subprocess of its own session, a SIGINT
 //! to the host's process group, and what became of the server.
 
-use super::outcome::ErrorRecord;
+use super::StepError;
+use crate::probe::{moved_past, procs, until_wire_log};
 use mcp_mock_servers::wire_log::{self, Record};
 use serde_json::{json, Value};
 use std::os::unix::process::ExitStatusExt;
@@ -29,7 +30,7 @@ pub(crate) struct HostPlan<'a> {
 }
 
 /// Runs the step.
-pub(crate) async fn interrupt_host(plan: HostPlan<'_>) -> Result<Value, ErrorRecord> {
+pub(crate) async fn interrupt_host(plan: HostPlan<'_>) -> Result<Value, StepError> {
     let mut command = tokio::process::Command::new(plan.program);
     command.args([
         "host-client",
@@ -82,8 +83,8 @@ pub(crate) async fn interrupt_host(plan: HostPlan<'_>) -> Result<Value, ErrorRec
             .parse()
             .map_err(|_| harness(format!("the host said {line:?}")))?,
         _ => {
-            return Err(ErrorRecord {
-                kind: "transport".into(),
+            return Err(StepError {
+                kind: Some("transport".into()),
                 text: format!("the host did not connect: {line:?}"),
             })
         }
@@ -107,16 +108,15 @@ pub(crate) async fn interrupt_group(
     servers: &[u32],
     log_path: &Path,
     host_ended: impl std::future::Future<Output = Result<std::process::ExitStatus, String>>,
-) -> Result<Value, ErrorRecord> {
+) -> Result<Value, StepError> {
     // As after any connect, let the server read `initialized` first, so the transcript
     // does not depend on how fast the signal lands.
-    let initialized =
-        |wire: &[Record]| super::check::moved_past(wire, "notifications/initialized", 1);
-    super::steps::until_wire_log(log_path, HOST_BOUND, initialized).await;
+    let initialized = |wire: &[Record]| moved_past(wire, "notifications/initialized", 1);
+    until_wire_log(log_path, HOST_BOUND, initialized).await;
     let servers = match servers {
         [] => {
             let wire = wire_log::read_wire_log(log_path).unwrap_or_default();
-            super::procs::reported(&wire)
+            procs::reported(&wire)
                 .into_iter()
                 .filter(|(_, role)| *role == "server")
                 .map(|(pid, _)| pid)
@@ -137,7 +137,7 @@ pub(crate) async fn interrupt_group(
     };
     // With the host gone the server's input is closed: a server that did not get the
     // signal now ends its script and exits on its own.
-    super::procs::wait_all_gone(&servers, HOST_BOUND);
+    procs::wait_all_gone(&servers, HOST_BOUND);
     let wire = wire_log::read_wire_log(log_path).unwrap_or_default();
     let exited_on_its_own = wire.iter().any(|r| matches!(r, Record::Exiting { .. }));
     let server_end = if exited_on_its_own {
@@ -148,9 +148,9 @@ pub(crate) async fn interrupt_group(
     Ok(json!({ "host": host_end, "server": server_end }))
 }
 
-fn harness(text: String) -> ErrorRecord {
-    ErrorRecord {
-        kind: "harness".into(),
+fn harness(text: String) -> StepError {
+    StepError {
+        kind: Some("harness".into()),
         text,
     }
 }
