@@ -41,7 +41,7 @@ const WAIT_POLL: Duration = Duration::from_millis(5);
 const EXIT_POLL: Duration = Duration::from_millis(50);
 
 /// The largest write buffer kept between messages.
-const WRITE_BUFFER_KEPT: usize = 16 * 1024;
+const WRITE_BUFFER_KEPT: usize = 16_384; // 16 KiB
 
 /// How long `close()` waits to reap a killed server.
 const REAP_BOUND: Duration = Duration::from_secs(2);
@@ -53,6 +53,11 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
+/// The test-only `WriteUnbounded` deadline: the bound restarted once the write is done.
+fn deadline_after_write(sent: Instant, bound: Duration) -> Instant {
+    sent + bound
+}
+
 /// Formats a bound for error text: `100ms`, `60s`, `1.5s`.
 pub(crate) fn fmt_duration(d: Duration) -> String {
     let ms = d.as_millis();
@@ -60,9 +65,8 @@ pub(crate) fn fmt_duration(d: Duration) -> String {
         format!("{d:?}")
     } else if ms < 1000 || ms % 100 != 0 {
         format!("{ms}ms")
-    } else if ms % 1000 == 0 {
-        format!("{}s", ms / 1000)
     } else {
+        // Whole seconds print without a fraction (`60s`).
         format!("{}s", ms as f64 / 1000.0)
     }
 }
@@ -282,6 +286,13 @@ impl Shared {
         self.exit_text(false)
     }
 
+    /// Whether a server whose exit is known is still killed: one that cannot be waited on,
+    /// yet closed its pipes, is of no more use.
+    fn unwaitable_to_kill(&self) -> bool {
+        matches!(lock(&self.exit).reason(), Some(ExitReason::Unwaitable(_)))
+            && !self.broken(Breakage::NoKillOnOutputClosed)
+    }
+
     /// Once something says the server is going (its output closed, a write failed): finds
     /// out why, kills what is left, waits for the rest of stderr, and returns the settled
     /// text.
@@ -291,9 +302,7 @@ impl Shared {
             self.poll_exit();
             if lock(&self.exit).is_known() {
                 // A server that cannot be waited on, yet closed its pipes, is of no more use.
-                if matches!(lock(&self.exit).reason(), Some(ExitReason::Unwaitable(_)))
-                    && !self.broken(Breakage::NoKillOnOutputClosed)
-                {
+                if self.unwaitable_to_kill() {
                     self.kill(Breakage::NoKillOnOutputClosed);
                 }
                 break;
@@ -679,7 +688,9 @@ impl StdioTransport {
         }
         let sent = Instant::now();
         let deadline = match bound {
-            Some(bound) if shared.broken(Breakage::WriteUnbounded) => Some(sent + bound),
+            Some(bound) if shared.broken(Breakage::WriteUnbounded) => {
+                Some(deadline_after_write(sent, bound))
+            }
             _ => deadline,
         };
         shared.set_awaiting(true);

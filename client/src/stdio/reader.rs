@@ -15,7 +15,7 @@ pub(crate) const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
 
 /// The read buffer: a read takes what the pipe holds up to this (a pipe holds 64 KiB by
 /// default); a longer line is read in several. Its pages are zeroed, so resident: kept small.
-const READ_BUFFER_BYTES: usize = 16 * 1024;
+const READ_BUFFER_BYTES: usize = 16_384; // 16 KiB
 
 /// How much of a non-JSON line is remembered for the close error.
 const REMEMBERED_CHARS: usize = 200;

@@ -41,11 +41,7 @@ impl StderrTail {
             self.bytes.extend(&chunk[..room.min(chunk.len())]);
             return;
         }
-        let chunk = if chunk.len() > self.cap {
-            &chunk[chunk.len() - self.cap..]
-        } else {
-            chunk
-        };
+        let chunk = &chunk[chunk.len().saturating_sub(self.cap)..];
         let excess = (self.bytes.len() + chunk.len()).saturating_sub(self.cap);
         if excess > 0 {
             self.bytes.drain(..excess);
