@@ -209,3 +209,41 @@ fn every_relative_link_of_the_readme_and_the_book_resolves() {
     }
     assert!(broken.is_empty(), "links that do not resolve: {broken:#?}");
 }
+
+/// The counts the front page and the introduction state, from the registry and the scenarios
+/// themselves: a rule or a scenario added without them fails here.
+#[test]
+fn the_stated_counts_are_the_registry_and_the_scenarios() {
+    let rules = mcp_conformance::rules::all();
+    let client = rules
+        .iter()
+        .filter(|r| r.kind == mcp_conformance::rules::RuleKind::Client)
+        .count();
+    let scenarios = super::support::all_scenarios();
+    let strict = scenarios
+        .iter()
+        .filter(|s| {
+            s.scenario.profiles.is_empty() || s.scenario.profiles.iter().any(|p| p == "strict")
+        })
+        .count();
+    let phrases = [
+        format!(
+            "holds {} rules: {client} client rules and {} server checks.",
+            rules.len(),
+            rules.len() - client
+        ),
+        format!("{} scenario files cover every client rule", scenarios.len()),
+        format!("on the {strict} scenarios of that profile;"),
+        format!("the other {} files belong only", scenarios.len() - strict),
+    ];
+    for page in ["README.md", "docs/src/introduction.md"] {
+        let text = std::fs::read_to_string(repo_root().join(page)).unwrap();
+        let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        for phrase in &phrases {
+            assert!(
+                text.contains(phrase.as_str()),
+                "{page} does not say {phrase:?}"
+            );
+        }
+    }
+}
