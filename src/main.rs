@@ -37,8 +37,7 @@ enum Command {
         /// The profile: strict, yoagent or kova.
         name: String,
     },
-    /// Serve the reference client as a driver on stdin/stdout (the driver protocol's proof).
-    #[command(hide = true)]
+    /// Serve a profile of the reference client over the driver protocol (on stdin/stdout).
     Driver {
         /// The profile: strict, yoagent or kova.
         #[arg(long, default_value = "strict")]

@@ -1,13 +1,17 @@
-//! Everything that is not one scenario: the invariants of the suite (tidy), deliberately
-//! broken clients, leaks, memory, bad input and the command line.
+//! Everything that is not one scenario: the invariants of the suite (tidy), the book and its
+//! generated references, deliberately broken clients, leaks, memory, bad input and the command
+//! line.
 
 mod integration {
     pub mod support;
 
     mod bad_input;
     mod broken_clients;
+    mod docs;
+    mod docs_pages;
     mod layers;
     mod leaks;
+    mod process_words;
     mod redaction_property;
     mod tidy;
 }

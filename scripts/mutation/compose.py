@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The client's mutation score from several cargo-mutants runs (README, "Mutation score").
+"""The client's mutation score from several cargo-mutants runs (docs/src/mutation-score.md).
 
 usage: compose.py LIST --scenarios DIR... [--seeds FILE...] [--every DIR...]
 

@@ -43,7 +43,7 @@ pub struct Row {
     /// `<name>/baseline.toml` (a missing file is an empty baseline).
     #[serde(default)]
     pub baseline: Option<PathBuf>,
-    /// What the client is, in a few words (the README's matrix shows it).
+    /// What the client is, in a few words (the matrix report shows it).
     #[serde(default)]
     pub about: String,
     /// The reference client: held to every scenario of its profile. Any other client is

@@ -218,14 +218,16 @@ fn every_scenario_states_an_explicit_expectation() {
     }
 }
 
-/// The README's check tables (`## Validating a server`) list every server check of the
-/// registry once, with its level: a check added without its row fails here.
+/// The server check reference (`docs/src/reference/server-checks.md`) lists every server check
+/// of the registry once, with its level: a check added without its row fails here.
 #[test]
-fn the_readme_check_tables_list_every_server_check_once_with_its_level() {
-    let readme =
-        std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"))
-            .unwrap();
-    let mut listed: Vec<(String, String)> = readme
+fn the_check_reference_tables_list_every_server_check_once_with_its_level() {
+    let reference = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("docs/src/reference/server-checks.md"),
+    )
+    .unwrap();
+    let mut listed: Vec<(String, String)> = reference
         .lines()
         .filter_map(|line| {
             let (id, rest) = line.strip_prefix("| `server.")?.split_once("` | ")?;

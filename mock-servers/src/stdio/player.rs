@@ -350,7 +350,7 @@ impl<'a> Player<'a> {
             summary: summarize(&head, bytes),
         });
         let chunk = vec![b'x'; bytes.min(CHUNK)];
-        // The lead line and the first chunk go out in one write.
+        // The leading line and the first chunk go out in one write.
         let mut first = lead
             .map(|l| format!("{l}\n").into_bytes())
             .unwrap_or_default();
