@@ -17,20 +17,22 @@
 //! ```
 
 pub mod cut;
-pub mod exit_code;
 pub mod harness;
 pub mod host;
 pub mod matrix;
 pub mod probe;
 pub mod profiles;
 pub mod report;
-pub mod rules;
 pub mod runner;
 pub mod scenario;
-pub mod terminal;
 pub mod text;
-pub mod validate;
 pub mod verdict;
+
+/// The server validator, a crate of its own (`mcp-validator`), under the path it always had.
+pub use mcp_validator as validate;
+/// The rule registry, the terminal escaping and the exit codes live in the validator crate,
+/// below both it and the runner; they keep their paths here.
+pub use mcp_validator::{exit_code, rules, terminal};
 
 /// An error and its chained causes on one line, joined by `: `.
 pub fn error_chain(error: &dyn std::error::Error) -> String {

@@ -1135,8 +1135,8 @@ fn every_feature_check_at_2026_has_a_broken_and_a_correct_server() {
 }
 
 /// The lists above (whose broken and correct servers the tests hold complete) are every
-/// server check of the registry: a check added to `src/rules.toml` without its scripted
-/// servers fails here.
+/// server check of the registry: a check added to `validator/src/rules.toml` without its
+/// scripted servers fails here.
 #[test]
 fn the_check_lists_are_every_server_check_of_the_registry() {
     let mut listed: Vec<&str> = STDIO_CHECKS

@@ -14,7 +14,7 @@ fn generated_notice(source: &str) -> String {
     format!("Generated from {source} by `tests/integration/docs_pages.rs`: do not edit by hand; `{UPDATE_COMMAND}` rewrites it.\n")
 }
 
-/// `reference/rules.md`: every rule of `src/rules.toml`, grouped by area, with the scenarios
+/// `reference/rules.md`: every rule of `validator/src/rules.toml`, grouped by area, with the scenarios
 /// that name it.
 pub fn rules_page() -> String {
     let mut named_by: BTreeMap<&str, Vec<String>> = BTreeMap::new();
@@ -30,7 +30,7 @@ pub fn rules_page() -> String {
     let all = rules::all();
     let count = |kind| all.iter().filter(|r| r.kind == kind).count();
     let mut page = String::from("# Rules and checks\n\n");
-    page += &generated_notice("`src/rules.toml` and the scenarios that name each rule");
+    page += &generated_notice("`validator/src/rules.toml` and the scenarios that name each rule");
     let _ = write!(
         page,
         "\n{} client rules, checked by the scenarios, and {} server checks, run by \

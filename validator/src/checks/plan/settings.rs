@@ -1,0 +1,72 @@
+//! What a plan is given, a run's settings for one target, and what it gives back: what each
+//! check found, or why the target could not be reached.
+
+use crate::outcome::Finding;
+use crate::rules::Level;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// What one check found, with the revision offered and its wall time.
+#[derive(Clone, Debug)]
+pub struct Found {
+    /// The check id.
+    pub id: &'static str,
+    /// The revision offered (`all` for the negotiation check, which tries each).
+    pub revision: String,
+    /// The finding.
+    pub finding: Finding,
+    /// Wall time in milliseconds.
+    pub millis: u128,
+    /// The level to judge at when it depends on the negotiated revision (`server.http.origin`
+    /// is must from 2025-11-25); the rule's own level when `None`.
+    pub level: Option<Level>,
+}
+
+impl Found {
+    /// A finding judged at the rule's own level.
+    pub fn new(
+        id: &'static str,
+        revision: impl Into<String>,
+        finding: Finding,
+        millis: u128,
+    ) -> Found {
+        Found {
+            id,
+            revision: revision.into(),
+            finding,
+            millis,
+            level: None,
+        }
+    }
+}
+
+/// The target could not be reached: a one-line reason.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct Unreachable(pub String);
+
+/// A run's settings for one target.
+#[derive(Clone, Debug)]
+pub struct Plan {
+    /// The checks selected (ids).
+    pub selected: Vec<&'static str>,
+    /// The revisions offered; the checks run once per revision.
+    pub revisions: Vec<String>,
+    /// The bound on every single wait.
+    pub timeout: Duration,
+    /// HTTPS: PEM certificates trusted besides the system roots (`--ca-cert`).
+    pub ca_cert: Option<Vec<u8>>,
+    /// Tools the user allows to be called besides those annotated `readOnlyHint: true`
+    /// (`--call-tool`, `callTools` in a config entry).
+    pub call_tools: Vec<String>,
+    /// Told once the probe's handshake is over (answered or not), so a run beside this one
+    /// can start its own server without slowing the probe's start-up.
+    pub probed: Option<Arc<tokio::sync::Notify>>,
+}
+
+impl Plan {
+    /// Whether the check `id` was selected.
+    pub fn wants(&self, id: &str) -> bool {
+        self.selected.contains(&id)
+    }
+}

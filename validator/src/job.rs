@@ -1,0 +1,158 @@
+//! A prepared run: the options checked, the targets named, the plan and the baseline.
+
+use crate::baseline::Baseline;
+use crate::checks::plan::{Plan, ALL};
+use crate::cli::ValidateArgs;
+use crate::schema::{self, LATEST};
+use crate::target::{self, Target};
+use crate::{http, redact};
+
+/// A prepared run.
+pub(crate) struct Job {
+    pub(crate) targets: Vec<(String, Option<String>, Target)>,
+    pub(crate) plan: Plan,
+    pub(crate) strict: bool,
+    pub(crate) baseline: Baseline,
+    /// No `--revision`: 2026-07-28 if the server speaks it, 2025-11-25 if it answers `initialize`.
+    pub(crate) auto: bool,
+    /// The config file, whose entries may name tools to call (`callTools`).
+    pub(crate) config: Option<std::path::PathBuf>,
+}
+
+/// Checks the options and prepares the run: the targets, the plan, the baseline.
+pub(crate) fn prepare(args: &ValidateArgs) -> Result<Job, String> {
+    let modes = usize::from(!args.command.is_empty())
+        + usize::from(args.url.is_some())
+        + usize::from(args.config.is_some());
+    if modes != 1 {
+        return Err(
+            "name one server: a command after `--`, --url URL, or --config FILE [NAME...]".into(),
+        );
+    }
+    if !args.names.is_empty() && args.config.is_none() {
+        return Err(format!(
+            "`{}` given without --config (a command goes after `--`)",
+            args.names[0]
+        ));
+    }
+    if !args.env.is_empty() && args.command.is_empty() {
+        return Err("--env applies to a command given after `--`".into());
+    }
+    if !args.headers.is_empty() && args.url.is_none() {
+        return Err("--header applies to --url".into());
+    }
+    let ca_cert = match &args.ca_cert {
+        Some(_) if !args.command.is_empty() => {
+            return Err("--ca-cert applies to https targets (--url or --config)".into())
+        }
+        Some(path) => {
+            let pem = mcp_mock_servers::files::read_capped(
+                path,
+                mcp_mock_servers::files::MAX_INPUT_BYTES,
+            )
+            .map_err(|e| format!("cannot read --ca-cert {}: {e}", path.display()))?;
+            http::check_ca_cert(&pem).map_err(|e| format!("--ca-cert {} {e}", path.display()))?;
+            Some(pem)
+        }
+        None => None,
+    };
+    for revision in &args.revisions {
+        if !schema::REVISIONS.contains(&revision.as_str()) && revision != schema::STATELESS {
+            return Err(format!(
+                "--revision `{revision}` is not one of {}, {}",
+                schema::REVISIONS.join(", "),
+                schema::STATELESS
+            ));
+        }
+    }
+    let selected: Vec<&'static str> = ALL
+        .iter()
+        .copied()
+        .filter(|id| args.only.is_empty() || args.only.iter().any(|p| id.starts_with(p.as_str())))
+        .collect();
+    if selected.is_empty() {
+        return Err(format!(
+            "--only {} matches no check (they start with `server.`)",
+            args.only.join(", ")
+        ));
+    }
+    let baseline = match &args.baseline {
+        Some(path) => Baseline::load(path, ALL)?,
+        None => Baseline::default(),
+    };
+    for (_, value) in target::parse_env(&args.env).unwrap_or_default() {
+        redact::env_value(&value);
+    }
+    let targets: Vec<(String, Option<String>, Target)> = if let Some(config) = &args.config {
+        target::load_config(config, &args.names)
+            .map_err(|e| e.to_string())?
+            .into_iter()
+            .map(|(name, target)| (name.clone(), Some(name), target))
+            .collect()
+    } else if let Some(url) = &args.url {
+        redact::url(url);
+        match url::Url::parse(url) {
+            Ok(parsed)
+                if matches!(parsed.scheme(), "http" | "https") && parsed.host_str().is_some() => {}
+            Ok(parsed) => {
+                return Err(format!(
+                    "--url {} is not an http or https URL",
+                    redact::public_url(parsed.as_str())
+                ))
+            }
+            // The text may hold credentials and did not parse: it is not shown.
+            Err(e) => return Err(format!("--url is not a valid URL: {e}")),
+        }
+        let headers = target::parse_headers(&args.headers).map_err(|e| e.to_string())?;
+        for (_, value) in &headers {
+            redact::header_value(value);
+        }
+        http::check_headers(&headers)?;
+        let target = Target::Http {
+            url: url.clone(),
+            headers,
+        };
+        vec![(target.describe(), None, target)]
+    } else {
+        let env = target::parse_env(&args.env).map_err(|e| e.to_string())?;
+        let target = Target::Stdio {
+            command: args.command[0].clone(),
+            args: args.command[1..].to_vec(),
+            env,
+        };
+        vec![(target.describe(), None, target)]
+    };
+    for (_, _, target) in &targets {
+        match target {
+            Target::Http { url, headers } => {
+                redact::url(url);
+                headers
+                    .iter()
+                    .for_each(|(_, value)| redact::header_value(value));
+            }
+            Target::Stdio { env, .. } => env.iter().for_each(|(_, value)| redact::env_value(value)),
+        }
+    }
+    let mut revisions = args.revisions.clone();
+    revisions.dedup();
+    let auto = revisions.is_empty();
+    if auto {
+        revisions = vec![schema::STATELESS.to_string(), LATEST.to_string()];
+    }
+    let plan = Plan {
+        selected,
+        revisions,
+        timeout: args.timeout,
+        ca_cert,
+        call_tools: args.call_tools.clone(),
+        probed: None,
+    };
+    Ok(Job {
+        targets,
+        plan,
+        strict: args.strict,
+        baseline,
+        auto,
+        config: args.config.clone(),
+    })
+}
