@@ -1310,19 +1310,53 @@ fn a_typescript_sdk_server_over_http_keeps_every_rule_but_its_baseline_at_both_r
     println!("validate --url against the TypeScript SDK server: {elapsed:?}");
 }
 
+/// Asked for 2026-07-28 alone, a server of the `initialize` era has nothing judged: that is
+/// exit 4 with the reason, never a pass of nothing.
 #[test]
-fn only_2026_07_28_against_a_server_of_the_initialize_era_is_one_not_applicable_finding() {
+fn only_2026_07_28_against_a_server_of_the_initialize_era_judges_nothing_and_exits_4() {
     let (code, report, shown) =
         validate_json(&["--strict", "--revision", "2026-07-28"], &everything());
-    assert_eq!(code, 0, "{shown}");
-    assert_eq!(
-        statuses(&report),
-        [("server.discover".to_string(), "skip".to_string())],
+    assert_eq!(code, 4, "{shown}");
+    assert_eq!(statuses(&report), [], "{shown}");
+    assert!(
+        shown.contains("it does not speak 2026-07-28, the only revision asked (`server/discover` answered error"),
         "{shown}"
     );
+}
+
+/// A server that cannot be heard (it exits at once, never reads its input, or reads it and
+/// never answers) is never passed: exit 4 at every revision, the default included.
+#[rstest]
+fn a_server_that_cannot_be_heard_is_unreachable_at_every_revision(
+    #[values("exits", "never-reads", "never-answers")] server: &str,
+    #[values(
+        None,
+        Some("2024-11-05"),
+        Some("2025-06-18"),
+        Some("2025-11-25"),
+        Some("2026-07-28")
+    )]
+    revision: Option<&str>,
+) {
+    let command: Vec<String> = match server {
+        "exits" => vec!["false".into()],
+        "never-reads" => vec!["sleep".into(), "30".into()],
+        _ => vec!["sh".into(), "-c".into(), "exec cat > /dev/null".into()],
+    };
+    let mut args = vec!["--strict", "--timeout", "1s"];
+    if let Some(revision) = revision {
+        args.extend(["--revision", revision]);
+    }
+    let started = Instant::now();
+    let (code, report, shown) = validate_json(&args, &command);
+    assert_eq!(code, 4, "{server} at {revision:?}: {shown}");
+    assert_eq!(statuses(&report), [], "{shown}");
+    assert!(shown.contains("cannot reach"), "{shown}");
+    // The documented bound of a run at --timeout 1s (handshake, then each check's bound).
     assert!(
-        shown.contains("not applicable: the server does not speak 2026-07-28"),
-        "{shown}"
+        started.elapsed() < Duration::from_secs(15),
+        "{server} at {revision:?} took {:?}",
+        started.elapsed()
     );
 }
 

@@ -177,6 +177,26 @@ async fn run_target(job: &Job, plan: &Plan, target: &Target) -> Result<Vec<Found
             speaks = true;
             found.extend(modern_found);
         }
+        // Nothing else asked: a server that could not be heard, or that does not speak the
+        // only revision asked, has nothing judged, which is never a pass.
+        Some(Ok(stateless::Spoken::Unanswered(why))) if legacy_found.is_none() => {
+            return Err(Unreachable(why))
+        }
+        Some(Ok(stateless::Spoken::No(why))) if legacy_found.is_none() => {
+            return Err(Unreachable(format!(
+                "it does not speak 2026-07-28, the only revision asked ({why})"
+            )))
+        }
+        Some(Ok(stateless::Spoken::Unanswered(why))) => {
+            if plan.wants(DISCOVER) {
+                found.push(Found::new(
+                    DISCOVER,
+                    schema::STATELESS,
+                    Finding::skip(format!("not judged at 2026-07-28: {why}")),
+                    0,
+                ));
+            }
+        }
         Some(Ok(stateless::Spoken::No(why))) if !job.auto || plan.wants(DISCOVER) => {
             found.push(Found::new(
                 DISCOVER,

@@ -220,6 +220,12 @@ pub fn validate_message(
         }
         return check(revision, kind, message);
     }
+    if message.get("error").is_some() && message.get("result").is_some() {
+        // No revision's envelope forbids the extra member, JSON-RPC 2.0 itself does.
+        return Ok(Some(
+            "a response with both `result` and `error` (JSON-RPC 2.0, Response object: \"Either the result member or error member MUST be included, but both members MUST NOT be included.\")".into(),
+        ));
+    }
     if message.get("error").is_some() {
         let envelope = first(&["JSONRPCErrorResponse", "JSONRPCError"]);
         let mut message = message.clone();
@@ -255,6 +261,25 @@ pub fn validate_message(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_response_with_both_result_and_error_is_invalid_at_every_revision() {
+        let both = json!({"jsonrpc": "2.0", "id": 1, "result": {}, "error": {"code": -32603, "message": "x"}});
+        let error_only =
+            json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -32603, "message": "x"}});
+        for revision in REVISIONS.into_iter().chain([STATELESS]) {
+            let problem = validate_message(revision, &both, Some("ping")).unwrap();
+            assert!(
+                problem.is_some_and(|p| p.contains("both `result` and `error`")),
+                "{revision}"
+            );
+            assert_eq!(
+                validate_message(revision, &error_only, Some("ping")).unwrap(),
+                None,
+                "{revision}"
+            );
+        }
+    }
 
     #[test]
     fn every_embedded_schema_compiles_its_envelopes() {

@@ -32,6 +32,10 @@ pub struct Exchange {
     pub sent: String,
     /// The response message, or why none came within the bound.
     pub reply: Result<Value, String>,
+    /// Over HTTP, the status of a whole response that carried no JSON-RPC answer to the
+    /// request (a `400` with an error of id `null`, say): the server was heard all the same.
+    /// `None` over stdio, and for no response, a timed-out one or one cut at the size bound.
+    pub unanswered_status: Option<u16>,
 }
 
 impl Exchange {
@@ -48,6 +52,12 @@ impl Exchange {
             .and_then(|m| m.get("error"))
             .and_then(|e| e.get("code"))
             .and_then(Value::as_i64)
+    }
+
+    /// Whether the server answered the request at all: a JSON-RPC response, or over HTTP a
+    /// whole response without one.
+    pub fn heard(&self) -> bool {
+        self.reply.is_ok() || self.unanswered_status.is_some()
     }
 
     /// What came back, as text for a report: the message, or why nothing did.
@@ -212,6 +222,7 @@ impl Session {
             return Exchange {
                 sent,
                 reply: Err(why),
+                unanswered_status: None,
             };
         }
         let reply = self.wait_for(|m| is_response_to(m, &id)).await;
@@ -222,7 +233,11 @@ impl Session {
                 .unwrap_or_default();
             super::timeline::event("answered", &format!("{} {method}", self.lock_log().label));
         }
-        Exchange { sent, reply }
+        Exchange {
+            sent,
+            reply,
+            unanswered_status: None,
+        }
     }
 
     /// Sends a notification.

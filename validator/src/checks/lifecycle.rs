@@ -89,7 +89,9 @@ pub fn judge_early(early: &Exchange, init: &Exchange) -> Finding {
         let how = if early.error_code().is_some() {
             "an error"
         } else {
-            "a result"
+            // The lifecycle asks clients not to send it and is silent on how a server answers.
+            "a result (not failed: the specification asks the client not to send requests \
+             other than pings before initialize, and says nothing of how a server answers one)"
         };
         Finding::pass_with(format!(
             "answered the early tools/list with {how}; initialize succeeded after it"

@@ -147,6 +147,7 @@ pub async fn run(
         Some(why) => Exchange {
             sent: String::new(),
             reply: Err(why),
+            unanswered_status: None,
         },
         None => peer.request("ping", None).await,
     };

@@ -53,15 +53,19 @@ pub const NO_SUCH_RESOURCE: &str = "mcp-conformance://no-such-resource";
 /// The `_meta` key of the server's identity.
 pub const SERVER_INFO_KEY: &str = "io.modelcontextprotocol/serverInfo";
 
-/// Why the answer to `server/discover` is not a 2026-07-28 server's, if it is not.
+/// Why the answer to `server/discover` is not a 2026-07-28 server's, if it is not: only an
+/// answer can say so (a JSON-RPC error, a response without a result, over HTTP a whole
+/// response without a JSON-RPC answer). `None` for a result (judged by [`judge_discover`])
+/// and for no answer at all, which says nothing of the revision (the plan reports it as
+/// unanswered).
 pub fn not_modern(discover: &Exchange) -> Option<String> {
     let code = discover.error_code();
     match (&discover.reply, discover.result()) {
-        (Err(why), _) => Some(format!(
+        (Err(why), _) if discover.heard() => Some(format!(
             "`server/discover` got no JSON-RPC answer of its own: {}",
             excerpt(why)
         )),
-        (Ok(_), Some(_)) => None,
+        (Err(_), _) | (Ok(_), Some(_)) => None,
         (Ok(reply), None) if code == Some(-32022) => {
             let supported = reply
                 .pointer("/error/data/supported")
@@ -546,6 +550,7 @@ mod tests {
         let exchange = |reply: Value| Exchange {
             sent: String::new(),
             reply: Ok(reply),
+            unanswered_status: None,
         };
         let legacy = exchange(
             json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -32601, "message": "Method not found"}}),

@@ -171,6 +171,18 @@ impl Posted {
         self.reply.as_ref().ok().map(|r| r.status)
     }
 
+    /// The status of a whole response that did not carry the JSON-RPC answer (`answer` is
+    /// what was read of it): the server was heard, it did not answer in JSON-RPC. `None` for
+    /// an answer, no response, and a response that timed out or was cut at the size bound.
+    pub fn unanswered_status(&self, answer: &Result<serde_json::Value, String>) -> Option<u16> {
+        match &self.reply {
+            Ok(reply) if answer.is_err() && !reply.timed_out && !reply.over_limit => {
+                Some(reply.status)
+            }
+            _ => None,
+        }
+    }
+
     /// What came back, for a report.
     pub fn received(&self) -> String {
         match &self.reply {

@@ -194,7 +194,15 @@ impl HttpSession {
                 Err(e.to_string())
             }
         };
-        (Exchange { sent: text, reply }, posted)
+        let unanswered_status = posted.unanswered_status(&reply);
+        (
+            Exchange {
+                sent: text,
+                reply,
+                unanswered_status,
+            },
+            posted,
+        )
     }
 
     /// A request with the next id.

@@ -80,8 +80,13 @@ pub fn applies(id: &str) -> bool {
 pub enum Spoken {
     /// It answered `server/discover` as a 2026-07-28 server: the findings.
     Yes(Vec<Found>),
-    /// It did not: why, in a sentence (what it answered instead).
+    /// It did not: why, in a sentence (what it answered instead). Only a JSON-RPC answer
+    /// says so: an error, or a response that is not a `DiscoverResult`.
     No(String),
+    /// Nothing was learnt: no answer that could be read came (the server exited, stayed
+    /// silent past the bound, or sent what the reader refuses). Never "not spoken": a
+    /// server that could not be heard is not judged to be of another revision.
+    Unanswered(String),
 }
 
 /// A check judged over every session's log.
@@ -150,12 +155,6 @@ pub async fn run_http<A: Future<Output = ()> + Send>(
         .revision = Some(STATELESS.into());
     let logs = vec![session.log()];
     let spoken = run_session(&mut session, plan, true, None, abandon, &mut None).await;
-    if let Spoken::No(why) = &spoken {
-        // A server that cannot be connected to is unreachable, not of another era.
-        if why.contains("cannot connect to") {
-            return Err(Unreachable(why.clone()));
-        }
-    }
     Ok(finish(spoken, &logs, plan))
 }
 
@@ -208,22 +207,27 @@ async fn run_session<S: Transport + Peer, A: Future<Output = ()> + Send>(
     let discover = tokio::select! {
         exchange = modern.request("server/discover", None) => exchange,
         () = abandon() => {
-            return Spoken::No(format!(
+            return Spoken::Unanswered(format!(
                 "no answer to `server/discover` within {} ms, by when the `initialize` checks were done",
                 started.elapsed().as_millis()
             ));
         }
     };
     drop(answered);
+    if !discover.heard() {
+        let why = discover.reply.as_ref().err().cloned().unwrap_or_default();
+        return Spoken::Unanswered(format!(
+            "`server/discover` got no answer that could be read: {}",
+            crate::outcome::excerpt(&why)
+        ));
+    }
     if let Some(why) = stateless::not_modern(&discover) {
         // Answered as a server of the `initialize` era: the server may be handed over.
-        if discover.reply.is_ok() {
-            let id = serde_json::from_str::<Value>(&discover.sent)
-                .ok()
-                .and_then(|m| m.get("id").cloned());
-            if let (Some(giver), Some(id)) = (giver.as_mut(), id) {
-                giver.answered(id);
-            }
+        let id = serde_json::from_str::<Value>(&discover.sent)
+            .ok()
+            .and_then(|m| m.get("id").cloned());
+        if let (Some(giver), Some(id)) = (giver.as_mut(), id) {
+            giver.answered(id);
         }
         return Spoken::No(why);
     }

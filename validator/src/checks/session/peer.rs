@@ -161,7 +161,11 @@ impl Peer for Session {
                     Err("not answered".to_string())
                 }
             };
-            out.push(Exchange { sent, reply });
+            out.push(Exchange {
+                sent,
+                reply,
+                unanswered_status: None,
+            });
         }
         let in_flight = pending.len();
         while !pending.is_empty() {
@@ -225,6 +229,7 @@ impl Peer for HttpSession {
             .map(|sent| Exchange {
                 sent,
                 reply: Err("no answer in time".to_string()),
+                unanswered_status: None,
             })
             .collect();
         loop {

@@ -85,6 +85,7 @@ impl Transport for HttpSession {
         (
             Exchange {
                 sent: posted.sent.clone(),
+                unanswered_status: posted.unanswered_status(&reply),
                 reply,
             },
             posted.status(),
