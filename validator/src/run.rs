@@ -187,16 +187,15 @@ async fn run_target(job: &Job, plan: &Plan, target: &Target) -> Result<Vec<Found
                 "it does not speak 2026-07-28, the only revision asked ({why})"
             )))
         }
-        Some(Ok(stateless::Spoken::Unanswered(why))) => {
-            if plan.wants(DISCOVER) {
-                found.push(Found::new(
-                    DISCOVER,
-                    schema::STATELESS,
-                    Finding::skip(format!("not judged at 2026-07-28: {why}")),
-                    0,
-                ));
-            }
+        Some(Ok(stateless::Spoken::Unanswered(why))) if plan.wants(DISCOVER) => {
+            found.push(Found::new(
+                DISCOVER,
+                schema::STATELESS,
+                Finding::skip(format!("not judged at 2026-07-28: {why}")),
+                0,
+            ));
         }
+        Some(Ok(stateless::Spoken::Unanswered(_))) => {}
         Some(Ok(stateless::Spoken::No(why))) if !job.auto || plan.wants(DISCOVER) => {
             found.push(Found::new(
                 DISCOVER,
