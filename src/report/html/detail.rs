@@ -86,9 +86,9 @@ fn rules(out: &mut String, detail: &Detail) {
                 text(&rule.sources.join(", "))
             )
         };
-        let _ = write!(
+        let _ = writeln!(
             out,
-            "<div class=\"rule\"><p><code>{}</code> ({})</p><blockquote>{}</blockquote>{sources}</div>\n",
+            "<div class=\"rule\"><p><code>{}</code> ({})</p><blockquote>{}</blockquote>{sources}</div>",
             text(&rule.id),
             text(&rule.level),
             text(&rule.text)
@@ -104,9 +104,9 @@ fn expectations(out: &mut String, verdict: Tone, detail: &Detail) {
             Tone::HarnessFault => "The harness failed (this says nothing about the client)",
             _ => "Not applicable",
         };
-        let _ = write!(
+        let _ = writeln!(
             out,
-            "<p>{what}: <span class=\"reason\">{}</span></p>\n",
+            "<p>{what}: <span class=\"reason\">{}</span></p>",
             text(reason)
         );
     }
@@ -118,9 +118,9 @@ fn expectations(out: &mut String, verdict: Tone, detail: &Detail) {
             "<table class=\"side-by-side\">\n<thead><tr><th>expectation</th><th>expected</th><th>observed</th></tr></thead>\n<tbody>\n",
         );
         for m in &detail.mismatches {
-            let _ = write!(
+            let _ = writeln!(
                 out,
-                "<tr class=\"mismatch\"><th>{}</th><td class=\"expected\">{}</td><td class=\"observed\">{}</td></tr>\n",
+                "<tr class=\"mismatch\"><th>{}</th><td class=\"expected\">{}</td><td class=\"observed\">{}</td></tr>",
                 text(&m.what),
                 text(&m.expected),
                 text(&m.observed)
@@ -145,9 +145,9 @@ fn steps(out: &mut String, detail: &Detail) {
         } else {
             ("error", "error")
         };
-        let _ = write!(
+        let _ = writeln!(
             out,
-            "<tr class=\"{class}\"><td>{}</td><td class=\"mono\">{}</td><td class=\"result\">{result}</td><td class=\"returned mono\">{}</td><td>{}</td></tr>\n",
+            "<tr class=\"{class}\"><td>{}</td><td class=\"mono\">{}</td><td class=\"result\">{result}</td><td class=\"returned mono\">{}</td><td>{}</td></tr>",
             step.number,
             text(&step.label),
             text(&step.returned),

@@ -232,7 +232,7 @@ fn cell(
 /// `expect` waits for). No values: a script may hold the secrets the client is handed.
 fn script(scenario: &LoadedScenario) -> Vec<String> {
     let server = &scenario.scenario.server;
-    let transport = serde_json::to_value(&server.transport)
+    let transport = serde_json::to_value(server.transport)
         .ok()
         .and_then(|v| v.as_str().map(String::from))
         .unwrap_or_default();
