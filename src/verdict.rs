@@ -122,8 +122,9 @@ pub fn run_one(
     let started = std::time::Instant::now();
     let outcome = runner::run(scenario, profile, launcher, hooks);
     let verdict = judge(scenario, &outcome);
+    let evidence = Evidence::of(&outcome, &verdict);
     let mut result = result(scenario, &outcome.client, verdict, started);
-    result.evidence = Some(Evidence::of(&outcome));
+    result.evidence = Some(evidence);
     (result, outcome)
 }
 
@@ -150,8 +151,9 @@ pub fn run_client_one<A: ClientUnderTest + 'static>(
     }
     let outcome = runner::run_client(scenario, adapter, launcher, options);
     let verdict = judge(scenario, &outcome);
+    let evidence = Evidence::of(&outcome, &verdict);
     let mut result = result(scenario, &described, verdict, started);
-    result.evidence = Some(Evidence::of(&outcome));
+    result.evidence = Some(evidence);
     (result, Some(outcome))
 }
 

@@ -176,8 +176,12 @@ fn cell(
 ) -> Cell {
     let (mismatches, reason) = match &result.verdict {
         Verdict::Pass => (Vec::new(), None),
+        // The redacted copy the evidence keeps, where the run left evidence.
         Verdict::Fail { failures } => (
-            failures
+            result
+                .evidence
+                .as_ref()
+                .map_or(failures, |e| &e.failures)
                 .iter()
                 .map(|f| Mismatch {
                     what: f.what.clone(),
