@@ -122,7 +122,7 @@ pub fn run_one(
     let started = std::time::Instant::now();
     let outcome = runner::run(scenario, profile, launcher, hooks);
     let verdict = judge(scenario, &outcome);
-    let evidence = Evidence::of(&outcome, &verdict);
+    let evidence = Evidence::of(&outcome, &verdict, &scenario.scenario.expect.never_contains);
     let mut result = result(scenario, &outcome.client, verdict, started);
     result.evidence = Some(evidence);
     (result, outcome)
@@ -151,7 +151,7 @@ pub fn run_client_one<A: ClientUnderTest + 'static>(
     }
     let outcome = runner::run_client(scenario, adapter, launcher, options);
     let verdict = judge(scenario, &outcome);
-    let evidence = Evidence::of(&outcome, &verdict);
+    let evidence = Evidence::of(&outcome, &verdict, &scenario.scenario.expect.never_contains);
     let mut result = result(scenario, &described, verdict, started);
     result.evidence = Some(evidence);
     (result, Some(outcome))

@@ -43,8 +43,17 @@ pub struct StepLine {
 }
 
 impl Evidence {
-    /// The evidence of `outcome` and the `verdict` judged from it, redacted.
-    pub fn of(outcome: &Outcome, verdict: &Verdict) -> Evidence {
+    /// The evidence of `outcome` and the `verdict` judged from it, redacted: the secrets the
+    /// run handed the client, and the strings the scenario says must never show
+    /// (`never_contains`: a token inside a header value the run handed whole).
+    pub fn of(outcome: &Outcome, verdict: &Verdict, never_shown: &[String]) -> Evidence {
+        let redact = |text: &str| {
+            let mut text = outcome.redact(text);
+            for secret in never_shown.iter().filter(|s| !s.is_empty()) {
+                text = text.replace(secret.as_str(), mcp_refclient::redact::REDACTED);
+            }
+            text
+        };
         let steps = outcome
             .steps
             .iter()
@@ -55,9 +64,9 @@ impl Evidence {
                 };
                 StepLine {
                     number: step.number,
-                    label: outcome.redact(&step.label),
+                    label: redact(&step.label),
                     ok,
-                    returned: cut(&outcome.redact(&returned), 2000),
+                    returned: cut(&redact(&returned), 2000),
                     millis: step.elapsed.as_millis(),
                 }
             })
@@ -68,12 +77,12 @@ impl Evidence {
             .take(LOG_LINES)
             .map(|e| {
                 // Redacted before it is cut: a cut through a secret would leave half of it.
-                let line = format!("{} {}: {}", e.level, e.target, outcome.redact(&e.message));
+                let line = format!("{} {}: {}", e.level, e.target, redact(&e.message));
                 cut(&line, 400)
             })
             .collect();
         Evidence {
-            transcript: transcript::render(outcome),
+            transcript: redact(&transcript::render(outcome)),
             steps,
             log,
             log_left_out: outcome.logs.len().saturating_sub(LOG_LINES) + outcome.logs_dropped,
@@ -81,9 +90,9 @@ impl Evidence {
                 Verdict::Fail { failures } => failures
                     .iter()
                     .map(|f| Failure {
-                        what: outcome.redact(&f.what),
-                        expected: outcome.redact(&f.expected),
-                        actual: outcome.redact(&f.actual),
+                        what: redact(&f.what),
+                        expected: redact(&f.expected),
+                        actual: redact(&f.actual),
                     })
                     .collect(),
                 _ => Vec::new(),
@@ -97,10 +106,9 @@ mod tests {
     use super::*;
     use crate::runner::{GivenSecret, Judged, StepRecord};
 
-    #[test]
-    fn a_secret_quoted_by_an_expectation_or_returned_by_a_step_is_redacted() {
-        let secret = "hdr-secret-77aa88bb";
-        let outcome = Outcome {
+    /// An outcome whose one step returned `secret`, the run having handed it to the client.
+    fn outcome_handing(secret: &str) -> Outcome {
+        Outcome {
             profile: mcp_refclient::Profile::Strict,
             client: crate::cut::Described::default(),
             judged: Judged::Everything,
@@ -122,18 +130,40 @@ mod tests {
                 value: secret.into(),
             }],
             http_url: None,
-        };
-        let verdict = Verdict::Fail {
+        }
+    }
+
+    fn failing(expected: &str) -> Verdict {
+        Verdict::Fail {
             failures: vec![Failure {
                 what: "never_contains".into(),
-                expected: format!("no trace of {secret:?}"),
+                expected: expected.into(),
                 actual: "found in step 1".into(),
             }],
-        };
-        let evidence = Evidence::of(&outcome, &verdict);
+        }
+    }
+
+    #[test]
+    fn a_secret_quoted_by_an_expectation_or_returned_by_a_step_is_redacted() {
+        let secret = "hdr-secret-77aa88bb";
+        let verdict = failing(&format!("no trace of {secret:?}"));
+        let evidence = Evidence::of(&outcome_handing(secret), &verdict, &[]);
         let shown = format!("{:?} {:?}", evidence.failures, evidence.steps);
         assert!(!shown.contains(secret), "{shown}");
         assert!(shown.contains(mcp_refclient::redact::REDACTED), "{shown}");
         assert_eq!(evidence.steps[0].millis, 3);
+    }
+
+    #[test]
+    fn a_string_the_scenario_says_must_never_show_is_redacted_too() {
+        // The run handed the whole header value; the scenario names the token inside it.
+        let outcome = Outcome {
+            secrets: Vec::new(),
+            ..outcome_handing("Bearer legacy-secret-0011")
+        };
+        let verdict = failing("no trace of \"legacy-secret-0011\"");
+        let evidence = Evidence::of(&outcome, &verdict, &["legacy-secret-0011".to_string()]);
+        let shown = format!("{:?} {:?}", evidence.failures, evidence.steps);
+        assert!(!shown.contains("legacy-secret-0011"), "{shown}");
     }
 }
