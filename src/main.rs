@@ -75,6 +75,10 @@ struct RunArgs {
     /// Write a JUnit XML report to this file.
     #[arg(long)]
     junit: Option<PathBuf>,
+    /// Write the HTML report into this folder: `index.html` (the grid, coloured by verdict,
+    /// with filters) and a page per scenario run; it opens from `file://`.
+    #[arg(long)]
+    html: Option<PathBuf>,
     /// The scenario folder.
     #[arg(long, default_value_os_t = default_scenarios())]
     scenarios: PathBuf,
@@ -123,6 +127,10 @@ struct MatrixArgs {
     /// Also write the matrix as Markdown to this file (`-`: stdout, instead of the table).
     #[arg(long)]
     markdown: Option<PathBuf>,
+    /// Also write the HTML report into this folder: `index.html` (scenario × row, coloured
+    /// by verdict, with filters) and a page per cell; it opens from `file://`.
+    #[arg(long)]
+    html: Option<PathBuf>,
     /// The scenario folder.
     #[arg(long, default_value_os_t = default_scenarios())]
     scenarios: PathBuf,
@@ -309,6 +317,16 @@ fn run(args: RunArgs) -> ExitCode {
             }
         }
     }
+    if let Some(dir) = &args.html {
+        let title = format!(
+            "mcp-conformance run: {}",
+            report::clients(&results).join(", ")
+        );
+        let html = report::html::fill::from_run(&title, &results, &selected);
+        if let Err(code) = write_html(dir, &html) {
+            return code;
+        }
+    }
     let summary = report::Summary::of(&results);
     ExitCode::from(if summary.harness_faults > 0 {
         exit_code::HARNESS_FAULT
@@ -317,6 +335,27 @@ fn run(args: RunArgs) -> ExitCode {
     } else {
         exit_code::SUCCESS
     })
+}
+
+/// Writes the HTML report into `dir` and says on stderr where, how big and how fast.
+fn write_html(dir: &Path, html: &report::html::model::Report) -> Result<(), ExitCode> {
+    let started = std::time::Instant::now();
+    match report::html::write(dir, html) {
+        Ok(written) => {
+            terminal::eprint(&format!(
+                "html report: {} ({} files, {:.1} MB, written in {} ms)",
+                dir.join("index.html").display(),
+                written.files,
+                written.bytes as f64 / 1_000_000.0,
+                started.elapsed().as_millis()
+            ));
+            Ok(())
+        }
+        Err(e) => {
+            fail(&error_chain(&e));
+            Err(ExitCode::from(exit_code::HARNESS_FAULT))
+        }
+    }
 }
 
 /// Set by the signal thread before it ends the servers: the scenarios then failing is no
@@ -476,6 +515,12 @@ fn matrix(args: MatrixArgs) -> ExitCode {
             })
         };
         if let Err(code) = written {
+            return code;
+        }
+    }
+    if let Some(dir) = &args.html {
+        let html = report::html::fill::from_matrix("mcp-conformance matrix", &matrix, &selected);
+        if let Err(code) = write_html(dir, &html) {
             return code;
         }
     }

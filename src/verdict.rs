@@ -1,6 +1,7 @@
 //! Verdicts: one per scenario and profile, from an outcome and the scenario's `[expect]`.
 
 use crate::cut::{self, ClientUnderTest, Described};
+use crate::report::evidence::Evidence;
 use crate::runner::{self, check::Failure, Judged, MockLauncher, Outcome, RunOptions};
 use crate::scenario::{Expectations, LoadedScenario};
 use mcp_refclient::{Profile, TestHooks};
@@ -46,6 +47,10 @@ pub struct ScenarioResult {
     pub verdict: Verdict,
     /// Wall time of the run in milliseconds.
     pub millis: u128,
+    /// The run's transcript, steps and log, redacted, for the HTML report (none for a
+    /// scenario that did not run).
+    #[serde(skip)]
+    pub evidence: Option<crate::report::evidence::Evidence>,
 }
 
 /// Judges an outcome: the reference client on every expectation, any other client on the
@@ -117,7 +122,10 @@ pub fn run_one(
     let started = std::time::Instant::now();
     let outcome = runner::run(scenario, profile, launcher, hooks);
     let verdict = judge(scenario, &outcome);
-    (result(scenario, &outcome.client, verdict, started), outcome)
+    let evidence = Evidence::of(&outcome, &verdict, &scenario.scenario.expect.never_contains);
+    let mut result = result(scenario, &outcome.client, verdict, started);
+    result.evidence = Some(evidence);
+    (result, outcome)
 }
 
 /// Runs one scenario with any client under test and judges it; a scenario the client
@@ -143,10 +151,10 @@ pub fn run_client_one<A: ClientUnderTest + 'static>(
     }
     let outcome = runner::run_client(scenario, adapter, launcher, options);
     let verdict = judge(scenario, &outcome);
-    (
-        result(scenario, &described, verdict, started),
-        Some(outcome),
-    )
+    let evidence = Evidence::of(&outcome, &verdict, &scenario.scenario.expect.never_contains);
+    let mut result = result(scenario, &described, verdict, started);
+    result.evidence = Some(evidence);
+    (result, Some(outcome))
 }
 
 fn result(
@@ -164,6 +172,7 @@ fn result(
         rules: scenario.scenario.rules.clone(),
         verdict,
         millis: started.elapsed().as_millis(),
+        evidence: None,
     }
 }
 

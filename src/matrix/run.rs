@@ -323,6 +323,7 @@ fn not_held(scenario: &LoadedScenario, described: &Described, reason: String) ->
         rules: scenario.scenario.rules.clone(),
         verdict: Verdict::NotApplicable { reason },
         millis: 0,
+        evidence: None,
     }
 }
 

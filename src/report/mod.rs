@@ -1,5 +1,7 @@
-//! Reports of a run: the terminal table, JSON and JUnit XML.
+//! Reports of a run: the terminal table, JSON, JUnit XML and the static HTML folder.
 
+pub mod evidence;
+pub mod html;
 pub mod json;
 pub mod junit;
 pub mod table;

@@ -142,6 +142,7 @@ mod tests {
             rules: rules.iter().map(|r| r.to_string()).collect(),
             verdict,
             millis: 1,
+            evidence: None,
         }
     }
 
