@@ -69,9 +69,13 @@ impl Baseline {
     /// Reads a baseline; a missing file is an empty baseline. Every entry must name a
     /// bundled scenario.
     pub fn load(path: &Path, scenarios: &[LoadedScenario]) -> Result<Baseline, String> {
-        let text = match std::fs::read_to_string(path) {
+        use mcp_mock_servers::files::{read_text, FileError};
+        // The same checks as every other input: a FIFO or `/dev/zero` is refused at once.
+        let text = match read_text(path) {
             Ok(text) => text,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Baseline::default()),
+            Err(FileError::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Ok(Baseline::default())
+            }
             Err(e) => return Err(format!("cannot read the baseline {}: {e}", path.display())),
         };
         let baseline: Baseline = toml::from_str(&text).map_err(|e| {

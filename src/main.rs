@@ -118,6 +118,10 @@ struct MatrixArgs {
     /// Do not run the rows' build commands (the drivers are built already).
     #[arg(long)]
     no_build: bool,
+    /// The longest one row's build command may take, in seconds (default 1800): past it
+    /// the build and every process it started are killed and the matrix stops.
+    #[arg(long, default_value_t = mcp_conformance::matrix::run::DEFAULT_BUILD_TIMEOUT.as_secs())]
+    build_timeout_s: u64,
     /// Also write the matrix as JSON to this file (`-`: stdout, instead of the table).
     #[arg(long)]
     json: Option<PathBuf>,
@@ -438,10 +442,12 @@ fn matrix(args: MatrixArgs) -> ExitCode {
         placeholders: Placeholders::current(folder.parent().unwrap_or(&folder)),
         folder,
         build: !args.no_build,
+        build_timeout: Duration::from_secs(args.build_timeout_s),
         step_guard: Duration::from_millis(args.step_guard_ms),
         workers: mcp_conformance::runner::RunOptions::default().workers,
     };
-    let matrix = match run::build(&rows, &options)
+    let matrix = match run::check_baselines(&rows, &selected, &options)
+        .and_then(|()| run::build(&rows, &options))
         .and_then(|()| run::run(&rows, &selected, &launcher, &options))
     {
         Ok(matrix) => matrix,

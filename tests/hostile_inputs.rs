@@ -55,7 +55,16 @@ fn reason(kind: &str) -> &'static str {
 
 #[rstest]
 fn a_hostile_input_file_is_one_clear_error(
-    #[values("config", "baseline", "ca-cert", "mock-stdio", "mock-http")] loader: &str,
+    #[values(
+        "config",
+        "baseline",
+        "ca-cert",
+        "mock-stdio",
+        "mock-http",
+        "matrix-rows",
+        "matrix-baseline"
+    )]
+    loader: &str,
     #[values("fifo", "device", "folder", "oversized", "not-utf8")] kind: &str,
 ) {
     assert_one_clear_error(loader, kind);
@@ -76,6 +85,8 @@ fn assert_one_clear_error(loader: &str, kind: &str) {
     let file = dir.path().join("x.toml");
     make(kind, &file);
     let f = file.to_str().unwrap();
+    // The rows naming `file` as a row's baseline (loader `matrix-baseline`).
+    let rows = dir.path().join("rows.toml");
     let (args, says): (Vec<&str>, &str) = match loader {
         "config" => (
             vec!["validate", "--config", f],
@@ -103,6 +114,25 @@ fn assert_one_clear_error(loader: &str, kind: &str) {
             vec!["list", "--scenarios", dir.path().to_str().unwrap()],
             "cannot read scenario",
         ),
+        "matrix-rows" => (
+            vec!["matrix", "--no-build", "--rows", f, "stdio/"],
+            "cannot read the rows",
+        ),
+        "matrix-baseline" => {
+            // Read before any build or driver starts: the build would fail the matrix.
+            std::fs::write(
+                &rows,
+                format!(
+                    "[[row]]\nname = \"x\"\nprofile = \"strict\"\nbuild = \"false\"\n\
+                     driver = \"{{mcp-conformance}} driver --profile strict\"\nbaseline = {f:?}\n"
+                ),
+            )
+            .unwrap();
+            (
+                vec!["matrix", "--rows", rows.to_str().unwrap(), "stdio/"],
+                "cannot read the baseline",
+            )
+        }
         "mock-stdio" => (vec!["mock-stdio", "--script", f], "cannot read"),
         "mock-http" => (vec!["mock-http", "--script", f], "cannot read"),
         _ => unreachable!(),
@@ -494,4 +524,41 @@ steps = [{ step = 2, ok = false }]
         .arg(folder.path());
     // `run`, then the server and its child.
     assert_a_signal_mid_run_leaves_nothing(command, &mark, 3, signal, name);
+}
+
+/// A row's build that never ends is killed with everything it started once past
+/// `--build-timeout-s`: the matrix stops with a harness fault naming the bound, in time, and
+/// leaves nothing running.
+#[test]
+fn a_matrix_build_past_its_time_limit_is_killed_with_its_group() {
+    let dir = tempfile::tempdir().unwrap();
+    let rows = dir.path().join("rows.toml");
+    std::fs::write(
+        &rows,
+        "[[row]]\nname = \"x\"\nprofile = \"strict\"\nbuild = \"sh -c 'sleep 300 & sleep 300'\"\n\
+         driver = \"{mcp-conformance} driver --profile strict\"\n",
+    )
+    .unwrap();
+    let mark = format!("mcp-hostile-build-{}", std::process::id());
+    let mut command = std::process::Command::new(BIN);
+    command
+        .args(["matrix", "--build-timeout-s", "1", "--rows"])
+        .arg(&rows)
+        .arg("stdio/")
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env("MCP_HOSTILE_MARK", &mark)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let (output, wall, peak_mib) = run_measured(command);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(3), "{stderr}");
+    assert!(
+        stderr.contains("took longer than 1 s (--build-timeout-s) and was killed"),
+        "{stderr}"
+    );
+    assert!(wall < INPUT_BOUND, "took {wall:?}");
+    assert!(peak_mib < RSS_BOUND_MIB, "peak {peak_mib} MiB");
+    let left = processes_marked(&mark);
+    assert!(left.is_empty(), "processes left: {left:?}");
 }

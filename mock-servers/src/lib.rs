@@ -38,6 +38,7 @@ pub mod describe;
 pub mod error;
 pub mod files;
 pub mod http;
+pub mod json_weight;
 pub mod load;
 pub mod matcher;
 pub mod responder;

@@ -56,14 +56,14 @@ pub struct Row {
 /// Why the rows cannot be used.
 #[derive(Debug, thiserror::Error)]
 pub enum RowsError {
-    /// The file cannot be read.
+    /// The file cannot be read (not found, not a regular file, too large, not UTF-8).
     #[error("cannot read the rows {path}")]
     Read {
         /// The file.
         path: PathBuf,
         /// The cause.
         #[source]
-        source: std::io::Error,
+        source: mcp_mock_servers::files::FileError,
     },
     /// The file is not valid TOML of rows.
     #[error("the rows {path} are not valid: {message}")]
@@ -88,7 +88,8 @@ pub enum RowsError {
 impl Rows {
     /// Reads and checks the rows in `path`.
     pub fn load(path: &Path) -> Result<Rows, RowsError> {
-        let text = std::fs::read_to_string(path).map_err(|source| RowsError::Read {
+        // The same checks as every other input: a FIFO or `/dev/zero` is refused at once.
+        let text = mcp_mock_servers::files::read_text(path).map_err(|source| RowsError::Read {
             path: path.to_path_buf(),
             source,
         })?;
