@@ -78,13 +78,12 @@ impl Baseline {
             }
             Err(e) => return Err(format!("cannot read the baseline {}: {e}", path.display())),
         };
-        let baseline: Baseline = toml::from_str(&text).map_err(|e| {
-            format!(
-                "the baseline {} is not valid: {}",
-                path.display(),
-                e.to_string().replace('\n', " ").trim()
-            )
-        })?;
+        use mcp_mock_servers::load::{toml_error, MAX_SCRIPT_DEPTH, MAX_SCRIPT_VALUES};
+        let invalid = |why: String| format!("the baseline {} is not valid: {why}", path.display());
+        mcp_mock_servers::weight::check_toml(&text, MAX_SCRIPT_VALUES, MAX_SCRIPT_DEPTH)
+            .map_err(|heavy| invalid(format!("too large to load: {heavy}")))?;
+        let baseline: Baseline =
+            toml::from_str(&text).map_err(|e| invalid(toml_error(&text, &e)))?;
         if let Some(unknown) = baseline
             .expected
             .iter()

@@ -562,3 +562,91 @@ fn a_matrix_build_past_its_time_limit_is_killed_with_its_group() {
     let left = processes_marked(&mark);
     assert!(left.is_empty(), "processes left: {left:?}");
 }
+
+/// A valid scenario but for `client_steps`, `client_http` and `server_steps`.
+fn scenario_text(client_steps: &str, client_http: &str, server_steps: &str) -> String {
+    format!(
+        "rules = [\"stdio.banner.skipped\"]\nrequirement = \"x\"\n\n[server]\nsteps = [{server_steps}]\n\n\
+         [client]\n{client_http}steps = [{client_steps}]\n\n[expect]\nsteps = []\n"
+    )
+}
+
+/// Scenario files under the 4 MiB cap that would expand to hundreds of megabytes (or ask
+/// for a setting no scenario needs) are refused at load: exit 2, one short line naming the
+/// bound, within [`INPUT_BOUND`] and [`RSS_BOUND_MIB`]; a syntax error on a line of 600 KB
+/// shows its place and a short message, never the line.
+#[rstest]
+#[case::client_steps("client-steps", "too large to load: it holds more than 20000 values")]
+#[case::server_steps("server-steps", "too large to load: it holds more than 20000 values")]
+#[case::integers("integers", "too large to load: it holds more than 20000 values")]
+#[case::deep("deep", "nests arrays and tables deeper than 64 levels")]
+#[case::max_body(
+    "max-body",
+    "max_body_bytes = 9223372036854775807 is over the maximum, 67108864 bytes"
+)]
+#[case::steps_over_max(
+    "steps-over-max",
+    "the client has 2001 steps, over the maximum of 2000"
+)]
+#[case::long_line_error("long-line-error", "x.toml: line 5, column 600018: expected newline")]
+fn a_scenario_that_would_expand_is_refused_within_bounds(#[case] kind: &str, #[case] says: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("x")).unwrap();
+    let text = match kind {
+        "client-steps" => scenario_text(&"{close={}},".repeat(300_000), "", "{handshake={}}"),
+        "server-steps" => scenario_text("{connect={}}", "", &"{handshake={}},".repeat(190_000)),
+        "integers" => scenario_text(
+            &format!(
+                "{{call_tool={{name=\"e\",arguments={{a=[{}0]}}}}}}",
+                "0,".repeat(2_000_000)
+            ),
+            "",
+            "{handshake={}}",
+        ),
+        "deep" => scenario_text(
+            &format!(
+                "{{call_tool={{name=\"e\",arguments={{a={}{}}}}}}}",
+                "[".repeat(300_000),
+                "]".repeat(300_000)
+            ),
+            "",
+            "{handshake={}}",
+        ),
+        "max-body" => scenario_text(
+            "{connect={}}",
+            "http = { max_body_bytes = 9223372036854775807 }\n",
+            "{handshake={}}",
+        ),
+        "steps-over-max" => scenario_text(&"{close={}},".repeat(2_001), "", "{handshake={}}"),
+        "long-line-error" => format!(
+            "rules = [\"stdio.banner.skipped\"]\n\n\n\nrequirement = \"{}\" garbage\n",
+            "x".repeat(600_000)
+        ),
+        _ => unreachable!(),
+    };
+    assert!(text.len() < 4 << 20, "{kind}: {} bytes", text.len());
+    std::fs::write(dir.path().join("x/x.toml"), text).unwrap();
+    let mut command = std::process::Command::new(BIN);
+    command
+        .args(["run", "--scenarios"])
+        .arg(dir.path())
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let (output, wall, peak_mib) = run_measured(command);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    eprintln!(
+        "{kind}: exit {:?}, {wall:?}, peak {peak_mib} MiB",
+        output.status.code()
+    );
+    assert_eq!(output.status.code(), Some(2), "{kind}: {stderr:.2000}");
+    assert!(stderr.contains(says), "{kind}: {stderr:.2000}");
+    assert_eq!(stderr.trim().lines().count(), 1, "{kind}: {stderr:.2000}");
+    assert!(
+        stderr.len() < 1000,
+        "{kind}: {} bytes of error",
+        stderr.len()
+    );
+    assert!(wall < INPUT_BOUND, "{kind}: took {wall:?}");
+    assert!(peak_mib < RSS_BOUND_MIB, "{kind}: peak {peak_mib} MiB");
+}

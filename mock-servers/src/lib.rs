@@ -38,12 +38,12 @@ pub mod describe;
 pub mod error;
 pub mod files;
 pub mod http;
-pub mod json_weight;
 pub mod load;
 pub mod matcher;
 pub mod responder;
 pub mod script;
 pub mod stdio;
+pub mod weight;
 pub mod wire_log;
 #[cfg(feature = "wiremock")]
 pub mod wiremock;

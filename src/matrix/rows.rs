@@ -98,9 +98,16 @@ impl Rows {
 
     /// Parses and checks rows read from `path`.
     pub fn parse(text: &str, path: &Path) -> Result<Rows, RowsError> {
+        use mcp_mock_servers::load::{toml_error, MAX_SCRIPT_DEPTH, MAX_SCRIPT_VALUES};
+        mcp_mock_servers::weight::check_toml(text, MAX_SCRIPT_VALUES, MAX_SCRIPT_DEPTH).map_err(
+            |heavy| RowsError::Parse {
+                path: path.to_path_buf(),
+                message: format!("too large to load: {heavy}"),
+            },
+        )?;
         let rows: Rows = toml::from_str(text).map_err(|e| RowsError::Parse {
             path: path.to_path_buf(),
-            message: e.to_string().replace('\n', " ").trim().to_string(),
+            message: toml_error(text, &e),
         })?;
         let bad = |row: &Row, message: String| RowsError::Row {
             path: path.to_path_buf(),

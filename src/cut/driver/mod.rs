@@ -173,7 +173,7 @@ fn bounded(line: &[u8]) -> Result<(), String> {
             "a line longer than {MAX_LINE} bytes (the bound on one line from a driver)"
         ));
     }
-    mcp_mock_servers::json_weight::check(line, MAX_REPLY_VALUES, MAX_REPLY_DEPTH).map_err(|e| {
+    mcp_mock_servers::weight::check_json(line, MAX_REPLY_VALUES, MAX_REPLY_DEPTH).map_err(|e| {
         format!(
             "a line too heavy to parse: {e} (the bound on one line from a driver is \
              {MAX_REPLY_VALUES} values, {MAX_REPLY_DEPTH} levels)"

@@ -1,5 +1,5 @@
 # exit: 1
-# says: more than 50000 JSON values
+# says: more than 50000 values
 # Answers every step with an 8 MiB `[0,0,…]`: four million values, hundreds of megabytes
 # once parsed, in a line under the length bound.
 import json
