@@ -281,16 +281,18 @@ fn run(args: RunArgs) -> ExitCode {
         Err(code) => return code,
     };
     let results = match &args.client {
-        None => verdict::run_all(&selected, &profiles, &launcher),
-        Some(command) => match run_driver(
+        None => Ok(verdict::run_all(&selected, &profiles, &launcher)),
+        Some(command) => run_driver(
             command,
             &selected,
             &launcher,
             Duration::from_millis(args.step_guard_ms),
-        ) {
-            Ok(results) => results,
-            Err(code) => return code,
-        },
+        ),
+    };
+    end_escaped_descendants();
+    let results = match results {
+        Ok(results) => results,
+        Err(code) => return code,
     };
     while INTERRUPTED.load(std::sync::atomic::Ordering::SeqCst) {
         std::thread::park();
@@ -364,6 +366,18 @@ fn watch_signals() -> std::io::Result<()> {
             })
         })?;
     Ok(())
+}
+
+/// The longest the end of a run waits for the descendants that escaped their process group
+/// to be killed and reaped.
+const ESCAPED_BOUND: Duration = Duration::from_secs(2);
+
+/// Once every scenario has ended (each driver's and server's group killed), what a driver or
+/// a server started outside its group (`setsid`, a daemon's double fork) has been reparented
+/// to this process, the subreaper (see [`watch_signals`]): it is killed and reaped here, so
+/// nothing outlives `run` or `matrix`.
+fn end_escaped_descendants() {
+    mcp_conformance::validate::reaper::sweep(ESCAPED_BOUND);
 }
 
 /// Runs the scenarios of the driver's profile through the driver.
@@ -446,10 +460,11 @@ fn matrix(args: MatrixArgs) -> ExitCode {
         step_guard: Duration::from_millis(args.step_guard_ms),
         workers: mcp_conformance::runner::RunOptions::default().workers,
     };
-    let matrix = match run::check_baselines(&rows, &selected, &options)
+    let matrix = run::check_baselines(&rows, &selected, &options)
         .and_then(|()| run::build(&rows, &options))
-        .and_then(|()| run::run(&rows, &selected, &launcher, &options))
-    {
+        .and_then(|()| run::run(&rows, &selected, &launcher, &options));
+    end_escaped_descendants();
+    let matrix = match matrix {
         Ok(matrix) => matrix,
         Err(e) => {
             fail(&error_chain(&e));

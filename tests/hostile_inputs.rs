@@ -650,3 +650,40 @@ fn a_scenario_that_would_expand_is_refused_within_bounds(#[case] kind: &str, #[c
     assert!(wall < INPUT_BOUND, "{kind}: took {wall:?}");
     assert!(peak_mib < RSS_BOUND_MIB, "{kind}: peak {peak_mib} MiB");
 }
+
+/// A matrix row whose driver's children leave its process group (`setsid`, a double fork):
+/// they are found and ended by the time `matrix` exits.
+#[test]
+fn a_matrix_row_whose_driver_escapes_its_group_leaves_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let rows = dir.path().join("rows.toml");
+    let driver =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/hostile/drivers/setsid-escapee.py");
+    std::fs::write(
+        &rows,
+        format!(
+            "[[row]]\nname = \"x\"\nprofile = \"strict\"\ndriver = \"{} -S {}\"\n",
+            python(),
+            driver.display()
+        ),
+    )
+    .unwrap();
+    let mark = format!("mcp-hostile-matrix-escapee-{}", std::process::id());
+    let mut command = std::process::Command::new(BIN);
+    command
+        .args(["matrix", "--no-build", "--rows"])
+        .arg(&rows)
+        .arg("stdio/")
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env("MCP_HOSTILE_MARK", &mark)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let (output, wall, peak_mib) = run_measured(command);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(wall < Duration::from_secs(60), "took {wall:?}");
+    assert!(peak_mib < RSS_BOUND_MIB, "peak {peak_mib} MiB");
+    let left = processes_marked(&mark);
+    assert!(left.is_empty(), "{} processes left: {left:?}", left.len());
+}
