@@ -69,18 +69,21 @@ impl Baseline {
     /// Reads a baseline; a missing file is an empty baseline. Every entry must name a
     /// bundled scenario.
     pub fn load(path: &Path, scenarios: &[LoadedScenario]) -> Result<Baseline, String> {
-        let text = match std::fs::read_to_string(path) {
+        use mcp_mock_servers::files::{read_text, FileError};
+        // The same checks as every other input: a FIFO or `/dev/zero` is refused at once.
+        let text = match read_text(path) {
             Ok(text) => text,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Baseline::default()),
+            Err(FileError::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Ok(Baseline::default())
+            }
             Err(e) => return Err(format!("cannot read the baseline {}: {e}", path.display())),
         };
-        let baseline: Baseline = toml::from_str(&text).map_err(|e| {
-            format!(
-                "the baseline {} is not valid: {}",
-                path.display(),
-                e.to_string().replace('\n', " ").trim()
-            )
-        })?;
+        use mcp_mock_servers::load::{toml_error, MAX_SCRIPT_DEPTH, MAX_SCRIPT_VALUES};
+        let invalid = |why: String| format!("the baseline {} is not valid: {why}", path.display());
+        mcp_mock_servers::weight::check_toml(&text, MAX_SCRIPT_VALUES, MAX_SCRIPT_DEPTH)
+            .map_err(|heavy| invalid(format!("too large to load: {heavy}")))?;
+        let baseline: Baseline =
+            toml::from_str(&text).map_err(|e| invalid(toml_error(&text, &e)))?;
         if let Some(unknown) = baseline
             .expected
             .iter()

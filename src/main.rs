@@ -121,6 +121,10 @@ struct MatrixArgs {
     /// Do not run the rows' build commands (the drivers are built already).
     #[arg(long)]
     no_build: bool,
+    /// The longest one row's build command may take, in seconds (default 1800): past it
+    /// the build and every process it started are killed and the matrix stops.
+    #[arg(long, default_value_t = mcp_conformance::matrix::run::DEFAULT_BUILD_TIMEOUT.as_secs())]
+    build_timeout_s: u64,
     /// Also write the matrix as JSON to this file (`-`: stdout, instead of the table).
     #[arg(long)]
     json: Option<PathBuf>,
@@ -284,16 +288,18 @@ fn run(args: RunArgs) -> ExitCode {
         Err(code) => return code,
     };
     let results = match &args.client {
-        None => verdict::run_all(&selected, &profiles, &launcher),
-        Some(command) => match run_driver(
+        None => Ok(verdict::run_all(&selected, &profiles, &launcher)),
+        Some(command) => run_driver(
             command,
             &selected,
             &launcher,
             Duration::from_millis(args.step_guard_ms),
-        ) {
-            Ok(results) => results,
-            Err(code) => return code,
-        },
+        ),
+    };
+    end_escaped_descendants();
+    let results = match results {
+        Ok(results) => results,
+        Err(code) => return code,
     };
     while INTERRUPTED.load(std::sync::atomic::Ordering::SeqCst) {
         std::thread::park();
@@ -400,6 +406,18 @@ fn watch_signals() -> std::io::Result<()> {
     Ok(())
 }
 
+/// The longest the end of a run waits for the descendants that escaped their process group
+/// to be killed and reaped.
+const ESCAPED_BOUND: Duration = Duration::from_secs(2);
+
+/// Once every scenario has ended (each driver's and server's group killed), what a driver or
+/// a server started outside its group (`setsid`, a daemon's double fork) has been reparented
+/// to this process, the subreaper (see [`watch_signals`]): it is killed and reaped here, so
+/// nothing outlives `run` or `matrix`.
+fn end_escaped_descendants() {
+    mcp_conformance::validate::reaper::sweep(ESCAPED_BOUND);
+}
+
 /// Runs the scenarios of the driver's profile through the driver.
 fn run_driver(
     command: &str,
@@ -476,12 +494,15 @@ fn matrix(args: MatrixArgs) -> ExitCode {
         placeholders: Placeholders::current(folder.parent().unwrap_or(&folder)),
         folder,
         build: !args.no_build,
+        build_timeout: Duration::from_secs(args.build_timeout_s),
         step_guard: Duration::from_millis(args.step_guard_ms),
         workers: mcp_conformance::runner::RunOptions::default().workers,
     };
-    let matrix = match run::build(&rows, &options)
-        .and_then(|()| run::run(&rows, &selected, &launcher, &options))
-    {
+    let matrix = run::check_baselines(&rows, &selected, &options)
+        .and_then(|()| run::build(&rows, &options))
+        .and_then(|()| run::run(&rows, &selected, &launcher, &options));
+    end_escaped_descendants();
+    let matrix = match matrix {
         Ok(matrix) => matrix,
         Err(e) => {
             fail(&error_chain(&e));

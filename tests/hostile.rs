@@ -3,8 +3,10 @@
 //! Each file under `tests/hostile/stdio/` and `tests/hostile/http/` is one kind of hostile
 //! server (adding a kind is adding a file); its header states the exit code the validator
 //! must give (`# exit: N`) and, optionally, what it must say (`# says: ...`, on stdout or
-//! stderr). Every
-//! case is run with `--timeout 1s` and asserted on:
+//! stderr). Each file under `tests/hostile/drivers/` is a hostile driver, run by
+//! `run --client` over the scenarios of [`DRIVER_PREFIX`], with the same header and promises
+//! (the run within [`DRIVER_RUN_BOUND`]), and no forged line in any report. Every
+//! server case is run with `--timeout 1s` and asserted on:
 //! - the exit code;
 //! - wall time: the run within [`RUN_BOUND`], each check's own time within [`CHECK_BOUND`];
 //! - peak RSS of the validator (and what it reaped) under [`RSS_BOUND_MIB`];
@@ -18,7 +20,18 @@ mod support;
 
 use rstest::rstest;
 use std::path::PathBuf;
+use std::time::Duration;
 use support::*;
+
+/// The scenarios every hostile driver is run over: a whole folder, as a client author runs.
+const DRIVER_PREFIX: &str = "stdio/";
+
+/// A hostile driver's run over [`DRIVER_PREFIX`]: each scenario ends at the driver's first
+/// fault, once its process group is killed; Python starts slowly on a loaded 2-core machine.
+const DRIVER_RUN_BOUND: Duration = Duration::from_secs(60);
+
+/// What a forging driver's texts hold after a newline (see `drivers/forged-lines.py`).
+const FORGED: &[&str] = &["FORGED-LINE", "99 passed"];
 
 #[rstest]
 fn a_hostile_stdio_server_cannot_break_a_promise(
@@ -60,4 +73,16 @@ fn a_hostile_http_server_cannot_break_a_promise(
         Some(&server),
     );
     run.assert_promises(&case);
+}
+
+#[rstest]
+fn a_hostile_driver_cannot_break_a_promise(
+    #[files("tests/hostile/drivers/*.py")]
+    #[exclude("/_")]
+    script: PathBuf,
+) {
+    let case = Case::read(&script);
+    let run = Run::client(&script, DRIVER_PREFIX);
+    run.assert_no_forged_line(&case, FORGED);
+    run.assert_promises_within(&case, DRIVER_RUN_BOUND);
 }

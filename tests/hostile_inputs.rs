@@ -55,7 +55,16 @@ fn reason(kind: &str) -> &'static str {
 
 #[rstest]
 fn a_hostile_input_file_is_one_clear_error(
-    #[values("config", "baseline", "ca-cert", "mock-stdio", "mock-http")] loader: &str,
+    #[values(
+        "config",
+        "baseline",
+        "ca-cert",
+        "mock-stdio",
+        "mock-http",
+        "matrix-rows",
+        "matrix-baseline"
+    )]
+    loader: &str,
     #[values("fifo", "device", "folder", "oversized", "not-utf8")] kind: &str,
 ) {
     assert_one_clear_error(loader, kind);
@@ -76,6 +85,8 @@ fn assert_one_clear_error(loader: &str, kind: &str) {
     let file = dir.path().join("x.toml");
     make(kind, &file);
     let f = file.to_str().unwrap();
+    // The rows naming `file` as a row's baseline (loader `matrix-baseline`).
+    let rows = dir.path().join("rows.toml");
     let (args, says): (Vec<&str>, &str) = match loader {
         "config" => (
             vec!["validate", "--config", f],
@@ -103,6 +114,25 @@ fn assert_one_clear_error(loader: &str, kind: &str) {
             vec!["list", "--scenarios", dir.path().to_str().unwrap()],
             "cannot read scenario",
         ),
+        "matrix-rows" => (
+            vec!["matrix", "--no-build", "--rows", f, "stdio/"],
+            "cannot read the rows",
+        ),
+        "matrix-baseline" => {
+            // Read before any build or driver starts: the build would fail the matrix.
+            std::fs::write(
+                &rows,
+                format!(
+                    "[[row]]\nname = \"x\"\nprofile = \"strict\"\nbuild = \"false\"\n\
+                     driver = \"{{mcp-conformance}} driver --profile strict\"\nbaseline = {f:?}\n"
+                ),
+            )
+            .unwrap();
+            (
+                vec!["matrix", "--rows", rows.to_str().unwrap(), "stdio/"],
+                "cannot read the baseline",
+            )
+        }
         "mock-stdio" => (vec!["mock-stdio", "--script", f], "cannot read"),
         "mock-http" => (vec!["mock-http", "--script", f], "cannot read"),
         _ => unreachable!(),
@@ -494,4 +524,166 @@ steps = [{ step = 2, ok = false }]
         .arg(folder.path());
     // `run`, then the server and its child.
     assert_a_signal_mid_run_leaves_nothing(command, &mark, 3, signal, name);
+}
+
+/// A row's build that never ends is killed with everything it started once past
+/// `--build-timeout-s`: the matrix stops with a harness fault naming the bound, in time, and
+/// leaves nothing running.
+#[test]
+fn a_matrix_build_past_its_time_limit_is_killed_with_its_group() {
+    let dir = tempfile::tempdir().unwrap();
+    let rows = dir.path().join("rows.toml");
+    std::fs::write(
+        &rows,
+        "[[row]]\nname = \"x\"\nprofile = \"strict\"\nbuild = \"sh -c 'sleep 300 & sleep 300'\"\n\
+         driver = \"{mcp-conformance} driver --profile strict\"\n",
+    )
+    .unwrap();
+    let mark = format!("mcp-hostile-build-{}", std::process::id());
+    let mut command = std::process::Command::new(BIN);
+    command
+        .args(["matrix", "--build-timeout-s", "1", "--rows"])
+        .arg(&rows)
+        .arg("stdio/")
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env("MCP_HOSTILE_MARK", &mark)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let (output, wall, peak_mib) = run_measured(command);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(3), "{stderr}");
+    assert!(
+        stderr.contains("took longer than 1 s (--build-timeout-s) and was killed"),
+        "{stderr}"
+    );
+    assert!(wall < INPUT_BOUND, "took {wall:?}");
+    assert!(peak_mib < RSS_BOUND_MIB, "peak {peak_mib} MiB");
+    let left = processes_marked(&mark);
+    assert!(left.is_empty(), "processes left: {left:?}");
+}
+
+/// A valid scenario but for `client_steps`, `client_http` and `server_steps`.
+fn scenario_text(client_steps: &str, client_http: &str, server_steps: &str) -> String {
+    format!(
+        "rules = [\"stdio.banner.skipped\"]\nrequirement = \"x\"\n\n[server]\nsteps = [{server_steps}]\n\n\
+         [client]\n{client_http}steps = [{client_steps}]\n\n[expect]\nsteps = []\n"
+    )
+}
+
+/// Scenario files under the 4 MiB cap that would expand to hundreds of megabytes (or ask
+/// for a setting no scenario needs) are refused at load: exit 2, one short line naming the
+/// bound, within [`INPUT_BOUND`] and [`RSS_BOUND_MIB`]; a syntax error on a line of 600 KB
+/// shows its place and a short message, never the line.
+#[rstest]
+#[case::client_steps("client-steps", "too large to load: it holds more than 20000 values")]
+#[case::server_steps("server-steps", "too large to load: it holds more than 20000 values")]
+#[case::integers("integers", "too large to load: it holds more than 20000 values")]
+#[case::deep("deep", "nests arrays and tables deeper than 64 levels")]
+#[case::max_body(
+    "max-body",
+    "max_body_bytes = 9223372036854775807 is over the maximum, 67108864 bytes"
+)]
+#[case::steps_over_max(
+    "steps-over-max",
+    "the client has 2001 steps, over the maximum of 2000"
+)]
+#[case::long_line_error("long-line-error", "x.toml: line 5, column 600018: expected newline")]
+fn a_scenario_that_would_expand_is_refused_within_bounds(#[case] kind: &str, #[case] says: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("x")).unwrap();
+    let text = match kind {
+        "client-steps" => scenario_text(&"{close={}},".repeat(300_000), "", "{handshake={}}"),
+        "server-steps" => scenario_text("{connect={}}", "", &"{handshake={}},".repeat(190_000)),
+        "integers" => scenario_text(
+            &format!(
+                "{{call_tool={{name=\"e\",arguments={{a=[{}0]}}}}}}",
+                "0,".repeat(2_000_000)
+            ),
+            "",
+            "{handshake={}}",
+        ),
+        "deep" => scenario_text(
+            &format!(
+                "{{call_tool={{name=\"e\",arguments={{a={}{}}}}}}}",
+                "[".repeat(300_000),
+                "]".repeat(300_000)
+            ),
+            "",
+            "{handshake={}}",
+        ),
+        "max-body" => scenario_text(
+            "{connect={}}",
+            "http = { max_body_bytes = 9223372036854775807 }\n",
+            "{handshake={}}",
+        ),
+        "steps-over-max" => scenario_text(&"{close={}},".repeat(2_001), "", "{handshake={}}"),
+        "long-line-error" => format!(
+            "rules = [\"stdio.banner.skipped\"]\n\n\n\nrequirement = \"{}\" garbage\n",
+            "x".repeat(600_000)
+        ),
+        _ => unreachable!(),
+    };
+    assert!(text.len() < 4 << 20, "{kind}: {} bytes", text.len());
+    std::fs::write(dir.path().join("x/x.toml"), text).unwrap();
+    let mut command = std::process::Command::new(BIN);
+    command
+        .args(["run", "--scenarios"])
+        .arg(dir.path())
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let (output, wall, peak_mib) = run_measured(command);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    eprintln!(
+        "{kind}: exit {:?}, {wall:?}, peak {peak_mib} MiB",
+        output.status.code()
+    );
+    assert_eq!(output.status.code(), Some(2), "{kind}: {stderr:.2000}");
+    assert!(stderr.contains(says), "{kind}: {stderr:.2000}");
+    assert_eq!(stderr.trim().lines().count(), 1, "{kind}: {stderr:.2000}");
+    assert!(
+        stderr.len() < 1000,
+        "{kind}: {} bytes of error",
+        stderr.len()
+    );
+    assert!(wall < INPUT_BOUND, "{kind}: took {wall:?}");
+    assert!(peak_mib < RSS_BOUND_MIB, "{kind}: peak {peak_mib} MiB");
+}
+
+/// A matrix row whose driver's children leave its process group (`setsid`, a double fork):
+/// they are found and ended by the time `matrix` exits.
+#[test]
+fn a_matrix_row_whose_driver_escapes_its_group_leaves_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let rows = dir.path().join("rows.toml");
+    let driver =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/hostile/drivers/setsid-escapee.py");
+    std::fs::write(
+        &rows,
+        format!(
+            "[[row]]\nname = \"x\"\nprofile = \"strict\"\ndriver = \"{} -S {}\"\n",
+            python(),
+            driver.display()
+        ),
+    )
+    .unwrap();
+    let mark = format!("mcp-hostile-matrix-escapee-{}", std::process::id());
+    let mut command = std::process::Command::new(BIN);
+    command
+        .args(["matrix", "--no-build", "--rows"])
+        .arg(&rows)
+        .arg("stdio/")
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env("MCP_HOSTILE_MARK", &mark)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let (output, wall, peak_mib) = run_measured(command);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(wall < Duration::from_secs(60), "took {wall:?}");
+    assert!(peak_mib < RSS_BOUND_MIB, "peak {peak_mib} MiB");
+    let left = processes_marked(&mark);
+    assert!(left.is_empty(), "{} processes left: {left:?}", left.len());
 }

@@ -50,6 +50,7 @@ fn assert_row_holds_its_baseline(name: &str) {
             target: root().join("target"),
         },
         build: false,
+        build_timeout: run::DEFAULT_BUILD_TIMEOUT,
         // Node and Python start slowly on a loaded 2-core machine: the hello and each step get room.
         step_guard: Duration::from_secs(60),
         workers: 4,

@@ -43,6 +43,7 @@ pub mod matcher;
 pub mod responder;
 pub mod script;
 pub mod stdio;
+pub mod weight;
 pub mod wire_log;
 #[cfg(feature = "wiremock")]
 pub mod wiremock;

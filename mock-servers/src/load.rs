@@ -10,6 +10,56 @@ use serde::Deserialize;
 use crate::error::LoadError;
 use crate::script::{Framing, Script, Step, Transport};
 
+/// The most values (array elements, table members) a script or scenario file may hold: the
+/// largest bundled scenario holds under 200, and each costs about a kilobyte once parsed,
+/// so a file under the 4 MiB cap cannot expand to hundreds of megabytes.
+pub const MAX_SCRIPT_VALUES: usize = 20_000;
+
+/// The deepest nesting of arrays and tables in a script or scenario file (the bundled ones
+/// nest at most 8 deep).
+pub const MAX_SCRIPT_DEPTH: usize = 64;
+
+/// The most steps in one step list (a script's `steps`, each `relaunch`, a client's `steps`).
+pub const MAX_STEPS: usize = 2_000;
+
+/// The largest size a script may ask a server to produce or a client to accept, in bytes
+/// (`long_line.bytes`, `stderr_flood.bytes`, `fill`; a client's `max_body_bytes` and
+/// `pad_bytes`): the bundled scenarios ask for at most a little over 16 MiB.
+pub const MAX_SIZE_SETTING: usize = 64 << 20;
+
+/// The largest repeat count in a script (`repeat`, `times`, `split_writes`).
+pub const MAX_COUNT_SETTING: usize = 10_000;
+
+/// Refuses a text too heavy to parse, naming the bound.
+fn weighed(weight: Result<(), crate::weight::Heavy>, origin: &Path) -> Result<(), LoadError> {
+    weight.map_err(|heavy| LoadError::Invalid {
+        path: origin.to_owned(),
+        message: format!(
+            "too large to load: {heavy} (the bounds on a script are {MAX_SCRIPT_VALUES} values \
+             and {MAX_SCRIPT_DEPTH} levels)"
+        ),
+    })
+}
+
+/// Checks a size setting against [`MAX_SIZE_SETTING`].
+pub fn check_size(place: &str, field: &str, value: usize) -> Result<(), String> {
+    match value > MAX_SIZE_SETTING {
+        true => Err(format!(
+            "{place}: {field} = {value} is over the maximum, {MAX_SIZE_SETTING} bytes"
+        )),
+        false => Ok(()),
+    }
+}
+
+fn check_count(place: &str, field: &str, value: usize) -> Result<(), String> {
+    match value > MAX_COUNT_SETTING {
+        true => Err(format!(
+            "{place}: {field} = {value} is over the maximum, {MAX_COUNT_SETTING}"
+        )),
+        false => Ok(()),
+    }
+}
+
 /// A scenario file seen from the server's side: only `server` matters.
 #[derive(Deserialize)]
 struct ScenarioFile {
@@ -43,6 +93,10 @@ pub fn load_script(path: &Path) -> Result<Script, LoadError> {
 /// assert_eq!(script.steps.len(), 3);
 /// ```
 pub fn parse_toml(text: &str, origin: &Path) -> Result<Script, LoadError> {
+    weighed(
+        crate::weight::check_toml(text, MAX_SCRIPT_VALUES, MAX_SCRIPT_DEPTH),
+        origin,
+    )?;
     let syntax = |error: toml::de::Error| {
         let (line, column) = error
             .span()
@@ -69,6 +123,10 @@ pub fn parse_toml(text: &str, origin: &Path) -> Result<Script, LoadError> {
 
 /// Parses and checks a JSON script; `origin` names it in errors.
 pub fn parse_json(text: &str, origin: &Path) -> Result<Script, LoadError> {
+    weighed(
+        crate::weight::check_json(text.as_bytes(), MAX_SCRIPT_VALUES, MAX_SCRIPT_DEPTH),
+        origin,
+    )?;
     let syntax = |error: serde_json::Error| {
         let text = error.to_string();
         let place = format!(" at line {} column {}", error.line(), error.column());
@@ -195,9 +253,16 @@ fn check_steps(list: &str, steps: &[Step], transport: Transport) -> Result<(), S
     let mut names = HashSet::new();
     // Whether frames went out on the latest exchange (so its reply cannot be plain JSON).
     let mut framed = false;
+    if steps.len() > MAX_STEPS {
+        return Err(format!(
+            "{list}: {} steps, over the maximum of {MAX_STEPS}",
+            steps.len()
+        ));
+    }
     for (i, step) in steps.iter().enumerate() {
         let place = format!("{list}[{i}]");
         check_transport(&place, step, transport)?;
+        check_settings(&place, step)?;
         match step {
             Step::Expect(_) | Step::Handshake(_) | Step::Discover(_) => framed = false,
             Step::Notify(_) | Step::Request(_) | Step::OpenSse(_) | Step::Write(_) => framed = true,
@@ -251,8 +316,37 @@ fn check_steps(list: &str, steps: &[Step], transport: Transport) -> Result<(), S
     Ok(())
 }
 
+/// Checks a step's sizes and counts against [`MAX_SIZE_SETTING`] and [`MAX_COUNT_SETTING`].
+fn check_settings(place: &str, step: &Step) -> Result<(), String> {
+    match step {
+        Step::LongLine(l) => check_size(place, "bytes", l.bytes),
+        Step::StderrFlood(f) => check_size(place, "bytes", f.bytes),
+        Step::Respond(r) => check_size(place, "fill", r.fill.unwrap_or(0)),
+        Step::Write(w) => check_size(place, "fill", w.fill.unwrap_or(0)),
+        Step::Redirect(r) => check_count(place, "repeat", r.repeat),
+        Step::Request(r) => check_count(place, "times", r.times),
+        Step::Reply(r) => check_count(place, "split_writes", r.split_writes.unwrap_or(1)),
+        _ => Ok(()),
+    }
+}
+
+/// A TOML parser's error as one short line: `line L, column C: message`, the message cut
+/// to 200 characters (the parser's own rendering quotes the whole line, which may be
+/// megabytes long).
+pub fn toml_error(text: &str, error: &toml::de::Error) -> String {
+    let (line, column) = error
+        .span()
+        .map_or((1, 1), |span| line_column(text, span.start));
+    let message = error.message().trim().replace('\n', " ");
+    let message = match message.char_indices().nth(200) {
+        Some((at, _)) => format!("{}…", &message[..at]),
+        None => message,
+    };
+    format!("line {line}, column {column}: {message}")
+}
+
 /// The 1-based line and column (in characters) of a byte offset.
-fn line_column(text: &str, offset: usize) -> (usize, usize) {
+pub fn line_column(text: &str, offset: usize) -> (usize, usize) {
     let mut end = offset.min(text.len());
     while !text.is_char_boundary(end) {
         end -= 1;

@@ -56,14 +56,14 @@ pub struct Row {
 /// Why the rows cannot be used.
 #[derive(Debug, thiserror::Error)]
 pub enum RowsError {
-    /// The file cannot be read.
+    /// The file cannot be read (not found, not a regular file, too large, not UTF-8).
     #[error("cannot read the rows {path}")]
     Read {
         /// The file.
         path: PathBuf,
         /// The cause.
         #[source]
-        source: std::io::Error,
+        source: mcp_mock_servers::files::FileError,
     },
     /// The file is not valid TOML of rows.
     #[error("the rows {path} are not valid: {message}")]
@@ -88,7 +88,8 @@ pub enum RowsError {
 impl Rows {
     /// Reads and checks the rows in `path`.
     pub fn load(path: &Path) -> Result<Rows, RowsError> {
-        let text = std::fs::read_to_string(path).map_err(|source| RowsError::Read {
+        // The same checks as every other input: a FIFO or `/dev/zero` is refused at once.
+        let text = mcp_mock_servers::files::read_text(path).map_err(|source| RowsError::Read {
             path: path.to_path_buf(),
             source,
         })?;
@@ -97,9 +98,16 @@ impl Rows {
 
     /// Parses and checks rows read from `path`.
     pub fn parse(text: &str, path: &Path) -> Result<Rows, RowsError> {
+        use mcp_mock_servers::load::{toml_error, MAX_SCRIPT_DEPTH, MAX_SCRIPT_VALUES};
+        mcp_mock_servers::weight::check_toml(text, MAX_SCRIPT_VALUES, MAX_SCRIPT_DEPTH).map_err(
+            |heavy| RowsError::Parse {
+                path: path.to_path_buf(),
+                message: format!("too large to load: {heavy}"),
+            },
+        )?;
         let rows: Rows = toml::from_str(text).map_err(|e| RowsError::Parse {
             path: path.to_path_buf(),
-            message: e.to_string().replace('\n', " ").trim().to_string(),
+            message: toml_error(text, &e),
         })?;
         let bad = |row: &Row, message: String| RowsError::Row {
             path: path.to_path_buf(),

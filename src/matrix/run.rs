@@ -152,6 +152,8 @@ pub struct Options {
     pub placeholders: Placeholders,
     /// Run the rows' build commands first.
     pub build: bool,
+    /// The longest one row's build command may take before its process group is killed.
+    pub build_timeout: Duration,
     /// The runner's bound on one step of a driver (and on its hello).
     pub step_guard: Duration,
     /// How many scenario runs at once.
@@ -169,7 +171,37 @@ struct Ready {
     baseline: Baseline,
 }
 
+/// The default of [`Options::build_timeout`] (`matrix --build-timeout-s`): a cold build of
+/// every Rust adapter on a loaded two-core machine fits well within it.
+pub const DEFAULT_BUILD_TIMEOUT: Duration = Duration::from_secs(1800);
+
+/// How often a build is looked at while it runs.
+const BUILD_POLL: Duration = Duration::from_millis(50);
+
+/// Reads every row's baseline before anything is built or started: a baseline that is a
+/// FIFO, a device or too large (or names an unknown scenario) is a usage error at once.
+pub fn check_baselines(
+    rows: &Rows,
+    scenarios: &[LoadedScenario],
+    options: &Options,
+) -> Result<(), MatrixError> {
+    let known = if options.every_scenario.is_empty() {
+        scenarios
+    } else {
+        &options.every_scenario
+    };
+    for row in &rows.row {
+        let path = row.baseline_path(&options.folder);
+        Baseline::load(&path, known).map_err(|why| MatrixError::Baseline {
+            row: row.name.clone(),
+            why,
+        })?;
+    }
+    Ok(())
+}
+
 /// Runs each row's build command, in the rows' folder; the build's output goes to stderr.
+/// A build past [`Options::build_timeout`] is killed with its process group.
 pub fn build(rows: &Rows, options: &Options) -> Result<(), MatrixError> {
     if !options.build {
         return Ok(());
@@ -184,18 +216,50 @@ pub fn build(rows: &Rows, options: &Options) -> Result<(), MatrixError> {
         };
         let argv = driver::split_command(&command).map_err(|e| failed(e.to_string()))?;
         crate::terminal::eprint(&format!("matrix: building {}: {command}", row.name));
-        let status = std::process::Command::new(&argv[0])
-            .args(&argv[1..])
-            .current_dir(&options.folder)
-            .stdin(std::process::Stdio::null())
-            .stdout(std::io::stderr())
-            .status()
-            .map_err(|e| failed(e.to_string()))?;
+        let status = run_bounded(&argv, &options.folder, options.build_timeout).map_err(failed)?;
         if !status.success() {
             return Err(failed(status.to_string()));
         }
     }
     Ok(())
+}
+
+/// Runs `argv` in `folder`, in a process group of its own, within `bound`: past it the
+/// group (the build and every compiler it started) is killed.
+fn run_bounded(
+    argv: &[String],
+    folder: &Path,
+    bound: Duration,
+) -> Result<std::process::ExitStatus, String> {
+    use std::os::unix::process::CommandExt;
+    let mut child = std::process::Command::new(&argv[0])
+        .args(&argv[1..])
+        .current_dir(folder)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::io::stderr())
+        .process_group(0)
+        .spawn()
+        .map_err(|e| e.to_string())?;
+    let deadline = Instant::now() + bound;
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) => return Ok(status),
+            Ok(None) if Instant::now() < deadline => std::thread::sleep(BUILD_POLL),
+            Ok(None) => break,
+            Err(e) => return Err(format!("cannot wait for it: {e}")),
+        }
+    }
+    if let Ok(group) = i32::try_from(child.id()) {
+        // SAFETY: killpg with the group the build leads (process_group(0)); no memory is touched.
+        unsafe {
+            libc::killpg(group, libc::SIGKILL);
+        }
+    }
+    let _ = child.wait();
+    Err(format!(
+        "it took longer than {} s (--build-timeout-s) and was killed",
+        bound.as_secs()
+    ))
 }
 
 fn ready(row: &Row, scenarios: &[LoadedScenario], options: &Options) -> Result<Ready, MatrixError> {

@@ -4,6 +4,13 @@ use super::Summary;
 use crate::verdict::{ScenarioResult, Verdict};
 use std::fmt::Write;
 
+/// Text a client, a server or a file controls, as one line of the table: a newline or an
+/// escape in a driver's error text or hello name cannot start a line of its own (a forged
+/// `pass` row or summary).
+fn one_line(text: &str) -> String {
+    crate::terminal::line(text)
+}
+
 /// Renders the table: one row per scenario run, failures with expected against actual,
 /// and a summary line.
 pub fn render(results: &[ScenarioResult]) -> String {
@@ -14,7 +21,8 @@ pub fn render(results: &[ScenarioResult]) -> String {
         .unwrap_or(8)
         .max(8);
     let mut out = String::new();
-    let _ = writeln!(out, "client: {}", super::clients(results).join(", "));
+    let clients: Vec<String> = super::clients(results).into_iter().map(one_line).collect();
+    let _ = writeln!(out, "client: {}", clients.join(", "));
     let _ = writeln!(
         out,
         "{:<width$}  {:<8}  {:<6}  {:>6}  rules",
@@ -31,7 +39,7 @@ pub fn render(results: &[ScenarioResult]) -> String {
             out,
             "{:<width$}  {:<8}  {:<6}  {:>6}  {}",
             // A file name may hold a newline: one escaped line, like everything else printed.
-            crate::terminal::line(&result.scenario),
+            one_line(&result.scenario),
             result.profile,
             verdict,
             result.millis,
@@ -41,16 +49,20 @@ pub fn render(results: &[ScenarioResult]) -> String {
             Verdict::Pass => {}
             Verdict::Fail { failures } => {
                 for failure in failures {
-                    let _ = writeln!(out, "    {}", failure.what);
-                    let _ = writeln!(out, "      expected: {}", failure.expected);
-                    let _ = writeln!(out, "      actual:   {}", failure.actual);
+                    let _ = writeln!(out, "    {}", one_line(&failure.what));
+                    let _ = writeln!(out, "      expected: {}", one_line(&failure.expected));
+                    let _ = writeln!(out, "      actual:   {}", one_line(&failure.actual));
                 }
             }
             Verdict::HarnessFault { reason } => {
-                let _ = writeln!(out, "    harness fault (not the client's): {reason}");
+                let _ = writeln!(
+                    out,
+                    "    harness fault (not the client's): {}",
+                    one_line(reason)
+                );
             }
             Verdict::NotApplicable { reason } => {
-                let _ = writeln!(out, "    not applicable: {reason}");
+                let _ = writeln!(out, "    not applicable: {}", one_line(reason));
             }
         }
     }
@@ -201,6 +213,31 @@ mod tests {
         );
         assert!(
             table.ends_with("1 passed, 0 failed, 1 not applicable\n"),
+            "{table}"
+        );
+    }
+
+    #[test]
+    fn a_newline_in_a_client_name_or_error_text_forges_no_line() {
+        let mut forged = result("a", "strict", &["stdio.ping.answered"], false);
+        forged.client = "evil\npass  stdio/x  FORGED-LINE".into();
+        forged.verdict = Verdict::Fail {
+            failures: vec![Failure {
+                what: "step 1\n\n9 passed, 0 failed".into(),
+                expected: "success".into(),
+                actual: "error\r\x1b[2Kpass".into(),
+            }],
+        };
+        let table = render(&[forged]);
+        assert!(
+            table
+                .lines()
+                .all(|l| !l.starts_with("pass") && !l.starts_with("9 passed")),
+            "{table}"
+        );
+        assert!(table.contains("evil\\npass"), "{table}");
+        assert!(
+            !table.chars().any(|c| c.is_control() && c != '\n'),
             "{table}"
         );
     }

@@ -4,6 +4,9 @@ pub mod model;
 
 pub use model::*;
 
+use mcp_mock_servers::load::{
+    check_size, line_column, MAX_SCRIPT_DEPTH, MAX_SCRIPT_VALUES, MAX_STEPS,
+};
 use mcp_refclient::Profile;
 use std::path::{Path, PathBuf};
 
@@ -62,13 +65,17 @@ pub enum LoadError {
         source: mcp_mock_servers::files::FileError,
     },
     /// The file is not a valid scenario (TOML syntax, unknown or missing field).
-    #[error("invalid scenario {path}")]
+    #[error("invalid scenario {path}: line {line}, column {column}: {message}")]
     Parse {
         /// The file.
         path: PathBuf,
-        /// The cause, with line and column.
-        #[source]
-        source: Box<toml::de::Error>,
+        /// The line (1-based).
+        line: usize,
+        /// The column (1-based, in characters).
+        column: usize,
+        /// The parser's message, cut to [`MAX_MESSAGE`] characters (never the whole line: a
+        /// scenario may be one line of megabytes).
+        message: String,
     },
     /// The file parses but says something impossible (an unknown rule id, say).
     #[error("invalid scenario {path}:{line}: {message}")]
@@ -91,6 +98,9 @@ pub enum LoadError {
     },
 }
 
+/// The most characters of a parser's message an error shows.
+pub const MAX_MESSAGE: usize = 200;
+
 /// Error kinds a scenario may name.
 pub const ERROR_KINDS: &[&str] = &[
     "transport",
@@ -109,15 +119,36 @@ pub fn load(root: &Path, path: &Path) -> Result<LoadedScenario, LoadError> {
         path: path.into(),
         source,
     })?;
-    let scenario: Scenario = toml::from_str(&text).map_err(|source| LoadError::Parse {
-        path: path.into(),
-        source: Box::new(source),
-    })?;
     let invalid = |needle: &str, message: String| LoadError::Invalid {
         path: path.into(),
         line: line_of(&text, needle),
         message,
     };
+    // A file under the byte cap may still expand to hundreds of megabytes once parsed.
+    mcp_mock_servers::weight::check_toml(&text, MAX_SCRIPT_VALUES, MAX_SCRIPT_DEPTH).map_err(
+        |heavy| {
+            invalid(
+                "",
+                format!(
+                    "too large to load: {heavy} (the bounds on a scenario are \
+                     {MAX_SCRIPT_VALUES} values and {MAX_SCRIPT_DEPTH} levels)"
+                ),
+            )
+        },
+    )?;
+    let scenario: Scenario = toml::from_str(&text).map_err(|error| {
+        let (line, column) = error
+            .span()
+            .map_or((1, 1), |span| line_column(&text, span.start));
+        LoadError::Parse {
+            path: path.into(),
+            line,
+            column,
+            message: crate::text::cut(error.message().trim(), MAX_MESSAGE),
+        }
+    })?;
+    mcp_mock_servers::load::validate(&scenario.server)
+        .map_err(|message| invalid("[server]", format!("[server] {message}")))?;
     if scenario.rules.is_empty() {
         return Err(invalid("rules", "`rules` names no rule".into()));
     }
@@ -178,6 +209,33 @@ fn validate_steps(
     let steps = &scenario.client.steps;
     if steps.is_empty() {
         return Err(invalid("[client]", "the client has no steps".into()));
+    }
+    if steps.len() > MAX_STEPS {
+        return Err(invalid(
+            "[client]",
+            format!(
+                "the client has {} steps, over the maximum of {MAX_STEPS}",
+                steps.len()
+            ),
+        ));
+    }
+    if let Some(bytes) = scenario.client.http.max_body_bytes {
+        check_size("[client.http]", "max_body_bytes", bytes)
+            .map_err(|message| invalid("max_body_bytes", message))?;
+    }
+    for (i, step) in steps.iter().enumerate() {
+        let call = match step {
+            ClientStep::CallTool(call) => Some(call),
+            ClientStep::Spawn(spawn) => match &*spawn.step {
+                ClientStep::CallTool(call) => Some(call),
+                _ => None,
+            },
+            _ => None,
+        };
+        if let Some(bytes) = call.and_then(|c| c.pad_bytes) {
+            check_size(&format!("client steps[{i}]"), "pad_bytes", bytes)
+                .map_err(|message| invalid("pad_bytes", message))?;
+        }
     }
     let mut spawned = Vec::new();
     for step in steps {

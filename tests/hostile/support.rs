@@ -157,8 +157,89 @@ impl Run {
         }
     }
 
+    /// `run --client 'python3 -S DRIVER' --json --junit PREFIX`: a hostile driver over the
+    /// scenarios of `prefix`.
+    pub fn client(driver: &Path, prefix: &str) -> Run {
+        let dir = tempfile::tempdir().unwrap();
+        let (json, junit) = (dir.path().join("r.json"), dir.path().join("r.xml"));
+        let mark = format!(
+            "mcp-hostile-driver-{}-{}",
+            std::process::id(),
+            dir.path().file_name().unwrap().to_string_lossy()
+        );
+        let mut command = Command::new(env!("CARGO_BIN_EXE_mcp-conformance"));
+        command
+            .args(["run", "--client"])
+            .arg(format!("{} -S {}", python(), driver.display()))
+            .args(["--step-guard-ms", "5000", "--json"])
+            .arg(&json)
+            .arg("--junit")
+            .arg(&junit)
+            .arg(prefix)
+            .env("MCP_HOSTILE_MARK", &mark)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let (output, wall, peak_mib) = run_measured(command);
+        let read = |p: &PathBuf| std::fs::read_to_string(p).unwrap_or_default();
+        Run {
+            output,
+            wall,
+            peak_mib,
+            json: read(&json),
+            junit: read(&junit),
+            mark,
+            _dir: dir,
+        }
+    }
+
+    /// No line of the terminal or the reports is one a client or server wrote: a text it
+    /// controls that holds `marker` (or a summary of its own) shows its newline escaped
+    /// (`\n`) before it, on a line the report started; the JSON parses and the JUnit holds
+    /// no character XML 1.0 cannot carry.
+    pub fn assert_no_forged_line(&self, case: &Case, markers: &[&str]) {
+        let stdout = String::from_utf8_lossy(&self.output.stdout).into_owned();
+        let stderr = String::from_utf8_lossy(&self.output.stderr).into_owned();
+        let shown = format!("{}: stdout:\n{stdout}\nstderr:\n{stderr}", case.name);
+        for (what, text) in [
+            ("stdout", &stdout),
+            ("stderr", &stderr),
+            ("junit", &self.junit),
+        ] {
+            for line in text.lines() {
+                for marker in markers {
+                    if let Some(at) = line.find(marker) {
+                        assert!(
+                            line[..at].contains("\\n"),
+                            "{}: a forged line on the {what}: {line:?}\n{shown}",
+                            case.name
+                        );
+                    }
+                }
+            }
+        }
+        if !self.json.is_empty() {
+            serde_json::from_str::<serde_json::Value>(&self.json)
+                .unwrap_or_else(|e| panic!("{}: the JSON report does not parse: {e}", case.name));
+        }
+        let raw = self
+            .junit
+            .chars()
+            .find(|c| c.is_control() && !matches!(c, '\n' | '\r' | '\t'));
+        assert!(
+            raw.is_none(),
+            "{}: the JUnit report holds {raw:?}, which XML 1.0 cannot carry",
+            case.name
+        );
+    }
+
     /// Every promise of the suite (see the module documentation).
     pub fn assert_promises(&self, case: &Case) {
+        self.assert_promises_within(case, RUN_BOUND);
+    }
+
+    /// Every promise of the suite, the whole run within `bound`.
+    pub fn assert_promises_within(&self, case: &Case, bound: Duration) {
         let stdout = String::from_utf8_lossy(&self.output.stdout).into_owned();
         let stderr = String::from_utf8_lossy(&self.output.stderr).into_owned();
         let shown = format!("{}: stdout:\n{stdout}\nstderr:\n{stderr}", case.name);
@@ -195,8 +276,8 @@ impl Run {
             );
         }
         assert!(
-            self.wall <= RUN_BOUND,
-            "{}: took {:?} (bound {RUN_BOUND:?}):\n{shown}",
+            self.wall <= bound,
+            "{}: took {:?} (bound {bound:?}):\n{shown}",
             case.name,
             self.wall
         );

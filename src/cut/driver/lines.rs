@@ -3,7 +3,8 @@
 use tokio::io::{AsyncBufRead, AsyncBufReadExt};
 
 /// The next line without its `\n` (`None` at the end). Past `max` bytes the rest of the
-/// line is skipped, and what was kept is returned.
+/// line is skipped, and what was kept is returned: `max + 1` bytes, so that a line longer
+/// than `max` is told from one of exactly `max`.
 pub async fn read_line(
     reader: &mut (impl AsyncBufRead + Unpin),
     max: usize,
@@ -20,7 +21,7 @@ pub async fn read_line(
             Some(at) => (&buffer[..at], Some(at)),
             None => (buffer, None),
         };
-        let room = max.saturating_sub(line.len());
+        let room = (max + 1).saturating_sub(line.len());
         line.extend_from_slice(&chunk[..chunk.len().min(room)]);
         let used = found.map(|at| at + 1).unwrap_or(buffer.len());
         reader.consume(used);
@@ -36,14 +37,18 @@ mod tests {
 
     #[tokio::test]
     async fn lines_are_split_and_an_endless_one_is_cut() {
-        let input: &[u8] = b"first\nsecond that is long\nlast";
+        let input: &[u8] = b"first\nsecond that is long\nlast\nsix ch\n";
         let mut reader = tokio::io::BufReader::with_capacity(4, input);
         assert_eq!(
             read_line(&mut reader, 100).await.unwrap().unwrap(),
             b"first"
         );
-        assert_eq!(read_line(&mut reader, 6).await.unwrap().unwrap(), b"second");
+        assert_eq!(
+            read_line(&mut reader, 6).await.unwrap().unwrap(),
+            b"second "
+        );
         assert_eq!(read_line(&mut reader, 100).await.unwrap().unwrap(), b"last");
+        assert_eq!(read_line(&mut reader, 6).await.unwrap().unwrap(), b"six ch");
         assert_eq!(read_line(&mut reader, 100).await.unwrap(), None);
     }
 }

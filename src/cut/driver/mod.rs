@@ -16,7 +16,7 @@ use protocol::{DriverStep, Hello, Reply, Request};
 use serde_json::{json, Value};
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
-use std::io::Read;
+use std::io::{BufRead, Read};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -26,8 +26,25 @@ use tokio::io::AsyncWriteExt;
 use tokio::sync::oneshot;
 
 /// The longest line read from a driver (a reply carrying a large result fits; an endless
-/// line does not grow memory without end).
-const MAX_LINE: usize = 8 * 1024 * 1024;
+/// line does not grow memory without end). A longer line is the driver's fault.
+pub const MAX_LINE: usize = 8 * 1024 * 1024;
+
+/// The most JSON values (array elements, object members) one line from a driver may hold:
+/// parsed, each costs tens of bytes, so an 8 MiB `[0,0,…]` would take hundreds of megabytes
+/// (and every report that keeps it as much again). A heavier reply is the driver's fault.
+pub const MAX_REPLY_VALUES: usize = 50_000;
+
+/// The deepest nesting of arrays and objects in one line from a driver (serde_json's own
+/// recursion limit, stated here so the error names it).
+pub const MAX_REPLY_DEPTH: usize = 128;
+
+/// The most characters of a driver's error text kept (a report repeats it; the rest is cut
+/// and marked): room for a client's kept stderr tail (a few KiB) with its context.
+pub const MAX_ERROR_TEXT: usize = 64 * 1024;
+
+/// The most characters of the name and of the version a driver's hello gives (every
+/// scenario's result carries the label).
+pub const MAX_LABEL: usize = 200;
 
 /// How long a driver may take to exit once its stdin closes, before its group is killed.
 const EXIT_BOUND: Duration = Duration::from_millis(500);
@@ -120,13 +137,11 @@ pub fn probe_in(
     std::thread::spawn(move || {
         let mut line = Vec::new();
         if let Some(stdout) = stdout {
-            let mut byte = [0u8; 1];
-            let mut stdout = stdout.take(MAX_LINE as u64);
-            while let Ok(1) = stdout.read(&mut byte) {
-                if byte[0] == b'\n' {
-                    break;
-                }
-                line.push(byte[0]);
+            // One past the bound, so that a longer hello is told from one of exactly it.
+            let mut stdout = std::io::BufReader::new(stdout.take(MAX_LINE as u64 + 1));
+            let _ = stdout.read_until(b'\n', &mut line);
+            if line.last() == Some(&b'\n') {
+                line.pop();
             }
         }
         let _ = send.send(line);
@@ -135,16 +150,35 @@ pub fn probe_in(
     kill_group(&mut child);
     let line =
         line.map_err(|_| DriverError::Hello(format!("nothing within {} ms", within.as_millis())))?;
-    parse_hello(&line).map_err(DriverError::Hello)
+    parse_hello(&line).map_err(|why| DriverError::Hello(format!("{}: {why}", argv.join(" "))))
 }
 
 fn parse_hello(line: &[u8]) -> Result<Described, String> {
     if line.is_empty() {
         return Err("it exited or closed its stdout first".into());
     }
-    serde_json::from_slice::<Hello>(line)
+    bounded(line)?;
+    let mut described = serde_json::from_slice::<Hello>(line)
         .map(|h| h.hello)
-        .map_err(|e| format!("{e} in {}", shown(line)))
+        .map_err(|e| format!("{e} in {}", shown(line)))?;
+    described.name = crate::text::cut(&described.name, MAX_LABEL);
+    described.version = crate::text::cut(&described.version, MAX_LABEL);
+    Ok(described)
+}
+
+/// Refuses a line from a driver that is too long or too heavy to parse, naming the bound.
+fn bounded(line: &[u8]) -> Result<(), String> {
+    if line.len() > MAX_LINE {
+        return Err(format!(
+            "a line longer than {MAX_LINE} bytes (the bound on one line from a driver)"
+        ));
+    }
+    mcp_mock_servers::weight::check_json(line, MAX_REPLY_VALUES, MAX_REPLY_DEPTH).map_err(|e| {
+        format!(
+            "a line too heavy to parse: {e} (the bound on one line from a driver is \
+             {MAX_REPLY_VALUES} values, {MAX_REPLY_DEPTH} levels)"
+        )
+    })
 }
 
 /// A line from the driver as an error may show it: cut, control characters escaped.
@@ -169,6 +203,8 @@ pub struct DriverClient {
 
 /// A started driver.
 struct Running {
+    /// The driver's command line, as its faults name it.
+    command: String,
     child: RefCell<Child>,
     stdin: tokio::sync::Mutex<Option<tokio::process::ChildStdin>>,
     pending: RefCell<HashMap<u64, oneshot::Sender<Result<Value, String>>>>,
@@ -218,6 +254,7 @@ impl DriverClient {
         let stdout = tokio::process::ChildStdout::from_std(stdout).map_err(io)?;
         let stderr = tokio::process::ChildStderr::from_std(stderr).map_err(io)?;
         let running = Rc::new(Running {
+            command: crate::text::cut(&self.argv.join(" "), MAX_LABEL),
             child: RefCell::new(child),
             stdin: tokio::sync::Mutex::new(Some(stdin)),
             pending: RefCell::new(HashMap::new()),
@@ -354,11 +391,18 @@ async fn read_replies(running: Rc<Running>, stdout: tokio::process::ChildStdout)
         if !greeted {
             greeted = true;
             if let Err(e) = parse_hello(&line) {
-                running.fail(format!("the driver's first line is not a hello: {e}"));
+                running.fail(format!(
+                    "the driver `{}`'s first line is not a hello: {e}",
+                    running.command
+                ));
                 return;
             }
             running.greeted.notify_one();
             continue;
+        }
+        if let Err(e) = bounded(&line) {
+            running.fail(format!("the driver `{}` wrote {e}", running.command));
+            return;
         }
         match serde_json::from_slice::<Reply>(&line) {
             Ok(reply) => {
@@ -366,9 +410,10 @@ async fn read_replies(running: Rc<Running>, stdout: tokio::process::ChildStdout)
                 let result = if reply.ok {
                     Ok(reply.value.unwrap_or(Value::Null))
                 } else {
-                    Err(reply
-                        .error
-                        .unwrap_or_else(|| "(the driver gave no error text)".into()))
+                    Err(reply.error.map_or_else(
+                        || "(the driver gave no error text)".into(),
+                        |text| crate::text::cut(&text, MAX_ERROR_TEXT),
+                    ))
                 };
                 if let Some(waiting) = waiting {
                     let _ = waiting.send(result);
