@@ -28,7 +28,15 @@ enum Command {
     /// scenario × client, a summary per client and per rule group.
     Matrix(MatrixArgs),
     /// Validate a third-party MCP server against the server checks.
-    Validate(mcp_conformance::validate::ValidateArgs),
+    Validate {
+        #[command(flatten)]
+        args: mcp_conformance::validate::ValidateArgs,
+        /// Also write the HTML report into this folder: `index.html` (check × target and
+        /// revision, coloured by verdict, filtered by area, verdict and check id) and a page
+        /// per cell with the quoted rule, the finding and the exchange behind a failure.
+        #[arg(long, value_name = "DIR")]
+        html: Option<PathBuf>,
+    },
     /// Show a profile's settings, with what each means (`profile show kova`).
     Profile {
         /// `show`.
@@ -216,7 +224,13 @@ fn dispatch(cli: Cli) -> ExitCode {
         Command::Run(args) => run(args),
         Command::List(args) => list(args),
         Command::Matrix(args) => matrix(args),
-        Command::Validate(args) => ExitCode::from(mcp_conformance::validate::main(args)),
+        Command::Validate { args, html } => ExitCode::from(mcp_conformance::validate::main_with(
+            args,
+            |reports| match html {
+                Some(dir) => write_html(&dir, &report::html::fill_validate::from_validate(reports)),
+                None => Ok(()),
+            },
+        )),
         Command::Profile { name, .. } => match Profile::from_name(&name) {
             Some(profile) => match emit(&mcp_conformance::profiles::section(profile)) {
                 Ok(()) => ExitCode::from(exit_code::SUCCESS),
@@ -329,8 +343,9 @@ fn run(args: RunArgs) -> ExitCode {
             report::clients(&results).join(", ")
         );
         let html = report::html::fill::from_run(&title, &results, &selected);
-        if let Err(code) = write_html(dir, &html) {
-            return code;
+        if let Err(why) = write_html(dir, &html) {
+            fail(&why);
+            return ExitCode::from(exit_code::HARNESS_FAULT);
         }
     }
     let summary = report::Summary::of(&results);
@@ -343,25 +358,19 @@ fn run(args: RunArgs) -> ExitCode {
     })
 }
 
-/// Writes the HTML report into `dir` and says on stderr where, how big and how fast.
-fn write_html(dir: &Path, html: &report::html::model::Report) -> Result<(), ExitCode> {
+/// Writes the HTML report into `dir` and says on stderr where, how big and how fast; the
+/// error, with its causes, when it cannot.
+fn write_html(dir: &Path, html: &report::html::model::Report) -> Result<(), String> {
     let started = std::time::Instant::now();
-    match report::html::write(dir, html) {
-        Ok(written) => {
-            terminal::eprint(&format!(
-                "html report: {} ({} files, {:.1} MB, written in {} ms)",
-                dir.join("index.html").display(),
-                written.files,
-                written.bytes as f64 / 1_000_000.0,
-                started.elapsed().as_millis()
-            ));
-            Ok(())
-        }
-        Err(e) => {
-            fail(&error_chain(&e));
-            Err(ExitCode::from(exit_code::HARNESS_FAULT))
-        }
-    }
+    let written = report::html::write(dir, html).map_err(|e| error_chain(&e))?;
+    terminal::eprint(&format!(
+        "html report: {} ({} files, {:.1} MB, written in {} ms)",
+        dir.join("index.html").display(),
+        written.files,
+        written.bytes as f64 / 1_000_000.0,
+        started.elapsed().as_millis()
+    ));
+    Ok(())
 }
 
 /// Set by the signal thread before it ends the servers: the scenarios then failing is no
@@ -541,8 +550,9 @@ fn matrix(args: MatrixArgs) -> ExitCode {
     }
     if let Some(dir) = &args.html {
         let html = report::html::fill::from_matrix("mcp-conformance matrix", &matrix, &selected);
-        if let Err(code) = write_html(dir, &html) {
-            return code;
+        if let Err(why) = write_html(dir, &html) {
+            fail(&why);
+            return ExitCode::from(exit_code::HARNESS_FAULT);
         }
     }
     let marks = matrix

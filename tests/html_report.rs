@@ -438,3 +438,54 @@ fn screenshots_of_the_index_and_of_a_failure_page() {
         assert!(bytes.len() < 300_000, "{name}: {} bytes", bytes.len());
     }
 }
+
+/// `validate --html`: a check × revision grid, here of a scripted server that answers `ping`
+/// wrongly, with the failure's page showing expected against observed and the exchange.
+#[test]
+fn validate_writes_a_check_grid_with_a_failure_and_its_exchange() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("html");
+    let bin = assert_cmd::cargo::cargo_bin("mcp-conformance");
+    Command::new(&bin)
+        .args(["validate", "--strict", "--timeout", "3s"])
+        .args([
+            "--only",
+            "server.ping",
+            "--only",
+            "server.initialize.result",
+        ])
+        .arg("--html")
+        .arg(&out)
+        .arg("--")
+        .arg(&bin)
+        .args(["mock-stdio", "--script"])
+        .arg(root().join("tests/validate/broken/server.ping.toml"))
+        .timeout(Duration::from_secs(60))
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains("html report: "));
+    let index = out.join("index.html");
+    let grid = grid(&dom(&url(&index, "")));
+    let verdict = |id: &str| {
+        let (_, cells) = grid
+            .iter()
+            .find(|(name, _)| name == id)
+            .unwrap_or_else(|| panic!("no row {id} in {grid:?}"));
+        cells
+            .iter()
+            .map(|(class, _)| class.clone())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(verdict("server.ping"), ["fail"], "{grid:?}");
+    assert_eq!(verdict("server.initialize.result"), ["pass"], "{grid:?}");
+    let html = std::fs::read_to_string(&index).unwrap();
+    let page = between(
+        &html,
+        "<td class=\"cell fail\" data-verdict=\"fail\"><a href=\"",
+        "\"",
+    );
+    let failure = dom(&url(&out.join(page), ""));
+    assert!(failure.contains("server.ping"), "{failure}");
+    assert!(failure.contains("expected"), "{failure}");
+    assert!(failure.contains("→ "), "the exchange sent: {failure}");
+}

@@ -62,7 +62,17 @@ use run::validate_one;
 /// that is not one of its servers (escaped descendants), and exits on SIGINT, SIGTERM and
 /// SIGHUP; call it from a process of its own (the `mcp-conformance` binary does).
 pub fn main(args: ValidateArgs) -> u8 {
-    let code = run(args);
+    main_with(args, |_| Ok(()))
+}
+
+/// [`main`], handing the finished (scrubbed) reports to `also` after the table, JSON and
+/// JUnit reports were written: another report of them (the CLI's HTML report). Its error is
+/// a harness fault.
+pub fn main_with(
+    args: ValidateArgs,
+    also: impl FnOnce(&[TargetReport]) -> Result<(), String>,
+) -> u8 {
+    let code = run(args, also);
     if terminal::stderr_failed() && code == exit_code::SUCCESS {
         exit_code::HARNESS_FAULT
     } else {
@@ -75,9 +85,9 @@ fn error(message: &str) {
     terminal::eprint(&format!("error: {}", redact::scrub(message)));
 }
 
-fn run(args: ValidateArgs) -> u8 {
+fn run(args: ValidateArgs, also: impl FnOnce(&[TargetReport]) -> Result<(), String>) -> u8 {
     timeline::start();
-    let code = run_timed(args);
+    let code = run_timed(args, also);
     if let Err(why) = timeline::write() {
         error(&why);
         return exit_code::HARNESS_FAULT;
@@ -85,7 +95,7 @@ fn run(args: ValidateArgs) -> u8 {
     code
 }
 
-fn run_timed(args: ValidateArgs) -> u8 {
+fn run_timed(args: ValidateArgs, also: impl FnOnce(&[TargetReport]) -> Result<(), String>) -> u8 {
     let job = match prepare(&args) {
         Ok(job) => job,
         Err(message) => {
@@ -164,6 +174,10 @@ fn run_timed(args: ValidateArgs) -> u8 {
                 return exit_code::HARNESS_FAULT;
             }
         }
+    }
+    if let Err(why) = also(&reports) {
+        error(&why);
+        return exit_code::HARNESS_FAULT;
     }
     exit_code_of(&reports)
 }

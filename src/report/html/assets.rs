@@ -1,8 +1,8 @@
 //! The report's stylesheet and filter script, written beside the pages: no CDN, no network,
 //! so the folder opens from `file://` and from a CI artifact alike.
 
-/// `style.css`: the verdict colours are the classes `pass`, `fail`, `known`, `stale`, `na`
-/// and `harness`.
+/// `style.css`: the verdict colours are the classes `pass`, `fail`, `warn`, `known`,
+/// `stale`, `na` and `harness`.
 pub const STYLE: &str = r#"body { font: 14px/1.4 system-ui, sans-serif; margin: 1.5em; color: #1f2328; }
 h1 { font-size: 1.4em; margin: 0 0 .4em; }
 h2 { font-size: 1.1em; margin: 1.4em 0 .4em; border-bottom: 1px solid #d0d7de; }
@@ -19,6 +19,7 @@ thead th { position: sticky; top: 0; background: #fff; }
 .cell a { text-decoration: none; display: block; }
 .pass { background: #2da44e; color: #fff; }
 .fail { background: #cf222e; color: #fff; }
+.warn { background: #fff8c5; color: #24292f; }
 .known { background: #bf8700; color: #fff; }
 .stale { background: #8250df; color: #fff; }
 .na { background: #d0d7de; color: #24292f; }

@@ -48,7 +48,7 @@ pub fn render(title: &str, row: &Row, column: &Column, cell: &Cell) -> String {
         let _ = write!(
             out,
             "<section id=\"wire\">\n<h2>Wire transcript</h2>\n\
-             <p>What the scripted server received (→) and sent (←), in the order it saw them, then the client's step results, its warnings and the processes left.</p>\n\
+             <p>What the server received (→) and sent (←), in the order it saw them; for a scenario, then the client's step results, its warnings and the processes left.</p>\n\
              <pre class=\"transcript\">{}</pre>\n</section>\n",
             text(transcript)
         );
@@ -73,7 +73,7 @@ fn rules(out: &mut String, detail: &Detail) {
     if !detail.requirement.is_empty() {
         let _ = write!(
             out,
-            "<p>The scenario's requirement:</p>\n<blockquote class=\"requirement\">{}</blockquote>\n",
+            "<p>The requirement:</p>\n<blockquote class=\"requirement\">{}</blockquote>\n",
             text(&detail.requirement)
         );
     }

@@ -11,6 +11,7 @@ pub mod assets;
 pub mod detail;
 pub mod escape;
 pub mod fill;
+pub mod fill_validate;
 pub mod index;
 pub mod model;
 

@@ -61,6 +61,8 @@ pub enum Tone {
     Pass,
     /// An expectation did not hold (and no baseline lists it).
     Fail,
+    /// A should-rule did not hold outside `--strict` (validate): reported, not failing.
+    Warn,
     /// It failed, as a baseline says.
     Known,
     /// Listed in a baseline, but it passes or no longer applies.
@@ -73,20 +75,23 @@ pub enum Tone {
 
 impl Tone {
     /// Every tone, in the legend's order.
-    pub const ALL: [Tone; 6] = [
+    pub const ALL: [Tone; 7] = [
         Tone::Pass,
         Tone::Fail,
+        Tone::Warn,
         Tone::Known,
         Tone::Stale,
         Tone::NotApplicable,
         Tone::HarnessFault,
     ];
 
-    /// The CSS class and filter value (`pass`, `fail`, `known`, `stale`, `na`, `harness`).
+    /// The CSS class and filter value (`pass`, `fail`, `warn`, `known`, `stale`, `na`,
+    /// `harness`).
     pub fn class(self) -> &'static str {
         match self {
             Tone::Pass => "pass",
             Tone::Fail => "fail",
+            Tone::Warn => "warn",
             Tone::Known => "known",
             Tone::Stale => "stale",
             Tone::NotApplicable => "na",
@@ -99,6 +104,7 @@ impl Tone {
         match self {
             Tone::Pass => "pass",
             Tone::Fail => "FAIL",
+            Tone::Warn => "warn",
             Tone::Known => "known",
             Tone::Stale => "STALE",
             Tone::NotApplicable => "n/a",
