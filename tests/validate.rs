@@ -1324,6 +1324,46 @@ fn only_2026_07_28_against_a_server_of_the_initialize_era_judges_nothing_and_exi
     );
 }
 
+/// Over Streamable HTTP, a server that reads each request and never answers is unreachable
+/// (exit 4) at every revision, the default included.
+#[rstest]
+fn a_silent_http_server_is_unreachable_at_every_revision(
+    #[values(None, Some("2024-11-05"), Some("2025-11-25"), Some("2026-07-28"))] revision: Option<
+        &str,
+    >,
+) {
+    let mut child = Command::new("python3")
+        .arg("-S")
+        .arg(root().join("tests/hostile/http/never-answers.py"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .process_group(0)
+        .spawn()
+        .expect("start the silent HTTP server");
+    let mut port = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut port)
+        .unwrap();
+    let served = Served {
+        child,
+        url: format!("http://127.0.0.1:{}/mcp", port.trim()),
+    };
+    let mut args = vec!["--strict", "--timeout", "1s", "--url", &served.url];
+    if let Some(revision) = revision {
+        args.extend(["--revision", revision]);
+    }
+    let started = Instant::now();
+    let (code, report, shown) = validate_json(&args, &[]);
+    assert_eq!(code, 4, "at {revision:?}: {shown}");
+    assert_eq!(statuses(&report), [], "{shown}");
+    assert!(
+        started.elapsed() < Duration::from_secs(15),
+        "at {revision:?} took {:?}",
+        started.elapsed()
+    );
+}
+
 /// A server that cannot be heard (it exits at once, never reads its input, or reads it and
 /// never answers) is never passed: exit 4 at every revision, the default included.
 #[rstest]
