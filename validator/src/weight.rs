@@ -7,35 +7,12 @@
 pub const MAX_VALUES: usize = 50_000;
 
 /// Counts the values of a JSON text (array elements and object members, outside strings) in
-/// one pass; refuses the text once it holds more than [`MAX_VALUES`].
+/// one pass ([`mcp_mock_servers::weight::check_json`], which weighs scripts the same way);
+/// refuses the text once it holds more than [`MAX_VALUES`]. Nesting is not bounded here: the
+/// parser's own recursion limit refuses a text nested too deep.
 pub fn check(text: &[u8]) -> Result<(), String> {
-    let mut values = 1usize;
-    let mut in_string = false;
-    let mut escaped = false;
-    for byte in text {
-        if in_string {
-            match (escaped, byte) {
-                (true, _) => escaped = false,
-                (false, b'\\') => escaped = true,
-                (false, b'"') => in_string = false,
-                _ => {}
-            }
-            continue;
-        }
-        match byte {
-            b'"' => in_string = true,
-            b',' | b'[' | b'{' => {
-                values += 1;
-                if values > MAX_VALUES {
-                    return Err(format!(
-                        "more than {MAX_VALUES} JSON values, too many to judge"
-                    ));
-                }
-            }
-            _ => {}
-        }
-    }
-    Ok(())
+    mcp_mock_servers::weight::check_json(text, MAX_VALUES, usize::MAX)
+        .map_err(|_| format!("more than {MAX_VALUES} JSON values, too many to judge"))
 }
 
 #[cfg(test)]
