@@ -1,5 +1,10 @@
 //! The `mcp-conformance` command line: a thin layer over the library.
 
+mod cli {
+    pub mod matrix;
+    pub mod signals;
+}
+
 use clap::{Parser, Subcommand};
 use mcp_conformance::{
     error_chain, exit_code, report, rules, runner::MockLauncher, scenario, terminal, verdict,
@@ -9,6 +14,9 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
+
+use cli::matrix::matrix;
+use cli::signals::{end_escaped_descendants, watch_signals, INTERRUPTED};
 
 /// Conformance suite and test harness for the Model Context Protocol.
 #[derive(Parser)]
@@ -373,60 +381,6 @@ fn write_html(dir: &Path, html: &report::html::model::Report) -> Result<(), Stri
     Ok(())
 }
 
-/// Set by the signal thread before it ends the servers: the scenarios then failing is no
-/// result to report, and the signal thread gives the exit code.
-static INTERRUPTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-
-/// No server outlives `run`: it becomes the reaper of orphaned descendants, and on SIGINT,
-/// SIGTERM or SIGHUP kills every descendant and its process group (the scripted servers run
-/// in groups of their own, so a Ctrl-C at the terminal reaches only `run`), then exits with
-/// [`exit_code::SIGNALLED`] plus the signal's number. The signals are registered before any
-/// server starts.
-fn watch_signals() -> std::io::Result<()> {
-    use mcp_conformance::validate::reaper;
-    use tokio::signal::unix::{signal, SignalKind};
-    reaper::become_subreaper();
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
-    let (mut interrupt, mut terminate, mut hangup) = {
-        let _entered = runtime.enter();
-        (
-            signal(SignalKind::interrupt())?,
-            signal(SignalKind::terminate())?,
-            signal(SignalKind::hangup())?,
-        )
-    };
-    std::thread::Builder::new()
-        .name("signals".into())
-        .spawn(move || {
-            runtime.block_on(async move {
-                let (name, number) = tokio::select! {
-                    _ = interrupt.recv() => ("SIGINT", libc::SIGINT),
-                    _ = terminate.recv() => ("SIGTERM", libc::SIGTERM),
-                    _ = hangup.recv() => ("SIGHUP", libc::SIGHUP),
-                };
-                INTERRUPTED.store(true, std::sync::atomic::Ordering::SeqCst);
-                let ended = reaper::kill_descendants();
-                fail(&format!("interrupted by {name}: {ended} process(es) ended"));
-                std::process::exit(i32::from(exit_code::SIGNALLED) + number);
-            })
-        })?;
-    Ok(())
-}
-
-/// The longest the end of a run waits for the descendants that escaped their process group
-/// to be killed and reaped.
-const ESCAPED_BOUND: Duration = Duration::from_secs(2);
-
-/// Once every scenario has ended (each driver's and server's group killed), what a driver or
-/// a server started outside its group (`setsid`, a daemon's double fork) has been reparented
-/// to this process, the subreaper (see [`watch_signals`]): it is killed and reaped here, so
-/// nothing outlives `run` or `matrix`.
-fn end_escaped_descendants() {
-    mcp_conformance::validate::reaper::sweep(ESCAPED_BOUND);
-}
-
 /// Runs the scenarios of the driver's profile through the driver.
 fn run_driver(
     command: &str,
@@ -459,114 +413,6 @@ fn run_driver(
         launcher,
         options,
     ))
-}
-
-fn matrix(args: MatrixArgs) -> ExitCode {
-    use mcp_conformance::matrix::{
-        render,
-        rows::{Placeholders, Rows},
-        run,
-    };
-    let mut rows = match Rows::load(&args.rows) {
-        Ok(rows) => rows,
-        Err(e) => {
-            fail(&error_chain(&e));
-            return ExitCode::from(exit_code::USAGE);
-        }
-    };
-    if let Some(unknown) = args
-        .only
-        .iter()
-        .find(|name| !rows.row.iter().any(|r| &r.name == *name))
-    {
-        fail(&format!("no row `{unknown}` in {}", args.rows.display()));
-        return ExitCode::from(exit_code::USAGE);
-    }
-    if !args.only.is_empty() {
-        rows.row.retain(|r| args.only.contains(&r.name));
-    }
-    let (selected, launcher) = match prepare(&args.scenarios, args.prefix.as_deref(), None) {
-        Ok(prepared) => prepared,
-        Err(code) => return code,
-    };
-    // A prefix run still checks each baseline against every scenario it may name.
-    let every_scenario = match args.prefix {
-        Some(_) => match load(&args.scenarios) {
-            Ok(all) => all,
-            Err(code) => return code,
-        },
-        None => Vec::new(),
-    };
-    let folder = run::folder_of(&args.rows);
-    let options = run::Options {
-        every_scenario,
-        placeholders: Placeholders::current(folder.parent().unwrap_or(&folder)),
-        folder,
-        build: !args.no_build,
-        build_timeout: Duration::from_secs(args.build_timeout_s),
-        step_guard: Duration::from_millis(args.step_guard_ms),
-        workers: mcp_conformance::runner::RunOptions::default().workers,
-    };
-    let matrix = run::check_baselines(&rows, &selected, &options)
-        .and_then(|()| run::build(&rows, &options))
-        .and_then(|()| run::run(&rows, &selected, &launcher, &options));
-    end_escaped_descendants();
-    let matrix = match matrix {
-        Ok(matrix) => matrix,
-        Err(e) => {
-            fail(&error_chain(&e));
-            return ExitCode::from(if e.is_usage() {
-                exit_code::USAGE
-            } else {
-                exit_code::HARNESS_FAULT
-            });
-        }
-    };
-    while INTERRUPTED.load(std::sync::atomic::Ordering::SeqCst) {
-        std::thread::park();
-    }
-    let to_stdout = |path: &Option<PathBuf>| path.as_deref().is_some_and(|p| p == Path::new("-"));
-    if !to_stdout(&args.json) && !to_stdout(&args.markdown) {
-        if let Err(code) = emit(&render::text(&matrix)) {
-            return code;
-        }
-    }
-    for (path, text) in [
-        (&args.json, render::json(&matrix)),
-        (&args.markdown, render::markdown(&matrix)),
-    ] {
-        let Some(path) = path else { continue };
-        let written = if path == Path::new("-") {
-            emit(&text)
-        } else {
-            std::fs::write(path, text).map_err(|e| {
-                fail(&format!("cannot write {}: {e}", path.display()));
-                ExitCode::from(exit_code::HARNESS_FAULT)
-            })
-        };
-        if let Err(code) = written {
-            return code;
-        }
-    }
-    if let Some(dir) = &args.html {
-        let html = report::html::fill::from_matrix("mcp-conformance matrix", &matrix, &selected);
-        if let Err(why) = write_html(dir, &html) {
-            fail(&why);
-            return ExitCode::from(exit_code::HARNESS_FAULT);
-        }
-    }
-    let marks = matrix
-        .columns
-        .iter()
-        .flat_map(|c| c.cells.iter().map(|cell| cell.mark));
-    let counts = render::Counts::of(marks);
-    ExitCode::from(if counts.harness_faults > 0 {
-        exit_code::HARNESS_FAULT
-    } else if counts.fail + counts.stale > 0 {
-        exit_code::FAILURES
-    } else {
-        exit_code::SUCCESS
-    })
 }
 
 /// The scenarios whose name or one of whose rules starts with `prefix` (all without one).

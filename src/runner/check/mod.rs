@@ -1,14 +1,19 @@
 //! Checking a scenario's `[expect]` against an outcome.
 
+mod http;
+mod script_played;
+
 use super::outcome::Outcome;
 use crate::probe::{received_summary, value_text};
-use crate::scenario::{Expectations, HttpRequestExpect, StepExpect};
+use crate::scenario::{Expectations, StepExpect};
 use crate::text::cut;
-use mcp_mock_servers::describe_step;
-use mcp_mock_servers::script::{Script, Step};
+use mcp_mock_servers::script::Script;
 use mcp_mock_servers::wire_log::Record;
 use serde::Serialize;
 use serde_json::Value;
+
+use http::check_http;
+pub use script_played::script_problem;
 
 /// One expectation that did not hold.
 #[derive(Clone, Debug, Serialize, PartialEq, Eq)]
@@ -200,186 +205,6 @@ pub fn check(expect: &Expectations, script: &Script, outcome: &Outcome) -> Vec<F
     failures
 }
 
-/// An HTTP request as the mock logged it.
-struct SeenRequest<'a> {
-    origin: &'a str,
-    method: &'a str,
-    headers: &'a [(String, String)],
-    body: &'a Value,
-}
-
-fn http_requests(wire: &[Record]) -> Vec<SeenRequest<'_>> {
-    let mut requests = Vec::new();
-    for record in wire {
-        match record {
-            Record::HttpRequest {
-                origin,
-                method,
-                headers,
-                body,
-                ..
-            } => requests.push(SeenRequest {
-                origin,
-                method,
-                headers,
-                body,
-            }),
-            // The request just seen was outside the rule under test (the incidental policy).
-            Record::Incidental { .. } => {
-                requests.pop();
-            }
-            _ => {}
-        }
-    }
-    requests
-}
-
-fn request_matches(request: &SeenRequest<'_>, want: &HttpRequestExpect) -> bool {
-    let header = |name: &str| {
-        request
-            .headers
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v)
-    };
-    want.origin.as_ref().is_none_or(|o| o == request.origin)
-        && want
-            .method
-            .as_ref()
-            .is_none_or(|m| m.eq_ignore_ascii_case(request.method))
-        && want.headers.iter().all(|(name, value)| {
-            header(name).is_some_and(|v| {
-                value == "*" || mcp_mock_servers::matcher::header_value_matches(name, value, v)
-            })
-        })
-        && want
-            .absent_headers
-            .iter()
-            .all(|name| header(name).is_none())
-        && want
-            .rpc_method
-            .as_ref()
-            .is_none_or(|m| request.body.get("method").and_then(Value::as_str) == Some(m))
-}
-
-/// Only names and origins are shown of a request: header values may be credentials.
-fn describe_request(request: &SeenRequest<'_>) -> String {
-    let names: Vec<&str> = request.headers.iter().map(|(n, _)| n.as_str()).collect();
-    let rpc = request
-        .body
-        .get("method")
-        .and_then(Value::as_str)
-        .unwrap_or("-");
-    format!(
-        "{} {} ({rpc}) [{}]",
-        request.method,
-        request.origin,
-        names.join(", ")
-    )
-}
-
-fn check_http(
-    expect: &Expectations,
-    outcome: &Outcome,
-    fail: &mut impl FnMut(&str, String, String),
-) {
-    let requests = http_requests(&outcome.wire);
-    let seen = || {
-        requests
-            .iter()
-            .map(describe_request)
-            .collect::<Vec<_>>()
-            .join("; ")
-    };
-    for want in &expect.http_requests {
-        if !requests.iter().any(|r| request_matches(r, want)) {
-            fail(
-                "http_requests",
-                format!("a request matching {}", json_of(want)),
-                seen(),
-            );
-        }
-    }
-    if let Some(want) = &expect.http_every_request {
-        if let Some(odd) = requests.iter().find(|r| !request_matches(r, want)) {
-            fail(
-                "http_every_request",
-                format!("every request matching {}", json_of(want)),
-                describe_request(odd),
-            );
-        }
-        if requests.is_empty() {
-            fail(
-                "http_every_request",
-                "some request".into(),
-                "none reached the mock".into(),
-            );
-        }
-    }
-    check_distinct_headers(&expect.http_distinct_headers, &outcome.wire, fail);
-    for (origin, count) in &expect.http_request_counts {
-        let got = requests.iter().filter(|r| r.origin == origin).count();
-        if got != *count {
-            fail(
-                &format!("requests to the {origin} origin"),
-                count.to_string(),
-                format!("{got}: {}", seen()),
-            );
-        }
-    }
-}
-
-/// Every header of `names` on every request that reached the mock (incidental ones too),
-/// with a value no other request carries.
-fn check_distinct_headers(
-    names: &[String],
-    wire: &[Record],
-    fail: &mut impl FnMut(&str, String, String),
-) {
-    for name in names {
-        let mut seen: Vec<&str> = Vec::new();
-        for record in wire {
-            let Record::HttpRequest {
-                method,
-                origin,
-                headers,
-                ..
-            } = record
-            else {
-                continue;
-            };
-            let value = headers
-                .iter()
-                .find(|(n, _)| n.eq_ignore_ascii_case(name))
-                .map(|(_, v)| v.as_str());
-            // Values and paths are not shown: they may be credentials.
-            match value {
-                None => fail(
-                    "http_distinct_headers",
-                    format!("`{name}` on every request"),
-                    format!("{method} to {origin} without it"),
-                ),
-                Some(value) if seen.contains(&value) => fail(
-                    "http_distinct_headers",
-                    format!("a `{name}` of its own on every request"),
-                    format!(
-                        "{method} to {origin} repeats the value of request {}",
-                        seen.iter().position(|v| *v == value).unwrap_or(0) + 1
-                    ),
-                ),
-                Some(value) => seen.push(value),
-            }
-        }
-        if seen.is_empty() {
-            fail(
-                "http_distinct_headers",
-                format!("requests carrying `{name}`"),
-                "none reached the mock".into(),
-            );
-        }
-    }
-}
-
 /// `wanted` with every `"${id:METHOD}"` string replaced by the id of the first received
 /// request of that method (left as it is when there is none, so it matches nothing).
 fn with_ids(wanted: &Value, messages: &[&Value]) -> Value {
@@ -515,97 +340,6 @@ fn check_step(expect: &StepExpect, outcome: &Outcome, fail: &mut impl FnMut(&str
     }
 }
 
-/// Whether step `index` is an `expect` that a message received after it began satisfies. The
-/// server logs what it receives before it matches it and begins its next step: a server
-/// stopped in between (a close under load) would otherwise look as if it never got it.
-fn expect_met(wire: &[Record], script: &Script, index: usize) -> bool {
-    let Some(Step::Expect(expect)) = script.steps.get(index) else {
-        return false;
-    };
-    let Some(began) = wire
-        .iter()
-        .rposition(|r| matches!(r, Record::Step { index: i, .. } if *i == index))
-    else {
-        return false;
-    };
-    wire[began..].iter().any(|r| matches!(r, Record::Received { message } if mcp_mock_servers::matcher::matches(expect, message)))
-}
-
-/// Why the script did not play to its end, if it did not: a mismatch, input closed early,
-/// or steps never reached (a server killed mid-script cannot say so itself).
-pub fn script_problem(wire: &[Record], script: &Script) -> Option<String> {
-    let reported = wire.iter().find_map(|r| match r {
-        Record::Mismatch {
-            index,
-            expected,
-            received,
-        } => Some(format!(
-            "step {} expected {expected}, received {}",
-            index + 1,
-            cut(&received.to_string(), 300)
-        )),
-        Record::Unfinished { expected } => Some(format!(
-            "the client closed the server's input while it awaited {expected}"
-        )),
-        _ => None,
-    });
-    if reported.is_some() || !script.relaunch.is_empty() || script.steps.is_empty() {
-        return reported;
-    }
-    if wire.iter().any(|r| matches!(r, Record::Completed {})) {
-        return None;
-    }
-    let reached = wire
-        .iter()
-        .filter_map(|r| match r {
-            Record::Step { index, .. } => Some(*index),
-            _ => None,
-        })
-        .max()
-        .map(|index| index + usize::from(expect_met(wire, script, index)));
-    let received = received_summary(wire);
-    // A server killed while it stalls cannot be blamed for not stalling to the end.
-    let last = script
-        .steps
-        .iter()
-        .rposition(|step| !optional_at_end(step))?;
-    match reached {
-        None => Some(format!(
-            "the server never began its script; it received {received:?}"
-        )),
-        // The last step began, and needs nothing from the client: it played.
-        Some(index) if index > last || (index == last && !awaits_input(&script.steps[last])) => {
-            None
-        }
-        Some(index) => {
-            let first_unused = if index == last || awaits_input(&script.steps[index]) {
-                index
-            } else {
-                index + 1
-            };
-            Some(format!(
-                "step {} ({}) and {} more never completed; the server received {received:?}",
-                first_unused + 1,
-                describe_step(&script.steps[first_unused]),
-                last - first_unused,
-            ))
-        }
-    }
-}
-
-/// Steps that may go unplayed at the end of a script: waiting forever, or deciding to.
-fn optional_at_end(step: &Step) -> bool {
-    matches!(step, Step::Stall(s) if s.ms.is_none()) || matches!(step, Step::IgnoreStdinClose(_))
-}
-
-/// Steps that cannot complete without the client.
-fn awaits_input(step: &Step) -> bool {
-    matches!(
-        step,
-        Step::Expect(_) | Step::Handshake(_) | Step::Discover(_) | Step::AwaitStdinClose(_)
-    )
-}
-
 /// Whether `value` contains `wanted`: objects key by key (an empty object only an empty
 /// one: `result = {}` pins an empty result), arrays element-wise, else equal.
 pub fn contains_subset(value: &Value, wanted: &Value) -> bool {
@@ -661,6 +395,7 @@ fn find_secret(outcome: &Outcome, secret: &str) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
+    use super::http::check_distinct_headers;
     use super::*;
     use serde_json::json;
 
