@@ -81,6 +81,7 @@ $lines\"; done; printf '%s' \"$lines\" | while read line; do echo \"$line\" | {A
 /// second goes out and is answered, and the late answer to the first is dropped.
 async fn second_call_waits_for_the_first(
     profile: Profile,
+    first_bound: Duration,
 ) -> (Result<String, ErrorKind>, Result<String, ErrorKind>) {
     // The server says (list_changed) that it read the first, so the second is made only then.
     let body = format!(
@@ -90,7 +91,7 @@ async fn second_call_waits_for_the_first(
     let calling = client.clone();
     let first = tokio::spawn(async move {
         calling
-            .call_tool("first", json!({}), Some(Duration::from_millis(300)))
+            .call_tool("first", json!({}), Some(first_bound))
             .await
     });
     let deadline = Instant::now() + Duration::from_secs(5);
@@ -114,7 +115,9 @@ async fn second_call_waits_for_the_first(
 
 #[tokio::test]
 async fn strict_sends_the_second_call_while_the_first_waits() {
-    let (first, second) = second_call_waits_for_the_first(Profile::Strict).await;
+    // Answered after the second (two shell pipelines): a bound no load reaches.
+    let (first, second) =
+        second_call_waits_for_the_first(Profile::Strict, Duration::from_secs(5)).await;
     assert_eq!(first, Ok("first".to_string()));
     assert_eq!(second, Ok("second".to_string()));
 }
@@ -122,7 +125,9 @@ async fn strict_sends_the_second_call_while_the_first_waits() {
 #[tokio::test]
 async fn yoagent_and_kova_keep_one_call_on_the_wire() {
     for profile in [Profile::Yoagent, Profile::Kova] {
-        let (first, second) = second_call_waits_for_the_first(profile).await;
+        // Never answered before the second is read: it must run into this bound.
+        let (first, second) =
+            second_call_waits_for_the_first(profile, Duration::from_millis(300)).await;
         assert_eq!(first, Err(ErrorKind::Timeout), "{profile:?}");
         assert_eq!(second, Ok("second".to_string()), "{profile:?}");
     }
