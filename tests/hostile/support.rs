@@ -121,61 +121,49 @@ pub struct Run {
 impl Run {
     /// `validate --timeout 1s --json --junit ARGS… SCRIPT` (the script last, for stdio).
     pub fn validate(args: &[&str], script: &Path, http: Option<&HttpServer>) -> Run {
-        let dir = tempfile::tempdir().unwrap();
-        let (json, junit) = (dir.path().join("r.json"), dir.path().join("r.xml"));
-        let mark = format!(
-            "mcp-hostile-{}-{}",
-            std::process::id(),
-            dir.path().file_name().unwrap().to_string_lossy()
-        );
-        let mut command = Command::new(env!("CARGO_BIN_EXE_mcp-conformance"));
-        command
-            .args(["validate", "--timeout", &format!("{}s", TIMEOUT.as_secs())])
-            .arg("--json")
-            .arg(&json)
-            .arg("--junit")
-            .arg(&junit)
-            .args(args);
-        if http.is_none() {
-            command.arg(script);
-        }
-        command
-            .env("MCP_HOSTILE_MARK", &mark)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        let (output, wall, peak_mib) = run_measured(command);
-        let read = |p: &PathBuf| std::fs::read_to_string(p).unwrap_or_default();
-        Run {
-            output,
-            wall,
-            peak_mib,
-            json: read(&json),
-            junit: read(&junit),
-            mark,
-            _dir: dir,
-        }
+        Run::measure("mcp-hostile", |command, json, junit| {
+            command
+                .args(["validate", "--timeout", &format!("{}s", TIMEOUT.as_secs())])
+                .arg("--json")
+                .arg(json)
+                .arg("--junit")
+                .arg(junit)
+                .args(args);
+            if http.is_none() {
+                command.arg(script);
+            }
+        })
     }
 
     /// `run --client 'python3 -S DRIVER' --json --junit PREFIX`: a hostile driver over the
     /// scenarios of `prefix`.
     pub fn client(driver: &Path, prefix: &str) -> Run {
+        Run::measure("mcp-hostile-driver", |command, json, junit| {
+            command
+                .args(["run", "--client"])
+                .arg(format!("{} -S {}", python(), driver.display()))
+                .args(["--step-guard-ms", "5000", "--json"])
+                .arg(json)
+                .arg("--junit")
+                .arg(junit)
+                .arg(prefix);
+        })
+    }
+
+    /// Runs `mcp-conformance` with the arguments `set` gives it (the JSON and JUnit report
+    /// paths handed in), its environment marked so what it leaves can be found, and measures
+    /// it.
+    fn measure(mark_prefix: &str, set: impl FnOnce(&mut Command, &Path, &Path)) -> Run {
         let dir = tempfile::tempdir().unwrap();
         let (json, junit) = (dir.path().join("r.json"), dir.path().join("r.xml"));
         let mark = format!(
-            "mcp-hostile-driver-{}-{}",
+            "{mark_prefix}-{}-{}",
             std::process::id(),
             dir.path().file_name().unwrap().to_string_lossy()
         );
         let mut command = Command::new(env!("CARGO_BIN_EXE_mcp-conformance"));
+        set(&mut command, &json, &junit);
         command
-            .args(["run", "--client"])
-            .arg(format!("{} -S {}", python(), driver.display()))
-            .args(["--step-guard-ms", "5000", "--json"])
-            .arg(&json)
-            .arg("--junit")
-            .arg(&junit)
-            .arg(prefix)
             .env("MCP_HOSTILE_MARK", &mark)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
