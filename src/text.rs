@@ -1,10 +1,4 @@
-//! Text as reports and errors show it.
+//! Text as reports and errors show it: cut to a number of characters, marking the cut (one
+//! implementation, the validator's, shared by every report).
 
-/// Cuts a text to `max` characters, marking the cut.
-pub fn cut(text: &str, max: usize) -> String {
-    if text.chars().count() <= max {
-        return text.to_string();
-    }
-    let kept: String = text.chars().take(max).collect();
-    format!("{kept}…")
-}
+pub use mcp_validator::text::cut_chars as cut;
