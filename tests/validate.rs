@@ -74,6 +74,7 @@ const FEATURE_CHECKS: &[&str] = &[
     "server.tools.output-schema",
     "server.tools.names",
     "server.tools.annotations",
+    "server.tools.schema-dialect",
     "server.prompts.list",
     "server.prompts.get",
     "server.prompts.missing-argument",

@@ -8,7 +8,8 @@ use std::time::Duration;
 /// Targets: `validate -- COMMAND [ARGS...]` (stdio), `validate --url URL` (Streamable HTTP),
 /// `validate --config FILE [NAME...]` (an `mcpServers` config file).
 /// Exit codes: 0 clean, 1 failures, 2 usage, 3 harness fault (an unwritable report too),
-/// 4 target unreachable, 128 + the signal's number when SIGINT, SIGTERM or SIGHUP stop it.
+/// 4 target unreachable, 5 inconclusive (nothing failed, a check only ran out of time),
+/// 128 + the signal's number when SIGINT, SIGTERM or SIGHUP stop it.
 #[derive(Clone, Debug, clap::Args)]
 #[command(
     override_usage = "mcp-conformance validate [OPTIONS] -- COMMAND [ARGS...]\n       \

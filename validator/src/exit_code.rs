@@ -10,6 +10,8 @@ pub const USAGE: u8 = 2;
 pub const HARNESS_FAULT: u8 = 3;
 /// The target could not be reached (validate).
 pub const UNREACHABLE: u8 = 4;
+/// No check failed, but at least one is inconclusive: it only ran out of time (validate).
+pub const INCONCLUSIVE: u8 = 5;
 /// Interrupted by a signal (SIGINT, SIGTERM, SIGHUP): this plus the signal's number, as
 /// shells report it (130 for Ctrl-C, 143 for SIGTERM, 129 for SIGHUP), after every server
 /// the run started was ended.

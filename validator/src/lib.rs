@@ -27,12 +27,14 @@ pub mod baseline;
 pub mod checks;
 pub mod cli;
 pub mod declared;
+pub mod exchange;
 pub mod exit_code;
 pub mod fixtures;
 pub mod http;
 mod job;
 pub mod log;
 pub mod outcome;
+pub mod patience;
 pub mod reaper;
 pub mod redact;
 pub mod report;
@@ -206,7 +208,8 @@ fn watch_signals(
     })
 }
 
-/// The run's exit code: a harness fault, then an unreachable target, then failures.
+/// The run's exit code: a harness fault, then an unreachable target, then failures, then
+/// checks that only ran out of time.
 fn exit_code_of(reports: &[TargetReport]) -> u8 {
     let all = || reports.iter().flat_map(|r| r.checks.iter());
     if all().any(|c| c.status == Status::HarnessFault) {
@@ -215,6 +218,8 @@ fn exit_code_of(reports: &[TargetReport]) -> u8 {
         exit_code::UNREACHABLE
     } else if all().any(|c| c.status.fails_run()) {
         exit_code::FAILURES
+    } else if all().any(|c| c.status == Status::Inconclusive) {
+        exit_code::INCONCLUSIVE
     } else {
         exit_code::SUCCESS
     }

@@ -63,6 +63,39 @@ impl Failure {
     }
 }
 
+/// How a wait that ran out of time is worded, wherever it was (a stdio session, an HTTP
+/// request, requests in flight, a request not sent after an earlier one ran out).
+pub const RAN_OUT: &[&str] = &[
+    "nothing within ",
+    "no answer in time",
+    "no end of the body within ",
+    "not sent: an earlier request got no answer within the bounds",
+];
+
+/// What a failure shows besides time running out: then it is judged on it.
+const BESIDES_TIME: &[&str] = &["other message(s) came", "refused"];
+
+impl Failure {
+    /// The figure, when all this failure shows is that time ran out (what came back is only
+    /// a wait that ended, nothing else came): such a check is inconclusive, not failed.
+    pub fn ran_out_of_time(&self) -> Option<String> {
+        let seen = self.received.as_deref().unwrap_or(&self.actual);
+        let why = seen.strip_prefix("no response: ")?;
+        if BESIDES_TIME.iter().any(|b| why.contains(b)) {
+            return None;
+        }
+        let at = RAN_OUT.iter().filter_map(|r| why.find(r)).min()?;
+        let figure = &why[at..];
+        Some(
+            figure
+                .split([']', ';'])
+                .next()
+                .unwrap_or(figure)
+                .to_string(),
+        )
+    }
+}
+
 /// What a check found, before levels and the baseline are applied.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Finding {
@@ -118,6 +151,9 @@ pub enum Status {
     ExpectedFailure,
     /// The check could not run.
     Skip,
+    /// The check only ran out of time: neither a pass nor a failure (the note gives the
+    /// figure, e.g. `nothing within 10s`).
+    Inconclusive,
     /// A must-rule failed (or any rule under `--strict`).
     Fail,
     /// A baseline entry whose check now passes: fails the run until it is removed.
@@ -134,6 +170,7 @@ impl Status {
             Status::Warn => "warn",
             Status::ExpectedFailure => "xfail",
             Status::Skip => "skip",
+            Status::Inconclusive => "timeout",
             Status::Fail => "FAIL",
             Status::Stale => "STALE",
             Status::HarnessFault => "HARNESS",

@@ -38,6 +38,8 @@ pub struct Summary {
     pub expected_failures: usize,
     /// Checks that could not run.
     pub skipped: usize,
+    /// Checks that only ran out of time.
+    pub inconclusive: usize,
     /// Harness faults.
     pub harness_faults: usize,
 }
@@ -53,6 +55,7 @@ impl Summary {
                 Status::Warn => s.warnings += 1,
                 Status::ExpectedFailure => s.expected_failures += 1,
                 Status::Skip => s.skipped += 1,
+                Status::Inconclusive => s.inconclusive += 1,
                 Status::HarnessFault => s.harness_faults += 1,
             }
         }
@@ -66,6 +69,7 @@ impl Summary {
             (self.warnings, "warnings"),
             (self.expected_failures, "expected failures"),
             (self.skipped, "skipped"),
+            (self.inconclusive, "inconclusive"),
             (self.harness_faults, "harness faults"),
         ] {
             if n > 0 {
@@ -267,12 +271,12 @@ pub fn junit(reports: &[TargetReport]) -> String {
                     status.set_description(detail());
                     status
                 }
-                Status::Skip | Status::ExpectedFailure => {
+                Status::Skip | Status::ExpectedFailure | Status::Inconclusive => {
                     let mut status = TestCaseStatus::skipped();
-                    status.set_message(if check.status == Status::Skip {
-                        "skipped"
-                    } else {
-                        "expected failure (baseline)"
+                    status.set_message(match check.status {
+                        Status::Skip => "skipped",
+                        Status::Inconclusive => "inconclusive (time ran out)",
+                        _ => "expected failure (baseline)",
                     });
                     status.set_description(detail());
                     status

@@ -286,6 +286,13 @@ fn judge(job: &Job, server: Option<&str>, found: Found) -> CheckResult {
             ),
             None => (Status::Pass, note, None),
         },
+        Finding::Fail(failure) if failure.ran_out_of_time().is_some() => (
+            Status::Inconclusive,
+            failure
+                .ran_out_of_time()
+                .map(|figure| format!("inconclusive, time ran out: {figure}")),
+            Some(failure),
+        ),
         Finding::Fail(failure) => match expected {
             Some(entry) => (
                 Status::ExpectedFailure,

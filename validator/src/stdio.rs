@@ -6,6 +6,7 @@
 use super::log::{SessionLog, SharedLog};
 use super::outcome::excerpt;
 use super::target::Target;
+pub use crate::exchange::Exchange;
 use serde_json::{json, Value};
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
@@ -24,50 +25,6 @@ const READ_AHEAD: usize = 16;
 const MAX_ANSWERS: usize = 64;
 /// The most unrelated messages [`Session::collect_until_response`] keeps besides responses.
 const KEPT_BEFORE: usize = 32;
-
-/// One request and what came back.
-#[derive(Clone, Debug)]
-pub struct Exchange {
-    /// The line sent.
-    pub sent: String,
-    /// The response message, or why none came within the bound.
-    pub reply: Result<Value, String>,
-    /// Over HTTP, the status of a whole response that carried no JSON-RPC answer to the
-    /// request (a `400` with an error of id `null`, say): the server was heard all the same.
-    /// `None` over stdio, and for no response, a timed-out one or one cut at the size bound.
-    pub unanswered_status: Option<u16>,
-}
-
-impl Exchange {
-    /// The `result` of a successful response.
-    pub fn result(&self) -> Option<&Value> {
-        self.reply.as_ref().ok().and_then(|m| m.get("result"))
-    }
-
-    /// The `error.code` of an error response.
-    pub fn error_code(&self) -> Option<i64> {
-        self.reply
-            .as_ref()
-            .ok()
-            .and_then(|m| m.get("error"))
-            .and_then(|e| e.get("code"))
-            .and_then(Value::as_i64)
-    }
-
-    /// Whether the server answered the request at all: a JSON-RPC response, or over HTTP a
-    /// whole response without one.
-    pub fn heard(&self) -> bool {
-        self.reply.is_ok() || self.unanswered_status.is_some()
-    }
-
-    /// What came back, as text for a report: the message, or why nothing did.
-    pub fn received(&self) -> String {
-        match &self.reply {
-            Ok(message) => message.to_string(),
-            Err(why) => format!("no response: {why}"),
-        }
-    }
-}
 
 /// How a session ended when its stdin was closed.
 #[derive(Clone, Debug)]
@@ -97,6 +54,8 @@ pub struct Session {
     /// The client capabilities the handshake declares (none unless set before it); the
     /// server's requests for them get canned answers ([`crate::declared`]).
     pub declared: Value,
+    /// How long the handshake may wait in all, once known (see [`Session::handshake`]).
+    pub patience: Option<Arc<std::sync::OnceLock<Duration>>>,
 }
 
 impl Session {
@@ -155,6 +114,7 @@ impl Session {
             timeout,
             command: target.describe(),
             declared: json!({}),
+            patience: None,
         })
     }
 
@@ -257,7 +217,10 @@ impl Session {
             "capabilities": self.declared,
             "clientInfo": {"name": "mcp-conformance-validate", "version": env!("CARGO_PKG_VERSION")},
         });
-        let exchange = self.request("initialize", Some(params)).await;
+        let started = Instant::now();
+        let awaited = json!(self.next_id + 1);
+        let mut exchange = self.request("initialize", Some(params)).await;
+        self.wait_on(started, &awaited, &mut exchange).await;
         if let Some(version) = exchange
             .result()
             .and_then(|r| r.get("protocolVersion"))
@@ -269,6 +232,35 @@ impl Session {
             let _ = self.notify("notifications/initialized", None).await;
         }
         exchange
+    }
+
+    /// After a handshake request that only ran out of time (nothing at all came), waits on
+    /// for the answer with id `awaited` until the patience ([`crate::patience`]) has passed
+    /// since `started`; the exchange then holds the answer, or says how long was waited.
+    async fn wait_on(&mut self, started: Instant, awaited: &Value, exchange: &mut Exchange) {
+        let patience = self.patience.as_ref().and_then(|p| p.get().copied());
+        let only_time = exchange
+            .reply
+            .as_ref()
+            .is_err_and(|why| why.starts_with("nothing within") && !why.contains(';'));
+        let Some(patience) = patience.filter(|p| only_time && *p > started.elapsed()) else {
+            return;
+        };
+        let stalled = self.stalled.take();
+        let more = patience.saturating_sub(started.elapsed());
+        exchange.reply = match self.wait_within(more, |m| is_response_to(m, awaited)).await {
+            Ok(answer) => Ok(answer),
+            Err(why) if why.starts_with("nothing within") => {
+                let besides = &why[why.find(';').unwrap_or(why.len())..];
+                let why = format!("nothing within {patience:?}{besides}");
+                self.stalled = Some(why.clone());
+                Err(why)
+            }
+            Err(why) => {
+                self.stalled = self.stalled.take().or(stalled).or(Some(why.clone()));
+                Err(why)
+            }
+        };
     }
 
     /// Waits (bounded by wall time, however busy the stream) for a message matching

@@ -81,6 +81,8 @@ fn tone(status: Status) -> Tone {
         Status::Warn => Tone::Warn,
         Status::ExpectedFailure => Tone::Known,
         Status::Skip => Tone::NotApplicable,
+        // Reported, not failing, as a should-rule outside `--strict` is.
+        Status::Inconclusive => Tone::Warn,
         Status::Fail => Tone::Fail,
         Status::Stale => Tone::Stale,
         Status::HarnessFault => Tone::HarnessFault,

@@ -1,6 +1,7 @@
-# exit: 1
+# exit: 4
 # says: no end of the body within 1s
-# Sends the head, then the body one byte every 20 ms.
+# Sends the head, then the body one byte every 20 ms: `initialize` never ends within the
+# bound, so the server cannot be reached.
 import json
 import time
 import _http

@@ -23,6 +23,11 @@ pub const OUTPUT_SCHEMA: &str = "server.tools.output-schema";
 pub const NAMES: &str = "server.tools.names";
 /// tool annotations are well-formed (2025-03-26).
 pub const ANNOTATIONS: &str = "server.tools.annotations";
+/// tool schemas are valid under their dialect, 2020-12 when none is named (2025-11-25).
+pub const SCHEMA_DIALECT: &str = "server.tools.schema-dialect";
+
+/// The revision from which a schema without `$schema` is JSON Schema 2020-12.
+const DIALECT_SINCE: &str = "2025-11-25";
 
 /// Judges the content of every answered call.
 pub fn judge_calls(calls: &[Call], revision: &str) -> Finding {
@@ -217,6 +222,61 @@ pub fn judge_names(tools: &[Value], revision: &str) -> Finding {
         return Finding::skip("the server lists no tool");
     }
     Finding::pass_with(format!("{} name(s)", tools.len()))
+}
+
+/// Judges the listed tools' `inputSchema` and `outputSchema` against the meta-schema of their
+/// dialect: the one `$schema` names, JSON Schema 2020-12 when it names none (2025-11-25 on). A
+/// draft-04 or draft-07 schema sent without its `$schema` (`exclusiveMinimum: true`, an
+/// array of `items`) fails; a dialect the validator does not know is noted, not judged.
+pub fn judge_schema_dialect(tools: &[Value], revision: &str) -> Finding {
+    if revision < DIALECT_SINCE {
+        return Finding::skip(format!(
+            "2020-12 is the default dialect from {DIALECT_SINCE}; the session speaks {revision}"
+        ));
+    }
+    let (mut judged, mut unknown) = (0, Vec::new());
+    for tool in tools {
+        let name = tool.get("name").and_then(Value::as_str).unwrap_or_default();
+        for key in ["inputSchema", "outputSchema"] {
+            let Some(schema) = tool.get(key).filter(|s| s.is_object()) else {
+                continue;
+            };
+            match jsonschema::meta::try_validate(schema) {
+                Err(_) => unknown.push(format!("`{}` {key}", name.escape_debug())),
+                Ok(Ok(())) => judged += 1,
+                Ok(Err(error)) => {
+                    let dialect = schema
+                        .get("$schema")
+                        .and_then(Value::as_str)
+                        .map_or("JSON Schema 2020-12 (no `$schema`)".to_string(), |d| {
+                            format!("its `$schema` {}", d.escape_debug())
+                        });
+                    return Finding::Fail(
+                        Failure::new(
+                            "tool schemas valid under their dialect: the one `$schema` names, 2020-12 when none",
+                            format!(
+                                "`{}` {key} is not valid under {dialect}: {error} (at {})",
+                                name.escape_debug(),
+                                error.instance_path
+                            ),
+                        )
+                        .received(Some(schema.to_string())),
+                    );
+                }
+            }
+        }
+    }
+    let note = match unknown.len() {
+        0 => String::new(),
+        n => format!(
+            "; {n} in a dialect the validator does not know, not judged: {}",
+            unknown.join(", ")
+        ),
+    };
+    if judged == 0 {
+        return Finding::skip(format!("no tool schema to judge{note}"));
+    }
+    Finding::pass_with(format!("{judged} schema(s) valid{note}"))
 }
 
 /// Judges the listed tools' annotations (2025-03-26 on).

@@ -29,12 +29,23 @@ pub enum WireError {
     /// The connection broke before a response head.
     #[error("the connection broke: {0}")]
     Broken(String),
+    /// Not sent: an earlier request to the same server ran out of time (its head or its body
+    /// never came) or read the byte limit without its end, and every later one would wait a
+    /// whole `--timeout` or read 8 MiB again.
+    #[error("not sent: an earlier request got no answer within the bounds ({0})")]
+    Stalled(String),
 }
 
 impl WireError {
     /// Whether the server cannot be reached at all (then the target is unreachable).
     pub fn is_unreachable(&self) -> bool {
         matches!(self, WireError::Connect { .. } | WireError::NoAnswer(_))
+    }
+
+    /// Whether the server stopped answering in time (now or on an earlier request): a session
+    /// asks it nothing more.
+    pub fn is_stall(&self) -> bool {
+        matches!(self, WireError::NoAnswer(_) | WireError::Stalled(_))
     }
 }
 
@@ -103,6 +114,12 @@ impl Reply {
             .unwrap_or("")
             .trim()
             .to_ascii_lowercase()
+    }
+
+    /// Whether the body is an SSE stream (read event by event; it may stay open after the
+    /// answer).
+    pub fn is_sse(&self) -> bool {
+        self.media_type() == "text/event-stream"
     }
 
     /// Whether the status is 2xx.

@@ -175,6 +175,12 @@ impl HttpSession {
             )
             .await;
         let reply = match &posted.reply {
+            // A body that did not end within the bound is no answer, whatever it held.
+            Ok(reply) if reply.timed_out && !reply.is_sse() => {
+                let why = format!("no JSON-RPC response with id {id}: {}", reply.describe());
+                self.stalled = Some(why.clone());
+                Err(why)
+            }
             Ok(reply) => match reply.response_to(&id) {
                 Some(response) => Ok(response.clone()),
                 None => {
@@ -188,7 +194,7 @@ impl HttpSession {
                 }
             },
             Err(e) => {
-                if e.is_unreachable() {
+                if e.is_unreachable() || e.is_stall() {
                     self.stalled = Some(e.to_string());
                 }
                 Err(e.to_string())

@@ -30,6 +30,9 @@ pub struct Wire {
     headers: Vec<(HeaderName, HeaderValue)>,
     tls: Option<tokio_rustls::TlsConnector>,
     timeout: Duration,
+    /// Why the server stalled, once a request to it ran out of time: later requests are not
+    /// sent (each would wait a whole `--timeout` again, and a run's checks ask dozens).
+    stalled: std::sync::Mutex<Option<String>>,
 }
 
 impl Wire {
@@ -57,6 +60,7 @@ impl Wire {
             headers,
             tls,
             timeout,
+            stalled: std::sync::Mutex::new(None),
         })
     }
 
@@ -128,9 +132,52 @@ impl Wire {
         }
     }
 
+    /// Why the server stalled, once a request to it ran out of time.
+    pub fn stalled(&self) -> Option<String> {
+        self.stalled
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
     /// Sends one request over a fresh connection and reads its answer as far as `until`
     /// says; `on_message` sees each message as it arrives (to answer server requests).
+    ///
+    /// Once a request awaiting a response or a whole body ran out of time or read the byte
+    /// limit without its end, the server is stalled: no later request is sent
+    /// ([`WireError::Stalled`]), so a run against a server that stopped answering, or floods,
+    /// ends within its time and memory bounds. A stream read only to its head or its
+    /// first notification may stay open by design and never stalls the server.
     pub async fn send(
+        &self,
+        method: Method,
+        headers: &[(String, String)],
+        body: Option<Vec<u8>>,
+        until: &Until,
+        on_message: impl FnMut(&Value) + Send,
+    ) -> Result<Reply, WireError> {
+        if let Some(why) = self.stalled() {
+            return Err(WireError::Stalled(why));
+        }
+        let result = self
+            .exchange(method, headers, body, until, on_message)
+            .await;
+        let ran_out = match &result {
+            Err(e @ WireError::NoAnswer(_)) => Some(e.to_string()),
+            Ok(reply) if reply.timed_out || reply.over_limit => reply.cut.clone(),
+            _ => None,
+        };
+        if let (Some(why), Until::Response(_) | Until::End) = (ran_out, until) {
+            self.stalled
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .get_or_insert(why);
+        }
+        result
+    }
+
+    /// One request and its answer, bounded by one `--timeout` (see [`Wire::send`]).
+    async fn exchange(
         &self,
         method: Method,
         headers: &[(String, String)],
@@ -205,7 +252,13 @@ impl Wire {
             drop(task);
             return Ok(reply);
         }
-        let sse = reply.media_type() == "text/event-stream";
+        let sse = reply.is_sse();
+        // Sized once from the announced length (up to the limit), not doubled as it grows:
+        // several bodies at the limit are read at once.
+        if !sse {
+            let announced = parts_length(&reply).unwrap_or(0).min(MAX_BODY);
+            reply.body.reserve_exact(announced);
+        }
         let mut parser = SseParser::default();
 
         let mut read = 0usize;
@@ -316,6 +369,11 @@ impl Wire {
 /// head and body).
 fn left(deadline: Instant) -> Duration {
     deadline.saturating_duration_since(Instant::now())
+}
+
+/// The `Content-Length` a response announced.
+fn parts_length(reply: &Reply) -> Option<usize> {
+    reply.header("content-length")?.trim().parse().ok()
 }
 
 /// A JSON body's messages: the object, or an array's objects.

@@ -22,6 +22,7 @@ pub const SESSION_CHECKS: &[&str] = &[
     tool_calls::OUTPUT_SCHEMA,
     tool_calls::NAMES,
     tool_calls::ANNOTATIONS,
+    tool_calls::SCHEMA_DIALECT,
     prompts::LIST,
     prompts::GET,
     prompts::MISSING_ARGUMENT,
@@ -145,6 +146,7 @@ pub async fn run(
         tool_calls::OUTPUT_SCHEMA,
         tool_calls::NAMES,
         tool_calls::ANNOTATIONS,
+        tool_calls::SCHEMA_DIALECT,
         utilities::PROGRESS,
         utilities::CANCELLATION,
     ];
@@ -210,6 +212,11 @@ pub async fn run(
     push(
         tool_calls::ANNOTATIONS,
         listing(tool_calls::judge_annotations),
+        started,
+    );
+    push(
+        tool_calls::SCHEMA_DIALECT,
+        listing(tool_calls::judge_schema_dialect),
         started,
     );
 

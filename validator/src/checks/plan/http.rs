@@ -16,7 +16,7 @@ use crate::checks::session::not_asked;
 use crate::checks::{initialize, jsonrpc, lifecycle, requests, schema, stdio};
 use crate::declared::declared_at;
 use crate::http::{Wire, WireError};
-use crate::outcome::Finding;
+use crate::outcome::{excerpt, Finding};
 use crate::rules::Level;
 use crate::schema::LATEST;
 use crate::stdio::Exchange;
@@ -58,13 +58,21 @@ pub async fn run_http(target: &Target, plan: &Plan) -> Result<Vec<Found>, Unreac
     // The probe declares the client capabilities (server.requests.valid judges it).
     probe.declared = declared_at(&first);
     let init = ctx.handshake(&mut probe, "probe", &first).await;
-    if let Err(e) = &init.init_posted.reply {
-        if e.is_unreachable() {
+    match &init.init_posted.reply {
+        Err(e) if e.is_unreachable() => {
             return Err(Unreachable(match e {
                 WireError::Connect { .. } => e.to_string(),
                 _ => format!("no answer to `initialize`: {e}"),
             }));
         }
+        // An answer whose body never ends is no answer: nothing can be judged.
+        Ok(reply) if reply.timed_out && !reply.is_sse() => {
+            return Err(Unreachable(format!(
+                "no answer to `initialize`: {}",
+                excerpt(&reply.describe())
+            )));
+        }
+        _ => {}
     }
     let probe_millis = started.elapsed().as_millis();
     if let Some(probed) = &plan.probed {

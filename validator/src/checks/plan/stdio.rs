@@ -9,6 +9,7 @@ use super::{features, shared};
 use crate::checks::session::ctx::{Ctx, Shared};
 use crate::checks::{initialize, jsonrpc, lifecycle, requests, schema, stdio};
 use crate::outcome::Finding;
+use crate::patience::patience_after;
 use crate::schema::LATEST;
 use crate::spare::Spare;
 use crate::stdio::{Exchange, Session};
@@ -80,6 +81,9 @@ pub async fn run_stdio(
         }
     };
     let probe_millis = started.elapsed().as_millis();
+    let _ = ctx
+        .patience
+        .set(patience_after(started.elapsed(), ctx.timeout));
     let _ = ctx.probe_answer.set(
         init.result()
             .and_then(|r| r.get("protocolVersion"))

@@ -69,12 +69,17 @@ pub struct Ctx {
     /// requests, which waits for a request a server may send a while after `initialized`
     /// (server-everything: 350 ms) — started last, that wait would be the end of the run.
     pub(crate) eager: Option<String>,
+    /// How long a launch's handshake may wait in all: set once the probe answered, from how
+    /// long its start-up took (see [`crate::patience`]).
+    pub(crate) patience: Arc<std::sync::OnceLock<Duration>>,
 }
 
 impl Ctx {
     /// Starts a fresh server process for `label`.
     pub fn open(&self, label: &str) -> Result<Session, String> {
-        let session = Session::spawn(&self.target, label, self.timeout)?;
+        let mut session = Session::spawn(&self.target, label, self.timeout)?;
+        // Unset for the probe's own handshake: set from it.
+        session.patience = Some(self.patience.clone());
         self.logs
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -107,6 +112,7 @@ impl Ctx {
             negotiated: tokio::sync::watch::channel(false).0,
             uncapped: false,
             eager: None,
+            patience: Arc::new(std::sync::OnceLock::new()),
         }
     }
 
@@ -197,7 +203,8 @@ impl Ctx {
                 tokio::time::sleep(timeout).await;
             }
         };
-        let session = spare.take(label, bound).await?;
+        let mut session = spare.take(label, bound).await?;
+        session.patience = Some(self.patience.clone());
         self.logs
             .lock()
             .unwrap_or_else(|e| e.into_inner())

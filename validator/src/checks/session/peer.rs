@@ -124,6 +124,33 @@ pub fn since(peer: &impl Peer, mark: usize) -> Vec<Value> {
         .unwrap_or_default()
 }
 
+/// The responses since `mark` to none of the requests `asked` nor any the session sent (a
+/// wrong id), said after an unanswered request's wait: then more than time ran out.
+fn stray_responses(session: &Session, mark: usize, asked: &[Value]) -> String {
+    let log = session.log();
+    // An id the session ever used is a late answer, not a wrong id.
+    let used = |id: &Value| {
+        log.lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .methods
+            .contains_key(&id.to_string())
+    };
+    let stray: Vec<String> = since(session, mark)
+        .iter()
+        .filter(|m| is_response(m))
+        .filter_map(|m| m.get("id"))
+        .filter(|id| !asked.contains(id) && !used(id))
+        .map(Value::to_string)
+        .collect();
+    if stray.is_empty() {
+        return String::new();
+    }
+    format!(
+        "; other message(s) came: response(s) with id {}, to no request in flight",
+        stray.join(", ")
+    )
+}
+
 impl Peer for Session {
     type InFlight = StdioInFlight;
 
@@ -149,6 +176,8 @@ impl Peer for Session {
     async fn finish(&mut self, in_flight: StdioInFlight, deadline: Instant) -> Vec<Exchange> {
         // Answers that came while other requests were awaited are in the log already.
         let seen = since(self, in_flight.mark);
+        let in_flight_mark = in_flight.mark;
+        let asked: Vec<Value> = in_flight.sent.iter().map(|(_, id, _)| id.clone()).collect();
         let mut out = Vec::new();
         let mut pending: HashMap<String, usize> = HashMap::new();
         for (index, (sent, id, written)) in in_flight.sent.into_iter().enumerate() {
@@ -185,16 +214,18 @@ impl Peer for Session {
                     }
                 }
                 Err(why) => {
+                    let stray = stray_responses(self, in_flight_mark, &asked);
                     for index in pending.values() {
-                        out[*index].reply = Err(why.clone());
+                        out[*index].reply = Err(format!("{why}{stray}"));
                     }
                     return out;
                 }
             }
         }
+        let stray = stray_responses(self, in_flight_mark, &asked);
         for index in pending.values() {
             out[*index].reply = Err(format!(
-                "no answer in time ({in_flight} request(s) were still in flight)"
+                "no answer in time ({in_flight} request(s) were still in flight){stray}"
             ));
         }
         out

@@ -1,0 +1,178 @@
+//! Verdicts that hold under load: a server slow to start is judged, not failed; one that
+//! never answers is unreachable at every revision; and a real server gets the same verdicts
+//! on a quiet machine and beside a CPU hog on every core, at the default `--timeout`.
+
+use rstest::rstest;
+use serde_json::Value;
+use std::path::Path;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+#[path = "validate/servers.rs"]
+mod servers;
+
+const BIN: &str = env!("CARGO_BIN_EXE_mcp-conformance");
+
+/// How long the CPU hog may run at most, whatever happens to the test: `timeout` ends it.
+const HOG_BOUND: &str = "600";
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// `validate ARGS -- COMMAND` with `--json`, `env` set for the server: the exit code, the
+/// report (`Null` when none was written) and the terminal output.
+fn validate(args: &[&str], env: &[(&str, &str)], command: &[String]) -> (i32, Value, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("report.json");
+    let output: Output = Command::new(BIN)
+        .arg("validate")
+        .arg("--json")
+        .arg(&json)
+        .args(args)
+        .arg("--")
+        .args(command)
+        .envs(env.iter().copied())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let shown = format!(
+        "stdout:\n{}\nstderr:\n{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let report = std::fs::read_to_string(&json)
+        .ok()
+        .and_then(|text| serde_json::from_str(&text).ok())
+        .unwrap_or(Value::Null);
+    (output.status.code().unwrap_or(-1), report, shown)
+}
+
+/// Every check's `(id, revision, status)`.
+fn verdicts(report: &Value) -> Vec<(String, String, String)> {
+    report["targets"][0]["checks"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|c| {
+            let field = |name: &str| c[name].as_str().unwrap_or_default().to_string();
+            (field("id"), field("revision"), field("status"))
+        })
+        .collect()
+}
+
+fn slow_start_server() -> Vec<String> {
+    vec![
+        "python3".into(),
+        root()
+            .join("tests/validate/slow_start_server.py")
+            .display()
+            .to_string(),
+    ]
+}
+
+/// Six seconds to answer `initialize`, in every one of its launches, at the default 10 s:
+/// every check is judged on its merits (one should-rule warns: the server answers a cursor it
+/// never issued), none failed and none inconclusive.
+#[test]
+fn a_server_that_takes_six_seconds_to_start_is_judged_not_failed() {
+    let (code, report, shown) = validate(&[], &[("SLOW_START_S", "6")], &slow_start_server());
+    assert_eq!(code, 0, "{shown}");
+    let verdicts = verdicts(&report);
+    let status = |id: &str| {
+        verdicts
+            .iter()
+            .find(|(i, _, _)| i == id)
+            .map_or("absent", |(_, _, s)| s.as_str())
+    };
+    for id in [
+        "server.initialize.result",
+        "server.initialize.negotiates",
+        "server.ping",
+        "server.tools.list",
+        "server.concurrent",
+    ] {
+        assert_eq!(status(id), "pass", "{id}: {shown}");
+    }
+    assert_eq!(status("server.pagination.bogus-cursor"), "warn", "{shown}");
+    let unjudged: Vec<_> = verdicts
+        .iter()
+        .filter(|(_, _, s)| s == "fail" || s == "inconclusive")
+        .collect();
+    assert!(unjudged.is_empty(), "{unjudged:?}\n{shown}");
+}
+
+/// A server that never answers is unreachable (exit 4), never a pass or a failure, whichever
+/// revision is asked.
+#[rstest]
+fn a_server_that_never_answers_is_unreachable_at_every_revision(
+    #[values(None, Some("2024-11-05"), Some("2025-11-25"), Some("2026-07-28"))] revision: Option<
+        &str,
+    >,
+) {
+    let mut args = vec!["--timeout", "1s"];
+    args.extend(revision.iter().flat_map(|r| ["--revision", r]));
+    let started = Instant::now();
+    let (code, _, shown) = validate(&args, &[("SLOW_START_S", "never")], &slow_start_server());
+    assert_eq!(code, 4, "{revision:?}: {shown}");
+    assert!(shown.contains("cannot reach"), "{revision:?}: {shown}");
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{revision:?}: took {:?}",
+        started.elapsed()
+    );
+}
+
+/// Busy processes on every core, each ended by `timeout` after [`HOG_BOUND`] seconds at the
+/// latest and killed when dropped.
+struct CpuHog(Vec<Child>);
+
+impl CpuHog {
+    fn start() -> CpuHog {
+        let cores = std::thread::available_parallelism().map_or(2, usize::from);
+        CpuHog(
+            (0..cores)
+                .map(|_| {
+                    Command::new("timeout")
+                        .args([HOG_BOUND, "sh", "-c", "while :; do :; done"])
+                        .stdin(Stdio::null())
+                        .spawn()
+                        .unwrap()
+                })
+                .collect(),
+        )
+    }
+}
+
+impl Drop for CpuHog {
+    fn drop(&mut self) {
+        for child in &mut self.0 {
+            // `timeout` passes SIGTERM on to its shell.
+            // SAFETY: the pid is our own child's, not yet reaped.
+            unsafe { libc::kill(i32::try_from(child.id()).unwrap(), libc::SIGTERM) };
+            let _ = child.wait();
+        }
+    }
+}
+
+/// server-everything at the default `--timeout`, quiet and then beside a busy process on
+/// every core: the same verdict for every check.
+#[test]
+fn a_real_server_gets_the_same_verdicts_quiet_and_beside_a_cpu_hog() {
+    let entry = servers::installed(root())
+        .join("node/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    let command = vec!["node".into(), entry.display().to_string(), "stdio".into()];
+    let baseline = root().join("tests/validate/baseline/server-everything.toml");
+    let args = ["--baseline", baseline.to_str().unwrap()];
+    let (quiet_code, quiet, quiet_shown) = validate(&args, &[], &command);
+    let hog = CpuHog::start();
+    let (loaded_code, loaded, loaded_shown) = validate(&args, &[], &command);
+    drop(hog);
+    assert_eq!(quiet_code, 0, "{quiet_shown}");
+    assert_eq!(
+        verdicts(&quiet),
+        verdicts(&loaded),
+        "quiet:\n{quiet_shown}\nloaded:\n{loaded_shown}"
+    );
+    assert_eq!(loaded_code, quiet_code, "{loaded_shown}");
+}
