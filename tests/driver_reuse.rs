@@ -1,7 +1,8 @@
 //! Reused drivers get the verdicts of drivers started per scenario: each row of
 //! adapters/matrix.toml runs over every scenario of its profile both ways (`reuse` on and
-//! off), and every cell's mark is the same. A row whose driver declares `reusable` starts
-//! far fewer processes reused.
+//! off), and every cell's mark is the same; so does the reference driver behind the
+//! pass-through proxy of tests/drivers/ over every strict scenario. A driver that declares
+//! `reusable` starts far fewer processes reused.
 //!
 //! A test binary of its own (each case runs a row twice over its whole profile), one row at a
 //! time. The rows' builds run first (the Rust adapters' drivers; the SDKs' installer, a no-op
@@ -13,9 +14,13 @@ mod servers;
 #[allow(dead_code)]
 mod support;
 
+use mcp_conformance::cut::driver::{self, DriverPool};
 use mcp_conformance::cut::Capability;
 use mcp_conformance::matrix::rows::{Placeholders, Rows};
 use mcp_conformance::matrix::run::{self, Options};
+use mcp_conformance::runner::RunOptions;
+use mcp_conformance::verdict::{self, Verdict};
+use mcp_refclient::Profile;
 use std::path::Path;
 use std::time::{Duration, Instant};
 use support::*;
@@ -41,9 +46,14 @@ fn options(rows_file: &Path, reuse: bool) -> Options {
     }
 }
 
-fn assert_same_verdicts_reused(name: &str) {
+/// One run at a time: each already runs several scenarios at once.
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
     static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    let _one = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn assert_same_verdicts_reused(name: &str) {
+    let _one = one_at_a_time();
     servers::installed(root());
     let rows_file = root().join("adapters/matrix.toml");
     let mut rows = Rows::load(&rows_file).expect("the rows load");
@@ -105,4 +115,72 @@ fn assert_same_verdicts_reused(name: &str) {
 #[case::python_sdk("python-sdk")]
 fn a_row_gets_the_same_verdicts_reused_as_started_per_scenario(#[case] name: &str) {
     assert_same_verdicts_reused(name);
+}
+
+/// A verdict's class, for comparing two runs (which step failed may move with the load).
+fn class(verdict: &Verdict) -> &'static str {
+    match verdict {
+        Verdict::Pass => "pass",
+        Verdict::Fail { .. } => "fail",
+        Verdict::NotApplicable { .. } => "n/a",
+        Verdict::HarnessFault { .. } => "harness fault",
+    }
+}
+
+#[test]
+fn the_reference_driver_behind_the_proxy_gets_the_same_verdicts_reused_as_started_per_scenario() {
+    let argv = vec![
+        "python3".to_string(),
+        root().join("tests/drivers/proxy.py").display().to_string(),
+        "--".into(),
+        conformance_bin().into(),
+        "driver".into(),
+        "--profile".into(),
+        "strict".into(),
+    ];
+    let hello_within = Duration::from_secs(30);
+    let described = driver::probe(&argv, hello_within).expect("the driver says hello");
+    let scenarios: Vec<_> = all_scenarios()
+        .into_iter()
+        .filter(|s| s.profiles().contains(&Profile::Strict))
+        .collect();
+    let options = RunOptions {
+        step_guard: Duration::from_secs(20),
+        workers: 4,
+        ..RunOptions::portable()
+    };
+    let mut runs = Vec::new();
+    for reuse in [true, false] {
+        let pool = DriverPool::new(argv.clone(), described.clone(), hello_within, reuse);
+        let results = verdict::run_all_clients_for(
+            &scenarios,
+            &described,
+            |scenario| pool.client(&scenario.scenario),
+            &launcher(),
+            options,
+        );
+        runs.push((results, pool.counts()));
+    }
+    let ((reused, counts), (per_scenario, fresh_counts)) = (&runs[0], &runs[1]);
+    let differ: Vec<String> = reused
+        .iter()
+        .zip(per_scenario)
+        .filter(|(a, b)| class(&a.verdict) != class(&b.verdict))
+        .map(|(a, b)| {
+            format!(
+                "{}: reused {:?} / per scenario {:?}",
+                a.scenario, a.verdict, b.verdict
+            )
+        })
+        .collect();
+    assert!(differ.is_empty(), "{}", differ.join("\n"));
+    let ran = per_scenario.iter().filter(|r| r.evidence.is_some()).count();
+    assert_eq!(fresh_counts.starts, 0, "no pool without reuse");
+    assert!(
+        counts.reused > ran / 2 && counts.starts < ran / 4,
+        "{counts:?} for {ran} scenario runs"
+    );
+    // Each replacement is a result's note.
+    let noted = reused.iter().filter(|r| r.note.is_some()).count();
+    assert_eq!(noted, counts.replaced, "{counts:?}");
 }

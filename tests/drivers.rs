@@ -1,8 +1,9 @@
 //! Clients through the driver protocol: the reference client wrapped as a driver gets the
 //! in-process verdict; deliberately broken Python drivers fail exactly their rules'
 //! scenarios; drivers that hang, exit or write garbage fail each scenario, bounded, and
-//! leave no process behind; a reusable driver gets the verdicts it gets started per
-//! scenario, and one that leaves a server running after `reset` is replaced and noted.
+//! leave no process behind; a reusable driver that leaves a server running after `reset` is
+//! replaced and noted (tests/driver_reuse.rs holds reused drivers to the verdicts of drivers
+//! started per scenario).
 //!
 //! A test binary of its own, and one test at a time: these run whole folders of scenarios
 //! with timing bounds, and must neither load the integration tests' memory and leak checks
@@ -293,48 +294,6 @@ fn a_driver_that_can_only_forget_a_connection_is_not_judged_on_what_a_drop_ends(
             "process/group-drop-kills-descendants"
         ]
     );
-}
-
-#[test]
-fn a_reused_driver_gets_the_verdicts_it_gets_started_per_scenario_through_the_proxy() {
-    let _one = one_at_a_time();
-    let scenarios: Vec<LoadedScenario> = all_scenarios()
-        .into_iter()
-        .filter(|s| s.profiles().contains(&Profile::Strict))
-        .collect();
-    let mut argv = vec![
-        "python3".to_string(),
-        drivers_dir().join("proxy.py").display().to_string(),
-        "--".into(),
-    ];
-    argv.extend(reference_driver(Profile::Strict));
-    let guard = Duration::from_secs(20);
-    let (reused, counts) = run_driver_pooled(argv.clone(), &scenarios, guard, true);
-    let (per_scenario, fresh_counts) = run_driver_pooled(argv, &scenarios, guard, false);
-    assert_eq!(reused.len(), per_scenario.len());
-    let differ: Vec<String> = reused
-        .iter()
-        .zip(&per_scenario)
-        .filter(|(a, b)| gist(&a.verdict) != gist(&b.verdict))
-        .map(|(a, b)| {
-            format!(
-                "{}: reused {} / per scenario {}",
-                a.scenario,
-                gist(&a.verdict),
-                gist(&b.verdict)
-            )
-        })
-        .collect();
-    assert_eq!(differ, Vec::<String>::new());
-    let ran = per_scenario.iter().filter(|r| r.evidence.is_some()).count();
-    assert_eq!(fresh_counts.starts, 0, "no pool without reuse");
-    assert!(
-        counts.reused > ran / 2 && counts.starts < ran / 4,
-        "{counts:?} for {ran} scenario runs"
-    );
-    // Each replacement is a result's note.
-    let noted = reused.iter().filter(|r| r.note.is_some()).count();
-    assert_eq!(noted, counts.replaced, "{counts:?}");
 }
 
 #[test]
