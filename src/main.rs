@@ -98,15 +98,24 @@ struct RunArgs {
     /// The scenario folder.
     #[arg(long, default_value_os_t = default_scenarios())]
     scenarios: PathBuf,
-    /// Test another client through a driver: a command started once per scenario that
-    /// speaks the driver protocol on its stdin/stdout (`--client 'node driver.mjs'`).
-    /// It is judged on its own profile and on the portable expectations.
+    /// Test another client through a driver: a command that speaks the driver protocol on
+    /// its stdin/stdout (`--client 'node driver.mjs'`), started once per scenario, or once
+    /// per job when it declares `reusable`. It is judged on its own profile and on the
+    /// portable expectations.
     #[arg(long)]
     client: Option<String>,
     /// The runner's bound on one step of a driver, in milliseconds: past it, the step is
     /// the client's failure.
     #[arg(long, default_value_t = 20_000)]
     step_guard_ms: u64,
+    /// How many scenarios of a driver run at once, each on a driver process of the pool
+    /// (default: the cores available, four per core with `--fresh-drivers`); the scenarios
+    /// that mostly wait get one beside them.
+    #[arg(long)]
+    jobs: Option<usize>,
+    /// Start the driver afresh for every scenario even when it declares `reusable`.
+    #[arg(long)]
+    fresh_drivers: bool,
     /// Run only the scenarios whose every rule applies at this protocol revision (at
     /// 2026-07-28 the handshake, `ping` and session scenarios are neither run nor counted).
     #[arg(long, value_parser = revision_arg)]
@@ -157,6 +166,12 @@ struct MatrixArgs {
     /// The runner's bound on one step of a driver, and on its hello, in milliseconds.
     #[arg(long, default_value_t = 20_000)]
     step_guard_ms: u64,
+    /// How many scenario runs at once over every row (default: four per core available).
+    #[arg(long)]
+    jobs: Option<usize>,
+    /// Start each row's driver afresh for every scenario even when it declares `reusable`.
+    #[arg(long)]
+    fresh_drivers: bool,
 }
 
 /// `adapters/matrix.toml` in the working directory, else the one this binary was built from.
@@ -261,11 +276,13 @@ fn dispatch(cli: Cli) -> ExitCode {
                     .with_max_level(tracing::Level::DEBUG)
                     .try_init();
                 let program = std::env::current_exe().unwrap_or_default();
-                let adapter = mcp_conformance::cut::reference::ReferenceClient::new(
-                    profile,
-                    Default::default(),
-                    program,
-                );
+                let adapter = move || {
+                    mcp_conformance::cut::reference::ReferenceClient::new(
+                        profile,
+                        Default::default(),
+                        program.clone(),
+                    )
+                };
                 ExitCode::from(mcp_conformance::cut::driver::serve::serve(adapter))
             }
             None => {
@@ -315,7 +332,19 @@ fn run(args: RunArgs) -> ExitCode {
             command,
             &selected,
             &launcher,
-            Duration::from_millis(args.step_guard_ms),
+            DriverRun {
+                step_guard: Duration::from_millis(args.step_guard_ms),
+                jobs: args.jobs.unwrap_or_else(|| {
+                    let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+                    // Started per scenario, most of a run is waiting for drivers to start.
+                    if args.fresh_drivers {
+                        cores * 4
+                    } else {
+                        cores
+                    }
+                }),
+                reuse: !args.fresh_drivers,
+            },
         ),
     };
     end_escaped_descendants();
@@ -381,14 +410,22 @@ fn write_html(dir: &Path, html: &report::html::model::Report) -> Result<(), Stri
     Ok(())
 }
 
+/// How `run --client` runs its driver.
+struct DriverRun {
+    step_guard: Duration,
+    jobs: usize,
+    reuse: bool,
+}
+
 /// Runs the scenarios of the driver's profile through the driver.
 fn run_driver(
     command: &str,
     scenarios: &[scenario::LoadedScenario],
     launcher: &MockLauncher,
-    step_guard: Duration,
+    how: DriverRun,
 ) -> Result<Vec<verdict::ScenarioResult>, ExitCode> {
-    use mcp_conformance::cut::driver::{self, DriverClient};
+    use mcp_conformance::cut::driver::{self, DriverPool};
+    let step_guard = how.step_guard;
     let give_up = |e: &dyn std::error::Error, code: u8| {
         fail(&error_chain(e));
         ExitCode::from(code)
@@ -405,14 +442,48 @@ fn run_driver(
     }
     let options = mcp_conformance::runner::RunOptions {
         step_guard,
+        workers: how.jobs.max(1),
         ..mcp_conformance::runner::RunOptions::portable()
     };
-    Ok(verdict::run_all_clients(
+    let pool = DriverPool::new(argv, described.clone(), step_guard, how.reuse);
+    let results = verdict::run_all_clients_for(
         scenarios,
-        || DriverClient::new(argv.clone(), described.clone(), step_guard),
+        &described,
+        |scenario| pool.client(&scenario.scenario),
         launcher,
         options,
-    ))
+    );
+    for line in driver_summary(&pool, &results) {
+        terminal::eprint(&line);
+    }
+    Ok(results)
+}
+
+/// What the driver processes did: started, reused, replaced (and why, a line each).
+fn driver_summary(
+    pool: &mcp_conformance::cut::driver::DriverPool,
+    results: &[verdict::ScenarioResult],
+) -> Vec<String> {
+    let counts = pool.counts();
+    let mut line = format!(
+        "driver: {} process start(s) for {} scenario run(s)",
+        counts.starts,
+        results.iter().filter(|r| r.evidence.is_some()).count()
+    );
+    if pool.reuses() {
+        line.push_str(&format!(
+            ", reused {} time(s), {} fresh for scenarios about the process itself, \
+             {} replaced after a scenario",
+            counts.reused, counts.fresh, counts.replaced
+        ));
+    } else {
+        line.push_str(" (one per scenario)");
+    }
+    let notes = results.iter().filter_map(|result| {
+        let note = result.note.as_ref()?;
+        Some(format!("  {}: {note}", result.scenario))
+    });
+    std::iter::once(line).chain(notes).collect()
 }
 
 /// The scenarios whose name or one of whose rules starts with `prefix` (all without one).

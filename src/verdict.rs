@@ -47,6 +47,10 @@ pub struct ScenarioResult {
     pub verdict: Verdict,
     /// Wall time of the run in milliseconds.
     pub millis: u128,
+    /// What the runner did to the client's process after the run, when it had to (a
+    /// reusable driver replaced by a fresh one, and why).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
     /// The run's transcript, steps and log, redacted, for the HTML report (none for a
     /// scenario that did not run).
     #[serde(skip)]
@@ -154,6 +158,7 @@ pub fn run_client_one<A: ClientUnderTest + 'static>(
     let evidence = Evidence::of(&outcome, &verdict, &scenario.scenario.expect.never_contains);
     let mut result = result(scenario, &described, verdict, started);
     result.evidence = Some(evidence);
+    result.note = outcome.note.clone();
     (result, Some(outcome))
 }
 
@@ -172,6 +177,7 @@ fn result(
         rules: scenario.scenario.rules.clone(),
         verdict,
         millis: started.elapsed().as_millis(),
+        note: None,
         evidence: None,
     }
 }
@@ -212,14 +218,32 @@ where
     A: ClientUnderTest + 'static,
     F: Fn() -> A + Sync,
 {
-    let profile = Profile::from_name(&factory().describe().profile).unwrap_or_default();
+    let described = factory().describe();
+    run_all_clients_for(scenarios, &described, |_| factory(), launcher, options)
+}
+
+/// [`run_all_clients`], each scenario's client made for it by `factory` (a pooled driver
+/// shares a process unless the scenario is about the process); `described` is the
+/// clients' hello.
+pub fn run_all_clients_for<A, F>(
+    scenarios: &[LoadedScenario],
+    described: &Described,
+    factory: F,
+    launcher: &MockLauncher,
+    options: RunOptions,
+) -> Vec<ScenarioResult>
+where
+    A: ClientUnderTest + 'static,
+    F: Fn(&LoadedScenario) -> A + Sync,
+{
+    let profile = Profile::from_name(&described.profile).unwrap_or_default();
     let jobs: Vec<&LoadedScenario> = scenarios
         .iter()
         .filter(|s| s.profiles().contains(&profile))
         .collect();
     let least_ms = |scenario: &&LoadedScenario| runner::estimate::least_ms(&scenario.scenario);
     in_parallel_longest_first(&jobs, options.workers, least_ms, |scenario| {
-        run_client_one(scenario, factory(), launcher, options).0
+        run_client_one(scenario, factory(scenario), launcher, options).0
     })
 }
 

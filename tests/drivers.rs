@@ -1,7 +1,9 @@
 //! Clients through the driver protocol: the reference client wrapped as a driver gets the
 //! in-process verdict; deliberately broken Python drivers fail exactly their rules'
 //! scenarios; drivers that hang, exit or write garbage fail each scenario, bounded, and
-//! leave no process behind.
+//! leave no process behind; a reusable driver that leaves a server running after `reset` is
+//! replaced and noted (tests/driver_reuse.rs holds reused drivers to the verdicts of drivers
+//! started per scenario).
 //!
 //! A test binary of its own, and one test at a time: these run whole folders of scenarios
 //! with timing bounds, and must neither load the integration tests' memory and leak checks
@@ -11,7 +13,8 @@
 #[allow(dead_code)]
 mod support;
 
-use mcp_conformance::cut::driver::{self, DriverClient};
+use mcp_conformance::cut::driver::pool::PoolCounts;
+use mcp_conformance::cut::driver::{self, DriverClient, DriverPool};
 use mcp_conformance::cut::reference::ReferenceClient;
 use mcp_conformance::runner::RunOptions;
 use mcp_conformance::scenario::LoadedScenario;
@@ -31,24 +34,39 @@ const WORKERS: usize = 4;
 /// How long a driver may take to say hello: Python starting on a loaded 2-core machine.
 const HELLO_WITHIN: Duration = Duration::from_secs(30);
 
-/// Runs `scenarios` through the driver `argv` with the step guard `guard`, as `run --client` does.
+/// Runs `scenarios` through the driver `argv` with the step guard `guard`, as `run --client` does
+/// (its processes reused when it declares `reusable`).
 fn run_driver(
     argv: Vec<String>,
     scenarios: &[LoadedScenario],
     guard: Duration,
 ) -> Vec<ScenarioResult> {
+    run_driver_pooled(argv, scenarios, guard, true).0
+}
+
+/// [`run_driver`], reusing the driver's processes or (`reuse` false) starting one per
+/// scenario, with what the pool did.
+fn run_driver_pooled(
+    argv: Vec<String>,
+    scenarios: &[LoadedScenario],
+    guard: Duration,
+    reuse: bool,
+) -> (Vec<ScenarioResult>, PoolCounts) {
     let described = driver::probe(&argv, HELLO_WITHIN).expect("the driver says hello");
     let options = RunOptions {
         step_guard: guard,
         workers: WORKERS,
         ..RunOptions::portable()
     };
-    verdict::run_all_clients(
+    let pool = DriverPool::new(argv, described.clone(), HELLO_WITHIN, reuse);
+    let results = verdict::run_all_clients_for(
         scenarios,
-        || DriverClient::new(argv.clone(), described.clone(), HELLO_WITHIN),
+        &described,
+        |scenario| pool.client(&scenario.scenario),
         &launcher(),
         options,
-    )
+    );
+    (results, pool.counts())
 }
 
 fn reference_driver(profile: Profile) -> Vec<String> {
@@ -275,6 +293,50 @@ fn a_driver_that_can_only_forget_a_connection_is_not_judged_on_what_a_drop_ends(
             "process/drop-without-group-spares-server-group",
             "process/group-drop-kills-descendants"
         ]
+    );
+}
+
+#[test]
+fn a_reused_driver_that_leaves_its_server_running_after_reset_is_replaced_and_noted() {
+    let _one = one_at_a_time();
+    let path = drivers_dir()
+        .join("keeps_server_on_reset.py")
+        .display()
+        .to_string();
+    let mut argv = vec!["python3".to_string(), path.clone(), "--".into()];
+    argv.extend(reference_driver(Profile::Strict));
+    let stdio = [
+        "stdio/banner-before-initialize",
+        "stdio/framing-one-line-per-message",
+    ];
+    let mut scenarios: Vec<LoadedScenario> = stdio.iter().map(|name| scenario(name)).collect();
+    scenarios.push(scenario("http/accept-every-post"));
+    let (results, counts) = run_driver_pooled(argv, &scenarios, Duration::from_secs(10), true);
+    for result in &results {
+        assert!(
+            !matches!(result.verdict, Verdict::HarnessFault { .. }),
+            "{}: {:?}",
+            result.scenario,
+            result.verdict
+        );
+        let note = result.note.as_deref().unwrap_or_default();
+        if stdio.contains(&result.scenario.as_str()) {
+            assert!(
+                note.contains("replaced by a fresh one")
+                    && note.contains("still ran")
+                    && note.contains("after `reset`"),
+                "{}: {note:?}",
+                result.scenario
+            );
+        } else {
+            assert_eq!(note, "", "{}: nothing was left over HTTP", result.scenario);
+        }
+    }
+    assert_eq!(counts.replaced, stdio.len(), "{counts:?}");
+    assert_eq!(
+        processes_running(&path),
+        Vec::<u32>::new(),
+        "the replaced drivers are gone"
     );
 }
 

@@ -54,6 +54,7 @@ fn assert_row_holds_its_baseline(name: &str) {
         // Node and Python start slowly on a loaded 2-core machine: the hello and each step get room.
         step_guard: Duration::from_secs(60),
         workers: 4,
+        reuse: true,
         every_scenario: Vec::new(),
     };
     let started = Instant::now();

@@ -29,6 +29,10 @@ SDK's is fixed: same origin, method kept), a body cap, a process group, a tool l
 `drop` (declared) cancels the task that holds the client's `async with` block: what becomes
 of a client whose owner is cancelled; Python has no other way to forget one, and leaving the
 block ends the transport and the server as a Rust client's drop does.
+
+`reusable` (declared): between two scenarios, `reset` cancels the steps still running and
+drops every connection the scenario opened (each leaves its `async with` block, which ends
+the transport and a stdio server), then answers; the process serves the next scenario.
 """
 
 import asyncio
@@ -50,7 +54,7 @@ HELLO = {
         "name": "python-sdk",
         "version": importlib.metadata.version("mcp"),
         "transports": ["stdio", "http", "legacy-sse"],
-        "capabilities": ["call_timeout", "custom_headers", "trusted_roots", "cancel", "list_changed_count", "stateless", "drop"],
+        "capabilities": ["call_timeout", "custom_headers", "trusted_roots", "cancel", "list_changed_count", "stateless", "drop", "reusable"],
         "profile": "strict",
     }
 }
@@ -203,6 +207,17 @@ class Connection:
 class Driver:
     def __init__(self):
         self.connection = None
+        # Every connection opened since the last `reset`, closed or not.
+        self.opened = []
+
+    async def reset(self):
+        """Ends the scenario: every connection it opened dropped (left, with its server)."""
+        self.connection = None
+        opened, self.opened = self.opened, []
+        for connection in opened:
+            if connection.task is not None and not connection.task.done():
+                await connection.drop()
+        return "clean"
 
     def connected(self):
         if self.connection is None or self.connection.client is None:
@@ -213,6 +228,7 @@ class Driver:
         step = request["step"]
         if step == "connect":
             self.connection = Connection()
+            self.opened.append(self.connection)
             return await self.connection.open(request["target"])
         if step == "list_tools":
             return dump(await self.connected().list_tools())["tools"]
@@ -269,6 +285,19 @@ async def main():
             if task is not None:
                 task.cancel()
             await emit({"id": request["id"], "ok": True, "value": "cancelled"})
+            continue
+        if request["step"] == "reset":
+            # No next line is read before the last scenario is let go of.
+            running = [task for task in tasks.values() if not task.done()]
+            for task in running:
+                task.cancel()
+            await asyncio.gather(*running, return_exceptions=True)
+            tasks.clear()
+            try:
+                reply = {"id": request["id"], "ok": True, "value": await driver.reset()}
+            except BaseException as e:
+                reply = {"id": request["id"], "ok": False, "error": error_text(e)}
+            await emit(reply)
             continue
         tasks[request["id"]] = asyncio.create_task(run(request))
         # Let the step start (and send its request) before the next line is read.

@@ -39,6 +39,10 @@
 // `drop` forgets the client: JavaScript has no destructor, so whatever the SDK started goes
 // on until the driver exits. The capability `drop` is therefore not declared: the scenarios
 // that look at what a drop ended (a stdio server gone after it) are not applicable.
+//
+// `reusable`: between two scenarios, `reset` aborts the calls still running and closes every
+// client the scenario opened, dropped ones included (`client.close()` ends a stdio server as
+// an application shutting down would), then answers; the process serves the next scenario.
 
 import { Console } from 'node:console';
 import { readFileSync } from 'node:fs';
@@ -62,7 +66,7 @@ const HELLO = {
     name: 'typescript-sdk',
     version,
     transports: ['stdio', 'http', 'legacy-sse'],
-    capabilities: ['call_timeout', 'cancel', 'custom_headers', 'token_provider', 'redirect_policy', 'list_changed_count'],
+    capabilities: ['call_timeout', 'cancel', 'custom_headers', 'token_provider', 'redirect_policy', 'list_changed_count', 'reusable'],
     profile: 'strict',
   },
 };
@@ -137,6 +141,19 @@ function transportOf(target) {
 
 let connection = null;
 const calls = new Map();
+// Every client opened since the last `reset`, closed or not.
+const opened = new Set();
+
+/** Ends the scenario: every call aborted, every client the scenario opened closed. */
+async function reset() {
+  for (const abort of calls.values()) abort.abort();
+  calls.clear();
+  connection = null;
+  const clients = [...opened];
+  opened.clear();
+  await Promise.allSettled(clients.map((client) => client.close()));
+  return 'clean';
+}
 
 function connected() {
   if (!connection) throw new Error('not connected');
@@ -152,6 +169,7 @@ async function step(request) {
         state.listChanged += 1;
       });
       connection = state;
+      opened.add(client);
       state.transport = transportOf(request.target);
       await client.connect(state.transport);
       return { protocolVersion: client.getNegotiatedProtocolVersion() ?? null };
@@ -199,6 +217,14 @@ for await (const line of lines) {
   if (request.step === 'cancel') {
     calls.get(request.of)?.abort();
     emit({ id: request.id, ok: true, value: 'cancelled' });
+    continue;
+  }
+  if (request.step === 'reset') {
+    // No next line is read before the last scenario is let go of.
+    await reset().then(
+      (value) => emit({ id: request.id, ok: true, value }),
+      (error) => emit({ id: request.id, ok: false, error: errorText(error) }),
+    );
     continue;
   }
   step(request).then(

@@ -54,7 +54,10 @@ pub(crate) fn matrix(args: MatrixArgs) -> ExitCode {
         build: !args.no_build,
         build_timeout: Duration::from_secs(args.build_timeout_s),
         step_guard: Duration::from_millis(args.step_guard_ms),
-        workers: mcp_conformance::runner::RunOptions::default().workers,
+        workers: args
+            .jobs
+            .unwrap_or(mcp_conformance::runner::RunOptions::default().workers),
+        reuse: !args.fresh_drivers,
     };
     let matrix = run::check_baselines(&rows, &selected, &options)
         .and_then(|()| run::build(&rows, &options))

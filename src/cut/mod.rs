@@ -178,6 +178,9 @@ pub enum Capability {
     ServerPid,
     /// The Streamable HTTP session id the client holds.
     SessionId,
+    /// The driver serves scenario after scenario: between two it answers `reset` once it
+    /// holds no connection. Never needed by a scenario; it spares a start per scenario.
+    Reusable,
 }
 
 impl Capability {
@@ -445,6 +448,16 @@ pub trait ClientUnderTest {
     /// Called once the scenario's facts are taken (processes alive or gone): release
     /// whatever is left (a driver process, a runtime of your own).
     fn finish(&self) {}
+
+    /// [`ClientUnderTest::finish`], told the processes the scenario's servers started and
+    /// whether the client failed the scenario (a fault, a hang): a reusable driver that did
+    /// not fail is reset and kept for the next scenario if none of them outlives the reset.
+    /// Returns a note for the scenario's result when a process had to be replaced.
+    fn release(&self, started: &[u32], failed: bool) -> Option<String> {
+        let _ = (started, failed);
+        self.finish();
+        None
+    }
 }
 
 /// Whether `described` can express `needed`, else why not.

@@ -2,7 +2,8 @@
 //! at a time, each verdict held against the row's baseline.
 
 use super::rows::{Placeholders, Row, Rows};
-use crate::cut::driver::{self, DriverClient};
+use crate::cut::driver::pool::PoolCounts;
+use crate::cut::driver::{self, DriverPool};
 use crate::cut::Described;
 use crate::harness::Baseline;
 use crate::runner::{MockLauncher, RunOptions};
@@ -11,6 +12,7 @@ use crate::verdict::{self, ScenarioResult, Verdict};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -83,6 +85,9 @@ pub struct Column {
     pub client: Described,
     /// A cell per scenario, in the scenarios' order.
     pub cells: Vec<Cell>,
+    /// How many driver processes the row started, reused and replaced.
+    #[serde(skip)]
+    pub drivers: PoolCounts,
 }
 
 /// The whole matrix.
@@ -158,6 +163,9 @@ pub struct Options {
     pub step_guard: Duration,
     /// How many scenario runs at once.
     pub workers: usize,
+    /// Reuse the driver processes of the rows whose driver declares `reusable` (false: one
+    /// process per scenario).
+    pub reuse: bool,
     /// Every scenario of the folder, when the run is a prefix of it: a baseline names
     /// scenarios outside the prefix too, checked against these (empty: the run's own).
     pub every_scenario: Vec<LoadedScenario>,
@@ -328,14 +336,24 @@ pub fn run(
         ..RunOptions::portable()
     };
     let progress = Progress::new(&ready, &jobs);
+    let pools: Vec<Arc<DriverPool>> = ready
+        .iter()
+        .map(|row| {
+            DriverPool::in_dir(
+                row.argv.clone(),
+                row.described.clone(),
+                options.step_guard,
+                options.reuse,
+                Some(options.folder.clone()),
+            )
+        })
+        .collect();
     let results = verdict::in_parallel(&jobs, options.workers, |&(r, s)| {
         let row = &ready[r];
         let result = match crate::cut::sources::held_to(&row.row.profile, &scenarios[s]) {
             Err(reason) if !row.row.reference => not_held(&scenarios[s], &row.described, reason),
             _ => {
-                let client =
-                    DriverClient::new(row.argv.clone(), row.described.clone(), options.step_guard)
-                        .in_dir(options.folder.clone());
+                let client = pools[r].client(&scenarios[s].scenario);
                 verdict::run_client_one(&scenarios[s], client, launcher, run_options).0
             }
         };
@@ -344,7 +362,9 @@ pub fn run(
     });
     let mut columns: Vec<Column> = ready
         .iter()
-        .map(|row| Column {
+        .zip(&pools)
+        .map(|(row, pool)| Column {
+            drivers: pool.counts(),
             row: row.row.name.clone(),
             profile: row.row.profile.clone(),
             client: row.described.clone(),
@@ -387,6 +407,7 @@ fn not_held(scenario: &LoadedScenario, described: &Described, reason: String) ->
         rules: scenario.scenario.rules.clone(),
         verdict: Verdict::NotApplicable { reason },
         millis: 0,
+        note: None,
         evidence: None,
     }
 }

@@ -130,6 +130,7 @@ mod tests {
                 value: secret.into(),
             }],
             http_url: None,
+            note: None,
         }
     }
 

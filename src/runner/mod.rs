@@ -280,8 +280,6 @@ pub fn run_client<A: ClientUnderTest + 'static>(
         }
     };
     let reported_fault = adapter.client_fault();
-    adapter.finish();
-    procs::kill_all(&pids);
 
     let (logs, logs_dropped) = buffer.take();
     let mut redactions = vec![(temp.path().display().to_string(), "[TMP]".to_string())];
@@ -302,6 +300,9 @@ pub fn run_client<A: ClientUnderTest + 'static>(
         _ => None,
     }
     .or(reported_fault);
+    // A client that failed the scenario serves no other: a fresh process for the next.
+    let note = adapter.release(&pids, client_fault.is_some());
+    procs::kill_all(&pids);
     Outcome {
         profile,
         client: described,
@@ -316,6 +317,7 @@ pub fn run_client<A: ClientUnderTest + 'static>(
         redactions,
         secrets,
         http_url,
+        note,
     }
 }
 
@@ -335,6 +337,7 @@ impl Outcome {
             redactions: Vec::new(),
             secrets: Vec::new(),
             http_url: None,
+            note: None,
         }
     }
 }

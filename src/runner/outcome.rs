@@ -77,6 +77,10 @@ pub struct Outcome {
     /// The URL an HTTP client was given: its key-like parts are redacted from anything shown.
     #[serde(skip)]
     pub http_url: Option<String>,
+    /// What the runner did to the client's process after the scenario, when the report
+    /// should say it (a reusable driver replaced by a fresh one, and why).
+    #[serde(skip)]
+    pub note: Option<String>,
 }
 
 /// A secret the scenario gave the client, and where it came from.

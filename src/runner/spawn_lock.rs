@@ -7,22 +7,48 @@
 //! runs [`spawning`]. The lock prefers the scenarios that start processes: an exclusive one
 //! waits for a moment when none runs, and in the meantime holds no one up (a waiting writer
 //! that blocked every new reader would stall the whole run behind the longest scenario
-//! under way). Both are taken before a scenario's first step, so no step's time includes them.
+//! under way) — for [`HOLD_OFF_AFTER`]: past it, new scenarios that start processes wait
+//! until the exclusive one has run, so that its wait is bounded by the longest scenario
+//! under way (when every scenario starts processes, as a driver's do, it would otherwise
+//! wait for the whole run). Both are taken before a scenario's first step, so no step's
+//! time includes them.
 
 use std::cell::Cell;
 use std::sync::{Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
 
 static STATE: Mutex<State> = Mutex::new(State {
     starting: 0,
     exclusive: false,
+    waiting: 0,
+    waiting_since: None,
 });
 static CHANGED: Condvar = Condvar::new();
+
+/// How long an exclusive scenario waits before new scenarios that start processes are held
+/// off for it.
+pub const HOLD_OFF_AFTER: Duration = Duration::from_secs(2);
+
+/// How often a held-off scenario looks again (the hold-off begins on a clock, not an event).
+const RECHECK: Duration = Duration::from_millis(50);
 
 struct State {
     /// Scenarios that start processes, running.
     starting: usize,
     /// An exclusive scenario runs.
     exclusive: bool,
+    /// Exclusive scenarios waiting.
+    waiting: usize,
+    /// Since when the longest-waiting of them waits.
+    waiting_since: Option<Instant>,
+}
+
+impl State {
+    /// An exclusive scenario has waited long enough: hold new starting ones off.
+    fn exclusive_overdue(&self) -> bool {
+        self.waiting_since
+            .is_some_and(|since| since.elapsed() >= HOLD_OFF_AFTER)
+    }
 }
 
 thread_local! {
@@ -65,8 +91,11 @@ pub fn spawning() -> SpawnGuard {
         return guard(Held::Nothing);
     }
     let mut state = state();
-    while state.exclusive {
-        state = CHANGED.wait(state).unwrap_or_else(|e| e.into_inner());
+    while state.exclusive || state.exclusive_overdue() {
+        state = CHANGED
+            .wait_timeout(state, RECHECK)
+            .unwrap_or_else(|e| e.into_inner())
+            .0;
     }
     state.starting += 1;
     guard(Held::Spawning)
@@ -79,9 +108,14 @@ pub fn exclusive() -> SpawnGuard {
         return guard(Held::Nothing);
     }
     let mut state = state();
+    state.waiting += 1;
+    state.waiting_since.get_or_insert_with(Instant::now);
     while state.exclusive || state.starting > 0 {
         state = CHANGED.wait(state).unwrap_or_else(|e| e.into_inner());
     }
+    state.waiting -= 1;
+    // The next exclusive one in line waits afresh.
+    state.waiting_since = (state.waiting > 0).then(Instant::now);
     state.exclusive = true;
     guard(Held::Exclusive)
 }
@@ -106,8 +140,51 @@ mod tests {
     use std::sync::mpsc;
     use std::time::Duration;
 
+    /// The lock is one per process: one test at a time.
+    fn one_test() -> MutexGuard<'static, ()> {
+        static ONE: Mutex<()> = Mutex::new(());
+        ONE.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    #[test]
+    fn an_exclusive_run_waiting_past_the_hold_off_holds_new_starting_runs_off() {
+        let _one = one_test();
+        let starting = spawning();
+        let (tx, rx) = mpsc::channel();
+        let (release, released) = mpsc::channel::<()>();
+        let exclusive_run = std::thread::spawn(move || {
+            let _exclusive = exclusive();
+            tx.send(()).unwrap();
+            released.recv_timeout(Duration::from_secs(5)).unwrap();
+        });
+        // The hold-off begins on a clock: let it pass.
+        std::thread::sleep(HOLD_OFF_AFTER + RECHECK);
+        let (tx2, rx2) = mpsc::channel();
+        let late = std::thread::spawn(move || {
+            let _starting = spawning();
+            tx2.send(()).unwrap();
+        });
+        assert!(
+            rx2.recv_timeout(Duration::from_millis(200)).is_err(),
+            "a new starting run waits for the overdue exclusive one"
+        );
+        drop(starting);
+        rx.recv_timeout(Duration::from_secs(5))
+            .expect("the exclusive run goes once the running one ends");
+        assert!(
+            rx2.recv_timeout(Duration::from_millis(100)).is_err(),
+            "not beside it"
+        );
+        release.send(()).unwrap();
+        exclusive_run.join().unwrap();
+        rx2.recv_timeout(Duration::from_secs(5))
+            .expect("and the held-off run after it");
+        late.join().unwrap();
+    }
+
     #[test]
     fn an_exclusive_run_waits_for_starting_ones_and_holds_them_off_while_it_runs() {
+        let _one = one_test();
         let starting = spawning();
         assert_eq!(
             spawning().held,

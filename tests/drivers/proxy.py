@@ -57,3 +57,8 @@ def run(change_request=None, change_reply=None, change_hello=None):
     child.stdin.close()
     child.wait()
     reader.join(timeout=1)
+
+
+if __name__ == "__main__":
+    # Unchanged: the wrapped driver as it is (its hello, `reusable` included, passes through).
+    run()

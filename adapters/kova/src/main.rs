@@ -1,7 +1,7 @@
-//! kova-sdk's MCP client served as a driver (the matrix's `kova` row starts it once per scenario).
+//! kova-sdk's MCP client served as a driver (the matrix's `kova` row starts it once and resets it between scenarios).
 
 fn main() -> std::process::ExitCode {
     std::process::ExitCode::from(mcp_conformance::cut::driver::serve::serve(
-        mcp_adapter_kova::Adapter::default(),
+        mcp_adapter_kova::Adapter::default,
     ))
 }

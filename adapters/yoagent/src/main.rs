@@ -1,7 +1,7 @@
-//! yoagent's MCP client served as a driver (the matrix's `yoagent` row starts it once per scenario).
+//! yoagent's MCP client served as a driver (the matrix's `yoagent` row starts it once and resets it between scenarios).
 
 fn main() -> std::process::ExitCode {
     std::process::ExitCode::from(mcp_conformance::cut::driver::serve::serve(
-        mcp_adapter_yoagent::Adapter::default(),
+        mcp_adapter_yoagent::Adapter::default,
     ))
 }

@@ -31,6 +31,33 @@ pub async fn read_line(
     }
 }
 
+/// [`read_line`] on a blocking reader (a thread of its own watches each driver pipe).
+pub fn read_line_blocking(
+    reader: &mut impl std::io::BufRead,
+    max: usize,
+) -> std::io::Result<Option<Vec<u8>>> {
+    let mut line = Vec::new();
+    let mut read_any = false;
+    loop {
+        let buffer = reader.fill_buf()?;
+        if buffer.is_empty() {
+            return Ok(read_any.then_some(line));
+        }
+        read_any = true;
+        let (chunk, found) = match buffer.iter().position(|b| *b == b'\n') {
+            Some(at) => (&buffer[..at], Some(at)),
+            None => (buffer, None),
+        };
+        let room = (max + 1).saturating_sub(line.len());
+        line.extend_from_slice(&chunk[..chunk.len().min(room)]);
+        let used = found.map(|at| at + 1).unwrap_or(buffer.len());
+        reader.consume(used);
+        if found.is_some() {
+            return Ok(Some(line));
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -50,5 +77,14 @@ mod tests {
         assert_eq!(read_line(&mut reader, 100).await.unwrap().unwrap(), b"last");
         assert_eq!(read_line(&mut reader, 6).await.unwrap().unwrap(), b"six ch");
         assert_eq!(read_line(&mut reader, 100).await.unwrap(), None);
+        let mut blocking = std::io::BufReader::with_capacity(4, input);
+        assert_eq!(
+            read_line_blocking(&mut blocking, 6).unwrap().unwrap(),
+            b"first"
+        );
+        assert_eq!(
+            read_line_blocking(&mut blocking, 6).unwrap().unwrap(),
+            b"second "
+        );
     }
 }

@@ -1,31 +1,33 @@
-//! A client in any language, through a driver: a process started once per scenario that
-//! speaks JSON lines on its stdin/stdout ([`protocol`]). Its stderr is the client's log.
+//! A client in any language, through a driver: a process that speaks JSON lines on its
+//! stdin/stdout ([`protocol`]), started once per scenario, or once for many when it declares
+//! `reusable` ([`pool`]). Its stderr is the client's log.
 //!
 //! A driver that hangs, exits early or writes something that is not a protocol message is
 //! that client's failure in that scenario ([`ClientUnderTest::client_fault`]), bounded by
-//! the runner's step guard; its process group is killed once the scenario's facts are taken.
+//! the runner's step guard; its process group is killed once the scenario's facts are taken
+//! (or, reused, it is reset and checked clean).
 
 mod hello;
 mod lines;
+pub mod pool;
+mod process;
 pub mod protocol;
 pub mod serve;
 
 use super::{
     ClientUnderTest, Described, ServerProbe, Settings, StepError, StepResult, Target, ToolLayerStep,
 };
-use protocol::{DriverStep, Reply, Request};
+pub use pool::DriverPool;
+use process::DriverProcess;
+use protocol::DriverStep;
 use serde_json::{json, Value};
-use std::cell::{Cell, RefCell};
-use std::collections::HashMap;
+use std::cell::RefCell;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::rc::Rc;
-use std::time::{Duration, Instant};
-use tokio::io::AsyncWriteExt;
-use tokio::sync::oneshot;
+use std::sync::Arc;
+use std::time::Duration;
 
-use hello::{bounded, parse_hello, shown};
 pub use hello::{probe, probe_in};
 
 /// The longest line read from a driver (a reply carrying a large result fits; an endless
@@ -48,9 +50,6 @@ pub const MAX_ERROR_TEXT: usize = 64 * 1024;
 /// The most characters of the name and of the version a driver's hello gives (every
 /// scenario's result carries the label).
 pub const MAX_LABEL: usize = 200;
-
-/// How long a driver may take to exit once its stdin closes, before its group is killed.
-const EXIT_BOUND: Duration = Duration::from_millis(500);
 
 /// Why a driver could not be used.
 #[derive(Debug, thiserror::Error)]
@@ -80,7 +79,43 @@ pub fn split_command(command: &str) -> Result<Vec<String>, DriverError> {
     }
 }
 
+/// A spawn asked of the keeper thread, and where its child goes.
+type SpawnOrder = (
+    Vec<String>,
+    Option<PathBuf>,
+    std::sync::mpsc::Sender<Result<Child, DriverError>>,
+);
+
+/// Starts a driver from a thread that lives as long as this process: its parent-death
+/// signal fires when the thread that started it ends, and a reused driver outlives the
+/// worker thread whose scenario first needed it.
 fn spawn(argv: &[String], dir: Option<&Path>) -> Result<Child, DriverError> {
+    static KEEPER: std::sync::OnceLock<std::sync::Mutex<std::sync::mpsc::Sender<SpawnOrder>>> =
+        std::sync::OnceLock::new();
+    let keeper = KEEPER.get_or_init(|| {
+        let (orders, received) = std::sync::mpsc::channel::<SpawnOrder>();
+        std::thread::spawn(move || {
+            for (argv, dir, reply) in received {
+                let _ = reply.send(spawn_here(&argv, dir.as_deref()));
+            }
+        });
+        std::sync::Mutex::new(orders)
+    });
+    let (reply, child) = std::sync::mpsc::channel();
+    let sent = keeper.lock().unwrap_or_else(|e| e.into_inner()).send((
+        argv.to_vec(),
+        dir.map(Path::to_path_buf),
+        reply,
+    ));
+    let lost = || DriverError::Start {
+        program: argv.first().cloned().unwrap_or_default(),
+        source: std::io::Error::other("the thread that starts drivers is gone"),
+    };
+    sent.map_err(|_| lost())?;
+    child.recv().map_err(|_| lost())?
+}
+
+fn spawn_here(argv: &[String], dir: Option<&Path>) -> Result<Child, DriverError> {
     let (program, args) = argv
         .split_first()
         .ok_or_else(|| DriverError::Command(String::new()))?;
@@ -97,7 +132,8 @@ fn spawn(argv: &[String], dir: Option<&Path>) -> Result<Child, DriverError> {
     // SAFETY: prctl is async-signal-safe and touches no memory of ours.
     unsafe {
         command.pre_exec(|| {
-            // A safety net: should the runner die, its driver goes too.
+            // A safety net: should the runner die, its driver goes too (the keeper thread
+            // that started it lives as long as the runner).
             libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
             // The driver is its client's host (`interrupt_host`): it takes a Ctrl+C as a
             // program in a terminal does, even where a shell started us with SIGINT ignored.
@@ -128,27 +164,15 @@ pub struct DriverClient {
     described: Described,
     /// How long the driver may take to say hello.
     hello_within: Duration,
-    running: RefCell<Option<Rc<Running>>>,
+    process: RefCell<Option<Arc<DriverProcess>>>,
     /// The driver could not be started.
     start_fault: RefCell<Option<String>>,
     /// The folder the driver starts in; this process's own when `None`.
     dir: Option<PathBuf>,
-}
-
-/// A started driver.
-struct Running {
-    /// The driver's command line, as its faults name it.
-    command: String,
-    child: RefCell<Child>,
-    stdin: tokio::sync::Mutex<Option<tokio::process::ChildStdin>>,
-    pending: RefCell<HashMap<u64, oneshot::Sender<Result<Value, String>>>>,
-    next_id: Cell<u64>,
-    /// The driver broke the protocol: every step from now on fails with this.
-    fault: RefCell<Option<String>>,
-    /// The driver's stdout ended (not yet a fault, unless a step was waiting).
-    ended: RefCell<Option<String>>,
-    /// Told once the hello (or a fault) came.
-    greeted: tokio::sync::Notify,
+    /// Where a reusable driver's process comes from and goes back to.
+    pool: Option<Arc<DriverPool>>,
+    /// The scenario's facts are about the driver process: it gets one of its own.
+    fresh: bool,
 }
 
 impl DriverClient {
@@ -159,9 +183,11 @@ impl DriverClient {
             argv,
             described,
             hello_within,
-            running: RefCell::new(None),
+            process: RefCell::new(None),
             start_fault: RefCell::new(None),
             dir: None,
+            pool: None,
+            fresh: false,
         }
     }
 
@@ -171,214 +197,71 @@ impl DriverClient {
         self
     }
 
-    fn running(&self) -> Result<Rc<Running>, StepError> {
-        if let Some(running) = self.running.borrow().as_ref() {
-            return Ok(running.clone());
+    fn process(&self) -> Result<Arc<DriverProcess>, StepError> {
+        if let Some(process) = self.process.borrow().as_ref() {
+            return Ok(process.clone());
         }
-        let mut child = spawn(&self.argv, self.dir.as_deref())
-            .map_err(|e| StepError::new(crate::error_chain(&e)))?;
-        let handles = (child.stdin.take(), child.stdout.take(), child.stderr.take());
-        let (Some(stdin), Some(stdout), Some(stderr)) = handles else {
-            kill_group(&mut child);
-            return Err(StepError::new("the driver has no stdin, stdout or stderr"));
+        let pooled = match &self.pool {
+            Some(pool) if !self.fresh => pool.take_idle(),
+            _ => None,
         };
-        let io =
-            |e: std::io::Error| StepError::new(format!("cannot watch the driver's pipes: {e}"));
-        let stdin = tokio::process::ChildStdin::from_std(stdin).map_err(io)?;
-        let stdout = tokio::process::ChildStdout::from_std(stdout).map_err(io)?;
-        let stderr = tokio::process::ChildStderr::from_std(stderr).map_err(io)?;
-        let running = Rc::new(Running {
-            command: crate::text::cut(&self.argv.join(" "), MAX_LABEL),
-            child: RefCell::new(child),
-            stdin: tokio::sync::Mutex::new(Some(stdin)),
-            pending: RefCell::new(HashMap::new()),
-            next_id: Cell::new(1),
-            fault: RefCell::new(None),
-            ended: RefCell::new(None),
-            greeted: tokio::sync::Notify::new(),
-        });
-        tokio::task::spawn_local(read_replies(running.clone(), stdout));
-        tokio::task::spawn_local(log_stderr(stderr));
-        *self.running.borrow_mut() = Some(running.clone());
-        Ok(running)
+        let process = match pooled {
+            Some(process) => process,
+            None => {
+                let child = spawn(&self.argv, self.dir.as_deref())
+                    .map_err(|e| StepError::new(crate::error_chain(&e)))?;
+                if let Some(pool) = &self.pool {
+                    pool.started(self.fresh);
+                }
+                let command = crate::text::cut(&self.argv.join(" "), MAX_LABEL);
+                DriverProcess::watch(command, child).map_err(|(mut child, why)| {
+                    kill_group(&mut child);
+                    StepError::new(why)
+                })?
+            }
+        };
+        *self.process.borrow_mut() = Some(process.clone());
+        Ok(process)
     }
 
     /// Sends one step and waits for its reply. Dropped before the reply (a cancelled
     /// call), it tells the driver to cancel.
     async fn send_step(&self, step: DriverStep) -> StepResult {
-        let running = self.running()?;
-        if let Some(fault) = running.fault.borrow().clone() {
-            return Err(StepError::new(fault));
-        }
-        let id = running.next_id.get();
-        running.next_id.set(id + 1);
-        let (send, receive) = oneshot::channel();
-        running.pending.borrow_mut().insert(id, send);
+        let process = self.process()?;
+        let (id, answer) = process.request(step);
         let guard = CancelOnDrop {
-            running: running.clone(),
+            process: process.clone(),
             id,
             armed: true,
         };
-        let ended = running.ended.borrow().clone();
-        if let Some(ended) = ended {
-            running.fail(ended);
-        } else {
-            running.send(&Request { id, step }).await;
-        }
-        let reply = receive.await;
+        let answer = answer.await;
         let mut guard = guard;
         // Answered: nothing to cancel.
         guard.armed = false;
-        match reply {
+        match answer {
             Ok(Ok(value)) => Ok(value),
             Ok(Err(text)) => Err(StepError::new(text)),
             Err(_) => Err(StepError::new(
-                running
-                    .fault
-                    .borrow()
-                    .clone()
+                process
+                    .fault()
                     .unwrap_or_else(|| "the driver went away".into()),
             )),
         }
     }
 }
 
-impl Running {
-    async fn send(self: &Rc<Self>, request: &Request) {
-        let mut line = serde_json::to_vec(request).unwrap_or_default();
-        line.push(b'\n');
-        let mut stdin = self.stdin.lock().await;
-        let written = match stdin.as_mut() {
-            Some(stdin) => match stdin.write_all(&line).await {
-                Ok(()) => stdin.flush().await,
-                Err(e) => Err(e),
-            },
-            None => Ok(()),
-        };
-        if let Err(e) = written {
-            self.fail(format!(
-                "cannot write to the driver (it may have exited): {e}"
-            ));
-        }
-    }
-
-    /// The driver broke the protocol: fail what waits, and every later step.
-    fn fail(&self, fault: String) {
-        self.fault.borrow_mut().get_or_insert(fault.clone());
-        self.greeted.notify_one();
-        for (_, waiting) in self.pending.borrow_mut().drain() {
-            let _ = waiting.send(Err(fault.clone()));
-        }
-    }
-
-    /// Waits, bounded, for the driver to exit on its own.
-    fn await_exit(&self) {
-        let deadline = Instant::now() + EXIT_BOUND;
-        while matches!(self.child.borrow_mut().try_wait(), Ok(None)) && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(5));
-        }
-    }
-}
-
 /// Tells the driver to cancel a request whose future was dropped before its reply.
 struct CancelOnDrop {
-    running: Rc<Running>,
+    process: Arc<DriverProcess>,
     id: u64,
     armed: bool,
 }
 
 impl Drop for CancelOnDrop {
     fn drop(&mut self) {
-        if !self.armed || self.running.pending.borrow_mut().remove(&self.id).is_none() {
-            return;
+        if self.armed {
+            self.process.cancel(self.id);
         }
-        let running = self.running.clone();
-        let of = self.id;
-        let id = running.next_id.get();
-        running.next_id.set(id + 1);
-        tokio::task::spawn_local(async move {
-            running
-                .send(&Request {
-                    id,
-                    step: DriverStep::Cancel { of },
-                })
-                .await
-        });
-    }
-}
-
-async fn read_replies(running: Rc<Running>, stdout: tokio::process::ChildStdout) {
-    let mut reader = tokio::io::BufReader::new(stdout);
-    let mut greeted = false;
-    loop {
-        let line = match lines::read_line(&mut reader, MAX_LINE).await {
-            Ok(Some(line)) => line,
-            Ok(None) => break,
-            Err(e) => {
-                running.fail(format!("cannot read the driver's output: {e}"));
-                return;
-            }
-        };
-        if line.iter().all(u8::is_ascii_whitespace) {
-            continue;
-        }
-        if !greeted {
-            greeted = true;
-            if let Err(e) = parse_hello(&line) {
-                running.fail(format!(
-                    "the driver `{}`'s first line is not a hello: {e}",
-                    running.command
-                ));
-                return;
-            }
-            running.greeted.notify_one();
-            continue;
-        }
-        if let Err(e) = bounded(&line) {
-            running.fail(format!("the driver `{}` wrote {e}", running.command));
-            return;
-        }
-        match serde_json::from_slice::<Reply>(&line) {
-            Ok(reply) => {
-                let waiting = running.pending.borrow_mut().remove(&reply.id);
-                let result = if reply.ok {
-                    Ok(reply.value.unwrap_or(Value::Null))
-                } else {
-                    Err(reply.error.map_or_else(
-                        || "(the driver gave no error text)".into(),
-                        |text| crate::text::cut(&text, MAX_ERROR_TEXT),
-                    ))
-                };
-                if let Some(waiting) = waiting {
-                    let _ = waiting.send(result);
-                }
-            }
-            Err(e) => {
-                running.fail(format!(
-                    "the driver wrote something that is not a reply ({e}): {}",
-                    shown(&line)
-                ));
-                return;
-            }
-        }
-    }
-    let status = match running.child.borrow_mut().try_wait() {
-        Ok(Some(status)) => status.to_string(),
-        _ => "still running".into(),
-    };
-    let ended = format!("the driver closed its output ({status})");
-    if running.pending.borrow().is_empty() {
-        *running.ended.borrow_mut() = Some(ended);
-    } else {
-        running.fail(ended);
-    }
-}
-
-/// The driver's stderr is the client's log: one INFO event per line, target `driver`.
-async fn log_stderr(stderr: tokio::process::ChildStderr) {
-    let mut reader = tokio::io::BufReader::new(stderr);
-    while let Ok(Some(line)) = lines::read_line(&mut reader, 64 * 1024).await {
-        tracing::info!(target: "driver", "{}", String::from_utf8_lossy(&line));
     }
 }
 
@@ -388,18 +271,16 @@ impl ClientUnderTest for DriverClient {
     }
 
     async fn ready(&self) {
-        let running = match self.running() {
-            Ok(running) => running,
+        let process = match self.process() {
+            Ok(process) => process,
             Err(e) => {
                 *self.start_fault.borrow_mut() = Some(e.text);
                 return;
             }
         };
-        if tokio::time::timeout(self.hello_within, running.greeted.notified())
-            .await
-            .is_err()
-        {
-            running.fail(format!(
+        process.log_here(true);
+        if !process.greeted(self.hello_within).await {
+            process.fail(format!(
                 "the driver said no hello within {} ms",
                 self.hello_within.as_millis()
             ));
@@ -438,7 +319,7 @@ impl ClientUnderTest for DriverClient {
     }
 
     async fn drop_connection(&self) -> StepResult {
-        if self.running.borrow().is_none() {
+        if self.process.borrow().is_none() {
             return Ok(json!(false));
         }
         self.send_step(DriverStep::Drop).await
@@ -530,48 +411,51 @@ impl ClientUnderTest for DriverClient {
             return Err(StepError::new("interrupt_host needs a stdio server"));
         }
         self.connect(target, settings).await?;
-        let running = self.running()?;
-        let group = running.child.borrow().id();
+        let process = self.process()?;
         let ended = async {
             let deadline = tokio::time::Instant::now() + crate::cut::host::HOST_BOUND;
             loop {
-                match running.child.borrow_mut().try_wait() {
+                match process.try_wait() {
                     Ok(Some(status)) => return Ok(status),
                     Ok(None) if tokio::time::Instant::now() < deadline => {}
                     Ok(None) => return Err("the driver outlived SIGINT".to_string()),
-                    Err(e) => return Err(format!("cannot wait for the driver: {e}")),
+                    Err(e) => return Err(e),
                 }
                 tokio::time::sleep(Duration::from_millis(5)).await;
             }
         };
-        let reported = crate::cut::host::interrupt_group(group, &[], &server.log_path, ended).await;
+        let reported =
+            crate::cut::host::interrupt_group(process.pid, &[], &server.log_path, ended).await;
         // Its end was the step's: no later step, nor the runner's closing drop, talks to it.
-        if let Some(running) = self.running.borrow_mut().take() {
-            kill_group(&mut running.child.borrow_mut());
+        if let Some(process) = self.process.borrow_mut().take() {
+            process.kill();
         }
         // A driver that outlives the signal is its client's failure, not the harness's.
         reported.map_err(|e| StepError::new(e.text))
     }
 
     fn client_fault(&self) -> Option<String> {
-        let fault = self
-            .running
-            .borrow()
-            .as_ref()
-            .and_then(|r| r.fault.borrow().clone());
+        let fault = self.process.borrow().as_ref().and_then(|p| p.fault());
         fault.or_else(|| self.start_fault.borrow().clone())
     }
 
-    fn finish(&self) {
-        let Some(running) = self.running.borrow_mut().take() else {
-            return;
-        };
-        // Closing its stdin asks the driver to exit; what is left of its group goes after.
-        if let Ok(mut stdin) = running.stdin.try_lock() {
-            stdin.take();
+    fn release(&self, started: &[u32], failed: bool) -> Option<String> {
+        let process = self.process.borrow_mut().take()?;
+        match &self.pool {
+            Some(pool) if !self.fresh => pool.give_back(process, started, failed),
+            _ => {
+                process.log_here(false);
+                process.stop();
+                None
+            }
         }
-        running.await_exit();
-        kill_group(&mut running.child.borrow_mut());
+    }
+
+    fn finish(&self) {
+        if let Some(process) = self.process.borrow_mut().take() {
+            process.log_here(false);
+            process.stop();
+        }
     }
 }
 

@@ -95,6 +95,10 @@ pub enum DriverStep {
     ServerPid,
     /// Reply with the Streamable HTTP session id held, or `null` (capability `session_id`).
     SessionId,
+    /// A scenario ended (capability `reusable`): abandon every step still running, close or
+    /// drop every connection held (a stdio server and all it started must be gone) and reply
+    /// once clean; the next scenario's steps follow on the same process.
+    Reset,
 }
 
 /// A reply from the driver.

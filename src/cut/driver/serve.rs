@@ -1,6 +1,11 @@
 //! The other side of the protocol: any [`ClientUnderTest`] served as a driver on this
 //! process's stdin/stdout. `mcp-conformance driver --profile P` serves the reference client,
 //! proof that the protocol carries what the scenarios need.
+//!
+//! Served drivers are `reusable`: on `reset` the steps still running are aborted, the
+//! adapter's connection is dropped (a Rust client's drop ends its stdio server) and the
+//! adapter itself is dropped, and the next scenario gets a new one from the factory, so no
+//! state of one scenario reaches the next.
 
 use super::protocol::{DriverStep, Hello, Reply, Request};
 use crate::cut::{ClientUnderTest, StepResult};
@@ -11,8 +16,9 @@ use std::time::Duration;
 use tokio::io::AsyncWriteExt;
 use tokio::task::JoinHandle;
 
-/// Serves `adapter` until stdin closes; returns the process exit code.
-pub fn serve<A: ClientUnderTest + 'static>(adapter: A) -> u8 {
+/// Serves an adapter from `make` (a new one after each `reset`) until stdin closes; returns
+/// the process exit code.
+pub fn serve<A: ClientUnderTest + 'static>(make: impl Fn() -> A + 'static) -> u8 {
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -24,7 +30,7 @@ pub fn serve<A: ClientUnderTest + 'static>(adapter: A) -> u8 {
         }
     };
     let local = tokio::task::LocalSet::new();
-    let code = local.block_on(&runtime, serve_lines(Rc::new(adapter)));
+    let code = local.block_on(&runtime, serve_lines(make));
     drop(local);
     runtime.shutdown_timeout(Duration::from_millis(200));
     code
@@ -40,15 +46,13 @@ async fn write_line(out: &Out, value: &impl serde::Serialize) {
     let _ = out.flush().await;
 }
 
-async fn serve_lines<A: ClientUnderTest + 'static>(adapter: Rc<A>) -> u8 {
+async fn serve_lines<A: ClientUnderTest + 'static>(make: impl Fn() -> A) -> u8 {
+    let mut adapter = Rc::new(make());
     let out: Out = Rc::new(tokio::sync::Mutex::new(tokio::io::stdout()));
-    write_line(
-        &out,
-        &Hello {
-            hello: adapter.describe(),
-        },
-    )
-    .await;
+    let mut hello = adapter.describe();
+    // Each scenario's connection is dropped on `reset`: the process serves the next.
+    hello.capabilities.push(crate::cut::Capability::Reusable);
+    write_line(&out, &Hello { hello }).await;
     let mut reader = tokio::io::BufReader::new(tokio::io::stdin());
     let mut running: HashMap<u64, JoinHandle<()>> = HashMap::new();
     while let Ok(Some(line)) = super::lines::read_line(&mut reader, super::MAX_LINE).await {
@@ -65,6 +69,17 @@ async fn serve_lines<A: ClientUnderTest + 'static>(adapter: Rc<A>) -> u8 {
                 task.abort();
             }
             write_line(&out, &reply(request.id, Ok(json!("cancelled")))).await;
+            continue;
+        }
+        if let DriverStep::Reset = request.step {
+            for (_, task) in running.drain() {
+                task.abort();
+            }
+            let result = adapter.drop_connection().await.map(|_| json!("clean"));
+            // Let the aborted steps end (and release their hold on the adapter) first.
+            tokio::task::yield_now().await;
+            adapter = Rc::new(make());
+            write_line(&out, &reply(request.id, result)).await;
             continue;
         }
         let (adapter, out) = (adapter.clone(), out.clone());
@@ -120,6 +135,7 @@ async fn step<A: ClientUnderTest>(adapter: &A, step: DriverStep) -> StepResult {
         DriverStep::Reconnect => adapter.reconnect().await,
         DriverStep::ToolLayer { layer } => adapter.tool_layer(layer).await,
         DriverStep::Cancel { .. } => Ok(Value::Null),
+        DriverStep::Reset => Ok(Value::Null),
         DriverStep::Request { method, params } => adapter.request(&method, params).await,
         DriverStep::Notify { method, params } => adapter.notify(&method, params).await,
         DriverStep::ServerInfo => adapter.server_info().await,

@@ -1,0 +1,186 @@
+//! Reused drivers get the verdicts of drivers started per scenario: each row of
+//! adapters/matrix.toml runs over every scenario of its profile both ways (`reuse` on and
+//! off), and every cell's mark is the same; so does the reference driver behind the
+//! pass-through proxy of tests/drivers/ over every strict scenario. A driver that declares
+//! `reusable` starts far fewer processes reused.
+//!
+//! A test binary of its own (each case runs a row twice over its whole profile), one row at a
+//! time. The rows' builds run first (the Rust adapters' drivers; the SDKs' installer, a no-op
+//! once installed).
+
+#[path = "validate/servers.rs"]
+mod servers;
+#[path = "integration/support.rs"]
+#[allow(dead_code)]
+mod support;
+
+use mcp_conformance::cut::driver::{self, DriverPool};
+use mcp_conformance::cut::Capability;
+use mcp_conformance::matrix::rows::{Placeholders, Rows};
+use mcp_conformance::matrix::run::{self, Options};
+use mcp_conformance::runner::RunOptions;
+use mcp_conformance::verdict::{self, Verdict};
+use mcp_refclient::Profile;
+use std::path::Path;
+use std::time::{Duration, Instant};
+use support::*;
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn options(rows_file: &Path, reuse: bool) -> Options {
+    Options {
+        folder: run::folder_of(rows_file),
+        placeholders: Placeholders {
+            program: conformance_bin().into(),
+            target: root().join("target"),
+        },
+        build: false,
+        build_timeout: run::DEFAULT_BUILD_TIMEOUT,
+        // Node and Python start slowly on a loaded 2-core machine: the hello and each step get room.
+        step_guard: Duration::from_secs(60),
+        workers: 4,
+        reuse,
+        every_scenario: Vec::new(),
+    }
+}
+
+/// One run at a time: each already runs several scenarios at once.
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn assert_same_verdicts_reused(name: &str) {
+    let _one = one_at_a_time();
+    servers::installed(root());
+    let rows_file = root().join("adapters/matrix.toml");
+    let mut rows = Rows::load(&rows_file).expect("the rows load");
+    rows.row.retain(|row| row.name == name);
+    assert_eq!(rows.row.len(), 1, "adapters/matrix.toml has a row `{name}`");
+    run::build(&rows, &options(&rows_file, true)).expect("the row builds");
+    let scenarios = all_scenarios();
+    let mut runs = Vec::new();
+    for reuse in [true, false] {
+        let started = Instant::now();
+        let matrix = run::run(&rows, &scenarios, &launcher(), &options(&rows_file, reuse))
+            .expect("the row runs");
+        eprintln!(
+            "{name}, reuse {reuse}: {} s, {:?}",
+            started.elapsed().as_secs(),
+            matrix.columns[0].drivers
+        );
+        runs.push(matrix.columns.into_iter().next().expect("one column"));
+    }
+    let (reused, per_scenario) = (&runs[0], &runs[1]);
+    let differ: Vec<String> = reused
+        .cells
+        .iter()
+        .zip(&per_scenario.cells)
+        .filter(|(a, b)| a.mark != b.mark)
+        .map(|(a, b)| {
+            format!(
+                "{}: reused {:?} / per scenario {:?}: {}",
+                a.scenario,
+                a.mark,
+                b.mark,
+                serde_json::to_string(&a.result)
+                    .unwrap_or_default()
+                    .chars()
+                    .take(400)
+                    .collect::<String>()
+            )
+        })
+        .collect();
+    assert!(differ.is_empty(), "{name}:\n{}", differ.join("\n"));
+    let ran = reused.cells.iter().filter(|c| c.result.is_some()).count();
+    if reused.client.capabilities.contains(&Capability::Reusable) {
+        assert!(
+            reused.drivers.starts < ran / 2 && reused.drivers.reused > ran / 2,
+            "{name}: {:?} for {ran} scenarios",
+            reused.drivers
+        );
+    }
+}
+
+#[rstest::rstest]
+#[case::reference_strict("reference-strict")]
+#[case::reference_yoagent("reference-yoagent")]
+#[case::reference_kova("reference-kova")]
+#[case::rmcp("rmcp")]
+#[case::yoagent("yoagent")]
+#[case::kova("kova")]
+#[case::typescript_sdk("typescript-sdk")]
+#[case::python_sdk("python-sdk")]
+fn a_row_gets_the_same_verdicts_reused_as_started_per_scenario(#[case] name: &str) {
+    assert_same_verdicts_reused(name);
+}
+
+/// A verdict's class, for comparing two runs (which step failed may move with the load).
+fn class(verdict: &Verdict) -> &'static str {
+    match verdict {
+        Verdict::Pass => "pass",
+        Verdict::Fail { .. } => "fail",
+        Verdict::NotApplicable { .. } => "n/a",
+        Verdict::HarnessFault { .. } => "harness fault",
+    }
+}
+
+#[test]
+fn the_reference_driver_behind_the_proxy_gets_the_same_verdicts_reused_as_started_per_scenario() {
+    let argv = vec![
+        "python3".to_string(),
+        root().join("tests/drivers/proxy.py").display().to_string(),
+        "--".into(),
+        conformance_bin().into(),
+        "driver".into(),
+        "--profile".into(),
+        "strict".into(),
+    ];
+    let hello_within = Duration::from_secs(30);
+    let described = driver::probe(&argv, hello_within).expect("the driver says hello");
+    let scenarios: Vec<_> = all_scenarios()
+        .into_iter()
+        .filter(|s| s.profiles().contains(&Profile::Strict))
+        .collect();
+    let options = RunOptions {
+        step_guard: Duration::from_secs(20),
+        workers: 4,
+        ..RunOptions::portable()
+    };
+    let mut runs = Vec::new();
+    for reuse in [true, false] {
+        let pool = DriverPool::new(argv.clone(), described.clone(), hello_within, reuse);
+        let results = verdict::run_all_clients_for(
+            &scenarios,
+            &described,
+            |scenario| pool.client(&scenario.scenario),
+            &launcher(),
+            options,
+        );
+        runs.push((results, pool.counts()));
+    }
+    let ((reused, counts), (per_scenario, fresh_counts)) = (&runs[0], &runs[1]);
+    let differ: Vec<String> = reused
+        .iter()
+        .zip(per_scenario)
+        .filter(|(a, b)| class(&a.verdict) != class(&b.verdict))
+        .map(|(a, b)| {
+            format!(
+                "{}: reused {:?} / per scenario {:?}",
+                a.scenario, a.verdict, b.verdict
+            )
+        })
+        .collect();
+    assert!(differ.is_empty(), "{}", differ.join("\n"));
+    let ran = per_scenario.iter().filter(|r| r.evidence.is_some()).count();
+    assert_eq!(fresh_counts.starts, 0, "no pool without reuse");
+    assert!(
+        counts.reused > ran / 2 && counts.starts < ran / 4,
+        "{counts:?} for {ran} scenario runs"
+    );
+    // Each replacement is a result's note.
+    let noted = reused.iter().filter(|r| r.note.is_some()).count();
+    assert_eq!(noted, counts.replaced, "{counts:?}");
+}
