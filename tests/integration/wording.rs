@@ -1,11 +1,12 @@
 //! Meaning, not wording: a portable text check (`contains`, `lacks` outside
 //! `[expect.reference]`) judges every client, so it may ask only for what the client was
 //! given (the server's texts, its own configuration, the tools it called), for origins and
-//! numbers, or for words one of the scenario's rules itself demands. A client's own
+//! numbers, or for words a profile rule of the scenario quotes (a seed document's promised
+//! text, held under that profile only). A client's own
 //! phrasing belongs in `[expect.reference]`; a bound in `duration_ms`, a status in `numbers`.
 
 use super::support::*;
-use mcp_conformance::rules;
+use mcp_conformance::rules::{self, Tier};
 use serde_json::Value;
 
 /// Texts every scenario may name: the mock's origins and names, the markers the runner puts
@@ -145,6 +146,7 @@ fn no_portable_text_check_names_a_clients_phrasing() {
             .rules
             .iter()
             .filter_map(|id| rules::find(id))
+            .filter(|r| r.tier == Some(Tier::Profile))
             .flat_map(|r| quoted(&r.text))
             .collect();
         let mut given = Vec::new();
@@ -169,7 +171,7 @@ fn no_portable_text_check_names_a_clients_phrasing() {
         let called: Vec<String> = given.iter().map(|g| format!("called {g}")).collect();
         given.extend(called);
         given.extend(ALWAYS_GIVEN.iter().map(|g| g.to_string()));
-        // What a rule of the scenario quotes, it demands.
+        // What a profile rule of the scenario quotes, it demands of that profile's clients.
         given.extend(rule_quotes);
         given.retain(|g| g.chars().count() >= 3 || ALWAYS_GIVEN.contains(&g.as_str()));
         given.sort_by_key(|g| std::cmp::Reverse(g.len()));
