@@ -14,4 +14,5 @@ mod integration {
     mod process_words;
     mod redaction_property;
     mod tidy;
+    mod wording;
 }

@@ -113,6 +113,23 @@ fn every_failure_listed_is_a_green_matrix_and_json_and_markdown_say_so() {
         report["groups"]["timeouts"]["no-call-timeout"], "0/2",
         "{report}"
     );
+    // Both scenarios hold a specification rule, none a robustness or profile rule.
+    assert_eq!(
+        report["tiers"]["specification"]["reference-strict"], "2/2",
+        "{report}"
+    );
+    assert_eq!(
+        report["tiers"]["specification"]["no-call-timeout"], "0/2",
+        "{report}"
+    );
+    assert_eq!(
+        report["tiers"]["robustness"]["no-call-timeout"], "-",
+        "{report}"
+    );
+    assert!(
+        markdown.contains("| specification | 2/2 | 0/2 |"),
+        "{markdown}"
+    );
     assert_eq!(
         report["columns"][1]["cells"][0]["rule"], "timeouts.call.override",
         "{report}"

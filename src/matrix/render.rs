@@ -2,6 +2,7 @@
 //! × row.
 
 use super::run::{Column, Mark, Matrix};
+use crate::rules::{self, Tier};
 use crate::terminal;
 use crate::verdict::Verdict;
 use serde::Serialize;
@@ -87,6 +88,45 @@ fn group_cell(matrix: &Matrix, column: &Column, group: &str) -> String {
     }
 }
 
+/// Whether `rule` is of `tier` (an unknown rule is of none).
+fn of_tier(rule: &str, tier: Tier) -> bool {
+    rules::find(rule).is_some_and(|r| r.tier == Some(tier))
+}
+
+/// A row's cell in one tier, counting each scenario that names a rule of the tier:
+/// `passed/judged`, and the scenarios not applicable (`12/30 · n/a 4`); `-` where there
+/// are none.
+fn tier_cell(matrix: &Matrix, column: &Column, tier: Tier) -> String {
+    let marks = matrix
+        .scenarios
+        .iter()
+        .zip(&column.cells)
+        .filter(|(s, _)| s.rules.iter().any(|r| of_tier(r, tier)))
+        .map(|(_, cell)| cell.mark);
+    let counts = Counts::of(marks);
+    match (counts.judged(), counts.not_applicable) {
+        (0, 0) => "-".into(),
+        (judged, 0) => format!("{}/{judged}", counts.pass),
+        (judged, na) => format!("{}/{judged} · n/a {na}", counts.pass),
+    }
+}
+
+/// The tier × row table: whom a rule binds (specification, robustness, a profile's own
+/// promise) kept apart, as Autobahn keeps strict and non-strict outcomes apart.
+fn tier_table(matrix: &Matrix) -> (Vec<String>, Vec<Vec<String>>) {
+    let mut head = vec!["tier".to_string()];
+    head.extend(matrix.columns.iter().map(|c| c.row.clone()));
+    let lines = Tier::ALL
+        .iter()
+        .map(|&tier| {
+            std::iter::once(tier.name().to_string())
+                .chain(matrix.columns.iter().map(|c| tier_cell(matrix, c, tier)))
+                .collect()
+        })
+        .collect();
+    (head, lines)
+}
+
 /// The per-row summary lines' cells: row, client, profile, and the counts.
 fn summary_cells(column: &Column) -> [String; 9] {
     let c = counts(column);
@@ -107,8 +147,8 @@ const SUMMARY_HEAD: [&str; 9] = [
     "row", "client", "profile", "pass", "fail", "known", "n/a", "stale", "harness",
 ];
 
-/// The matrix for a terminal: scenario × row, what failed, the per-row summary and the
-/// group × row table.
+/// The matrix for a terminal: scenario × row, what failed, the per-row summary, and the
+/// tier × row and group × row tables.
 pub fn text(matrix: &Matrix) -> String {
     let width = matrix
         .scenarios
@@ -138,6 +178,9 @@ pub fn text(matrix: &Matrix) -> String {
         &SUMMARY_HEAD.map(String::from),
         &matrix.columns.iter().map(summary_cells).collect::<Vec<_>>(),
     ));
+    out.push('\n');
+    let (head, lines) = tier_table(matrix);
+    out.push_str(&aligned(&head, &lines));
     out.push('\n');
     let (head, lines) = group_table(matrix);
     out.push_str(&aligned(&head, &lines));
@@ -229,7 +272,7 @@ fn aligned(head: &[String], lines: &[impl AsRef<[String]>]) -> String {
     out
 }
 
-/// The matrix in Markdown: the per-row summary, group × row, then scenario × row.
+/// The matrix in Markdown: the per-row summary, tier × row, group × row, then scenario × row.
 pub fn markdown(matrix: &Matrix) -> String {
     let mut out = String::new();
     let table = |out: &mut String, head: &[String], lines: &[Vec<String>]| {
@@ -252,6 +295,9 @@ pub fn markdown(matrix: &Matrix) -> String {
         .map(|c| summary_cells(c).to_vec())
         .collect();
     table(&mut out, &SUMMARY_HEAD.map(String::from), &summary);
+    out.push('\n');
+    let (head, lines) = tier_table(matrix);
+    table(&mut out, &head, &lines);
     out.push('\n');
     let (head, lines) = group_table(matrix);
     table(&mut out, &head, &lines);
@@ -284,7 +330,7 @@ pub fn markdown(matrix: &Matrix) -> String {
     out
 }
 
-/// The matrix as JSON: `{"rows": [{row, client, profile, counts}], "groups": …, "scenarios": …, "columns": …}`.
+/// The matrix as JSON: `{"rows": [{row, client, profile, counts}], "tiers": …, "groups": …, "scenarios": …, "columns": …}`.
 pub fn json(matrix: &Matrix) -> String {
     let rows: Vec<serde_json::Value> = matrix
         .columns
@@ -302,7 +348,18 @@ pub fn json(matrix: &Matrix) -> String {
             (g, serde_json::Value::Object(cells))
         })
         .collect();
-    let report = serde_json::json!({"rows": rows, "groups": groups, "millis": matrix.millis, "scenarios": matrix.scenarios, "columns": matrix.columns});
+    let tiers: serde_json::Map<String, serde_json::Value> = Tier::ALL
+        .iter()
+        .map(|&tier| {
+            let cells: serde_json::Map<String, serde_json::Value> = matrix
+                .columns
+                .iter()
+                .map(|c| (c.row.clone(), serde_json::json!(tier_cell(matrix, c, tier))))
+                .collect();
+            (tier.name().to_string(), serde_json::Value::Object(cells))
+        })
+        .collect();
+    let report = serde_json::json!({"rows": rows, "tiers": tiers, "groups": groups, "millis": matrix.millis, "scenarios": matrix.scenarios, "columns": matrix.columns});
     serde_json::to_string_pretty(&report)
         .unwrap_or_else(|e| format!("{{\"error\": \"cannot render: {e}\"}}"))
 }

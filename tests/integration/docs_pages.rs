@@ -36,8 +36,12 @@ pub fn rules_page() -> String {
         "\n{} client rules, checked by the scenarios, and {} server checks, run by \
          `mcp-conformance validate`. Level: `must` fails the run, `should` is a warning unless \
          the run is strict. Sources: S = the MCP specification, Y = yoagent's documentation, \
-         K = kova's documentation, R = this project's own choice. Revisions: `X` one revision, \
-         `X..` that one and every later one, `..X` that one and every earlier one.\n",
+         K = kova's documentation, R = this project's own choice. Tier (client rules): whom the \
+         rule binds — `specification` (the specification states it) and `robustness` (every \
+         client should, though no sentence of the specification says it) bind every client, \
+         whatever its profile; `profile` (a seed document's exact promise: its error texts, \
+         defaults and API) binds only the profile whose source letter the rule carries. Revisions: `X` one revision, `X..` that one and every later one, `..X` that \
+         one and every earlier one.\n",
         count(RuleKind::Client),
         count(RuleKind::Server),
     );
@@ -81,8 +85,11 @@ fn rule_entry(rule: &Rule, scenarios: Option<&Vec<String>>) -> String {
         (None, RuleKind::Server) => "none (a server check: run by `validate`)".to_string(),
         (None, RuleKind::Client) => "none".to_string(),
     };
+    let tier = rule
+        .tier
+        .map_or(String::new(), |t| format!("; tier: {}", t.name()));
     format!(
-        "\n### `{id}`\n\n- {kind}, {level}; sources: {sources}; revisions: {revisions}\n- scenarios: {scenarios}\n\n> {text}\n",
+        "\n### `{id}`\n\n- {kind}, {level}{tier}; sources: {sources}; revisions: {revisions}\n- scenarios: {scenarios}\n\n> {text}\n",
         id = rule.id,
         level = rule.level.name(),
         text = escape_html(&rule.text),

@@ -33,6 +33,34 @@ pub enum RuleKind {
     Server,
 }
 
+/// Who is held to a client rule.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[serde(rename_all = "lowercase")]
+pub enum Tier {
+    /// The MCP specification states it: every client is held to it.
+    Specification,
+    /// Every client should do it, though no sentence of the specification says so (no
+    /// credential in an error, the server process ended, bounded time, no call run twice).
+    Robustness,
+    /// A seed document's exact promise (its error texts, its defaults, its API): held only
+    /// under the profile whose source letter the rule carries.
+    Profile,
+}
+
+impl Tier {
+    /// Every tier, in the order reports list them.
+    pub const ALL: [Tier; 3] = [Tier::Specification, Tier::Robustness, Tier::Profile];
+
+    /// The tier as the registry and the reports spell it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Tier::Specification => "specification",
+            Tier::Robustness => "robustness",
+            Tier::Profile => "profile",
+        }
+    }
+}
+
 /// One rule.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -46,6 +74,9 @@ pub struct Rule {
     /// Which documents state it (Y, K, S, R).
     #[serde(default)]
     pub sources: Vec<String>,
+    /// Who is held to it (client rules; a server check has none).
+    #[serde(default)]
+    pub tier: Option<Tier>,
     /// The rule's text.
     pub text: String,
     /// The protocol revisions the rule applies to: each item a revision (`2025-06-18`), a
@@ -172,6 +203,27 @@ mod tests {
             assert!(rule.id.contains('.'), "rule id {} has no group", rule.id);
         }
         assert!(all().len() > 100);
+    }
+
+    #[test]
+    fn every_client_rule_has_a_tier_and_every_specification_rule_is_of_its_tier() {
+        for rule in all() {
+            match rule.kind {
+                RuleKind::Server => assert_eq!(rule.tier, None, "{} is a server check", rule.id),
+                RuleKind::Client => {
+                    let tier = rule
+                        .tier
+                        .unwrap_or_else(|| panic!("{} has no tier", rule.id));
+                    let sourced_s = rule.sources.iter().any(|s| s == "S");
+                    assert_eq!(
+                        sourced_s,
+                        tier == Tier::Specification,
+                        "{}: the specification tier is exactly the rules sourced S",
+                        rule.id
+                    );
+                }
+            }
+        }
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! Checking a scenario's `[expect]` against an outcome.
 
 mod http;
+mod meaning;
 mod script_played;
 
 use super::outcome::Outcome;
@@ -288,6 +289,25 @@ fn check_step(expect: &StepExpect, outcome: &Outcome, fail: &mut impl FnMut(&str
             fail(
                 &what,
                 format!("text without {needle:?}"),
+                describe(&record.result),
+            );
+        }
+    }
+    let named = meaning::numbers(&text);
+    for number in &expect.numbers {
+        if !named.contains(number) {
+            fail(
+                &what,
+                format!("text naming the number {number}"),
+                describe(&record.result),
+            );
+        }
+    }
+    if let Some(ms) = expect.duration_ms {
+        if !meaning::names_duration(&text, ms) {
+            fail(
+                &what,
+                format!("text naming a duration of {ms} ms"),
                 describe(&record.result),
             );
         }

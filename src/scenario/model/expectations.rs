@@ -110,6 +110,15 @@ pub struct StepExpect {
     /// Texts it does not contain.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub lacks: Vec<String>,
+    /// Numbers the text names, each standing alone (`3` is not found in `30`, `1.3` or a
+    /// port `:40003`): an exit status or an HTTP status, whatever the words around it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub numbers: Vec<i64>,
+    /// A duration the text names, in milliseconds: `150ms`, `150 ms`, `0.15s` and
+    /// `0.150 seconds` all name 150. A bound is checked as a value, never as one client's
+    /// spelling of it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_ms: Option<u64>,
     /// A subset the step's value must contain.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub value: Option<Value>,
@@ -160,6 +169,8 @@ pub const EXPECTATION_FIELDS: &[(&str, Portability)] = &[
     ("steps.error", Portability::ReferenceOnly),
     ("steps.contains", Portability::Portable),
     ("steps.lacks", Portability::Portable),
+    ("steps.numbers", Portability::Portable),
+    ("steps.duration_ms", Portability::Portable),
     ("steps.value", Portability::ReferenceOnly),
     ("steps.within_ms", Portability::Portable),
     ("steps.at_least_ms", Portability::Portable),
