@@ -1,6 +1,7 @@
 //! The `mcp-conformance` command line: a thin layer over the library.
 
 mod cli {
+    pub mod driver_run;
     pub mod matrix;
     pub mod signals;
 }
@@ -15,6 +16,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
+use cli::driver_run::{run_driver, DriverRun};
 use cli::matrix::matrix;
 use cli::signals::{end_escaped_descendants, watch_signals, INTERRUPTED};
 
@@ -109,8 +111,8 @@ struct RunArgs {
     #[arg(long, default_value_t = 20_000)]
     step_guard_ms: u64,
     /// How many scenarios of a driver run at once, each on a driver process of the pool
-    /// (default: the cores available, four per core with `--fresh-drivers`); the scenarios
-    /// that mostly wait get one beside them.
+    /// (default: four per core available: runs mostly wait); the scenarios that mostly wait
+    /// get one beside them.
     #[arg(long)]
     jobs: Option<usize>,
     /// Start the driver afresh for every scenario even when it declares `reusable`.
@@ -334,15 +336,11 @@ fn run(args: RunArgs) -> ExitCode {
             &launcher,
             DriverRun {
                 step_guard: Duration::from_millis(args.step_guard_ms),
-                jobs: args.jobs.unwrap_or_else(|| {
-                    let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
-                    // Started per scenario, most of a run is waiting for drivers to start.
-                    if args.fresh_drivers {
-                        cores * 4
-                    } else {
-                        cores
-                    }
-                }),
+                // Runs mostly wait (on timeouts, on servers): several per core, as for the
+                // reference client.
+                jobs: args
+                    .jobs
+                    .unwrap_or(mcp_conformance::runner::RunOptions::default().workers),
                 reuse: !args.fresh_drivers,
             },
         ),
@@ -408,82 +406,6 @@ fn write_html(dir: &Path, html: &report::html::model::Report) -> Result<(), Stri
         started.elapsed().as_millis()
     ));
     Ok(())
-}
-
-/// How `run --client` runs its driver.
-struct DriverRun {
-    step_guard: Duration,
-    jobs: usize,
-    reuse: bool,
-}
-
-/// Runs the scenarios of the driver's profile through the driver.
-fn run_driver(
-    command: &str,
-    scenarios: &[scenario::LoadedScenario],
-    launcher: &MockLauncher,
-    how: DriverRun,
-) -> Result<Vec<verdict::ScenarioResult>, ExitCode> {
-    use mcp_conformance::cut::driver::{self, DriverPool};
-    let step_guard = how.step_guard;
-    let give_up = |e: &dyn std::error::Error, code: u8| {
-        fail(&error_chain(e));
-        ExitCode::from(code)
-    };
-    let argv = driver::split_command(command).map_err(|e| give_up(&e, exit_code::USAGE))?;
-    let described =
-        driver::probe(&argv, step_guard).map_err(|e| give_up(&e, exit_code::FAILURES))?;
-    if Profile::from_name(&described.profile).is_none() {
-        fail(&format!(
-            "the driver claims the unknown profile `{}` (expected strict, yoagent or kova)",
-            described.profile
-        ));
-        return Err(ExitCode::from(exit_code::FAILURES));
-    }
-    let options = mcp_conformance::runner::RunOptions {
-        step_guard,
-        workers: how.jobs.max(1),
-        ..mcp_conformance::runner::RunOptions::portable()
-    };
-    let pool = DriverPool::new(argv, described.clone(), step_guard, how.reuse);
-    let results = verdict::run_all_clients_for(
-        scenarios,
-        &described,
-        |scenario| pool.client(&scenario.scenario),
-        launcher,
-        options,
-    );
-    for line in driver_summary(&pool, &results) {
-        terminal::eprint(&line);
-    }
-    Ok(results)
-}
-
-/// What the driver processes did: started, reused, replaced (and why, a line each).
-fn driver_summary(
-    pool: &mcp_conformance::cut::driver::DriverPool,
-    results: &[verdict::ScenarioResult],
-) -> Vec<String> {
-    let counts = pool.counts();
-    let mut line = format!(
-        "driver: {} process start(s) for {} scenario run(s)",
-        counts.starts,
-        results.iter().filter(|r| r.evidence.is_some()).count()
-    );
-    if pool.reuses() {
-        line.push_str(&format!(
-            ", reused {} time(s), {} fresh for scenarios about the process itself, \
-             {} replaced after a scenario",
-            counts.reused, counts.fresh, counts.replaced
-        ));
-    } else {
-        line.push_str(" (one per scenario)");
-    }
-    let notes = results.iter().filter_map(|result| {
-        let note = result.note.as_ref()?;
-        Some(format!("  {}: {note}", result.scenario))
-    });
-    std::iter::once(line).chain(notes).collect()
 }
 
 /// The scenarios whose name or one of whose rules starts with `prefix` (all without one).

@@ -126,11 +126,17 @@ impl DriverPool {
 
     /// An idle process for a scenario that may share one.
     pub(super) fn take_idle(&self) -> Option<Arc<DriverProcess>> {
-        let process = self.idle.lock().unwrap_or_else(|e| e.into_inner()).pop();
-        if process.is_some() {
+        loop {
+            let process = self.idle.lock().unwrap_or_else(|e| e.into_inner()).pop()?;
+            // One that went away while idle serves no one (its scenario was not harmed: no
+            // note); the next idle one, or a fresh start, serves instead.
+            if process.healthy().is_err() {
+                process.stop();
+                continue;
+            }
             self.counts.reused.fetch_add(1, Ordering::SeqCst);
+            return Some(process);
         }
-        process
     }
 
     /// A process was started for a scenario (`fresh`: one of its own).
