@@ -230,6 +230,20 @@ pub enum Breakage {
     /// 2026-07-28 over HTTP: a request whose response timed out is re-issued as if its
     /// stream had broken.
     ReissueTimedOut,
+    /// 2026-07-28: an `input_required` result without `requestState` leaves the previous
+    /// round's `requestState` in the retry instead of dropping it.
+    RequestStateKept,
+    /// A timed-out call's `notifications/cancelled` names the request sent last (the id
+    /// counter's latest value), not the call that timed out.
+    CancelsLatestRequest,
+    /// Legacy HTTP+SSE: the task POSTing answers to server requests ends after its first
+    /// answer, so later server requests on the stream go unanswered.
+    OneAnswerPosted,
+    /// 2026-07-28: a `server/discover` answer is taken to mean the client's newest stateless
+    /// revision, whatever its `supportedVersions` lists.
+    DiscoverVersionsIgnored,
+    /// The process group is ended with SIGTERM, so a descendant that ignores it lives on.
+    GroupTerminatedPolitely,
 }
 
 /// How the client is configured.

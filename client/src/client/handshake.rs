@@ -212,7 +212,13 @@ async fn discovered(
         .into_iter()
         .filter(|v| *v <= offered)
         .rev()
-        .find(|v| listed.contains(v));
+        .find(|v| {
+            listed.contains(v)
+                || config
+                    .hooks
+                    .broken
+                    .contains(&Breakage::DiscoverVersionsIgnored)
+        });
     if let Some(version) = stateless {
         transport.stateless(Some(version));
         return Ok((version.to_string(), result));

@@ -377,6 +377,8 @@ impl StdioTransport {
             let reason = format!("timed out after {}", fmt_duration(bound));
             let request_id = if shared.broken(Breakage::CancelledWithoutRequestId) {
                 Value::Null
+            } else if shared.broken(Breakage::CancelsLatestRequest) {
+                Value::from(self.next_id.load(Ordering::SeqCst) - 1)
             } else {
                 id.clone()
             };

@@ -68,7 +68,10 @@ impl Shared {
     pub(super) fn kill(&self, switch: Breakage) {
         if let Some(pid) = self.pid {
             if self.group_kill(switch) && !self.group_killed.swap(true, Ordering::SeqCst) {
-                super::process_group::kill_group(pid);
+                super::process_group::kill_group(
+                    pid,
+                    self.broken(Breakage::GroupTerminatedPolitely),
+                );
             }
         }
         if let Some(child) = lock(&self.child).as_mut() {
@@ -84,7 +87,10 @@ impl Shared {
             if self.group_kill(Breakage::NoGroupKillOnExit)
                 && !self.group_killed.swap(true, Ordering::SeqCst)
             {
-                super::process_group::kill_group(pid);
+                super::process_group::kill_group(
+                    pid,
+                    self.broken(Breakage::GroupTerminatedPolitely),
+                );
             }
         }
     }

@@ -224,6 +224,8 @@ impl StreamableTransport {
                                 format!("timed out after {}", crate::stdio::fmt_duration(bound));
                             let request_id = if self.broken(Breakage::CancelledWithoutRequestId) {
                                 Value::Null
+                            } else if self.broken(Breakage::CancelsLatestRequest) {
+                                Value::from(self.next_id.load(Ordering::SeqCst) - 1)
                             } else {
                                 id.clone()
                             };
