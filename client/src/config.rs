@@ -242,6 +242,19 @@ pub enum Breakage {
     /// 2026-07-28: a `server/discover` answer is taken to mean the client's newest stateless
     /// revision, whatever its `supportedVersions` lists.
     DiscoverVersionsIgnored,
+    /// Streamable HTTP: POSTs accept `application/json` only, not `text/event-stream`.
+    AcceptJsonOnly,
+    /// Streamable HTTP: the session id is captured but never sent back.
+    SessionIdNotSent,
+    /// Streamable HTTP: `MCP-Protocol-Version` goes on requests only, not on notifications.
+    VersionHeaderOnRequestsOnly,
+    /// Streamable HTTP: the session's `DELETE` on close leaves out `MCP-Protocol-Version`.
+    DeleteWithoutVersionHeader,
+    /// Streamable HTTP: `close()` forgets the session without a `DELETE`.
+    NoSessionDelete,
+    /// 2026-07-28 over HTTP: a name is base64-encoded in `Mcp-Name` only when it is not
+    /// ASCII; an ASCII name goes as is, spaces at its ends and control characters included.
+    NameEncodedOnlyNonAscii,
     /// The process group is ended with SIGTERM, so a descendant that ignores it lives on.
     GroupTerminatedPolitely,
 }

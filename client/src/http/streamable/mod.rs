@@ -397,13 +397,17 @@ impl StreamableTransport {
             let mut state = lock(&self.state);
             (state.session.take(), state.version_header.clone())
         };
-        let Some(session) = session else { return };
+        let Some(session) = session.filter(|_| !self.broken(Breakage::NoSessionDelete)) else {
+            return;
+        };
         let ctx = Ctx::notification(&self.ep, "DELETE");
         let mut extra = Vec::new();
         if let Ok(value) = HeaderValue::from_str(&session) {
             extra.push((HeaderName::from_static(SESSION_HEADER), value));
         }
-        if let Some(version) = version {
+        if let Some(version) =
+            version.filter(|_| !self.broken(Breakage::DeleteWithoutVersionHeader))
+        {
             extra.push((HeaderName::from_static(VERSION_HEADER), version));
         }
         let out = Outgoing {
