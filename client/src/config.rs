@@ -255,6 +255,15 @@ pub enum Breakage {
     /// 2026-07-28 over HTTP: a name is base64-encoded in `Mcp-Name` only when it is not
     /// ASCII; an ASCII name goes as is, spaces at its ends and control characters included.
     NameEncodedOnlyNonAscii,
+    /// stdio: a response's id must be written as the request's was (`2.0` does not answer
+    /// `2`): ids compared as JSON values, not as numbers.
+    IdsComparedAsWritten,
+    /// stdio: a call's timeout is reported as a transport error, not a timeout.
+    TimeoutAsTransport,
+    /// The handshake ends without `notifications/initialized`.
+    NoInitializedNotification,
+    /// The handshake goes on whatever protocol version the server answers.
+    AnyVersionAccepted,
     /// The process group is ended with SIGTERM, so a descendant that ignores it lives on.
     GroupTerminatedPolitely,
 }

@@ -417,6 +417,36 @@ pub const PROOFS: &[Proof] = &[
         "stateless/http-name-header-encoding-edges",
         "script",
     ),
+    switch(
+        &["stdio.response.id-by-value"],
+        Breakage::IdsComparedAsWritten,
+        "stdio/response-id-equal-by-value",
+        "step 2",
+    ),
+    switch(
+        &["timeouts.call.typed"],
+        Breakage::TimeoutAsTransport,
+        "timeouts/call-bounded",
+        "step 2",
+    ),
+    switch(
+        &["lifecycle.initialized.notification"],
+        Breakage::NoInitializedNotification,
+        "lifecycle/initialized-is-notification",
+        "script",
+    ),
+    switch(
+        &["lifecycle.initialize.unsupported-version"],
+        Breakage::AnyVersionAccepted,
+        "lifecycle/initialize-unsupported-version",
+        "step 1",
+    ),
+    switch(
+        &["timeouts.late-response-dropped"],
+        Breakage::AnyIdAccepted,
+        "timeouts/timeout-sends-cancelled",
+        "step 3",
+    ),
     // Broken drivers: `tests/drivers.rs` asserts each fails exactly its rules' scenarios.
     driver(
         &["redaction.origin-only"],
@@ -444,8 +474,6 @@ pub const PROOFS: &[Proof] = &[
 /// that gains a proof must leave this list (the tidy test fails on a rule in both).
 pub const NOT_YET_PROVEN: &[&str] = &[
     "lifecycle.initialize.sent-first",
-    "lifecycle.initialize.unsupported-version",
-    "lifecycle.initialized.notification",
     "lifecycle.initialized.undeliverable",
     "lifecycle.tools-list.paginated",
     "lifecycle.tools-list.fresh",
@@ -453,7 +481,6 @@ pub const NOT_YET_PROVEN: &[&str] = &[
     "lifecycle.initialize.server-info-kept",
     "lifecycle.messages.request-and-notification",
     "stdio.spawn.env",
-    "stdio.response.id-by-value",
     "stdio.calls.multiplexed",
     "stdio.notification.skipped",
     "stdio.read.only-during-call",
@@ -493,8 +520,6 @@ pub const NOT_YET_PROVEN: &[&str] = &[
     "timeouts.client.configurable",
     "timeouts.call.cancel",
     "timeouts.call.may-have-run",
-    "timeouts.call.typed",
-    "timeouts.late-response-dropped",
     "resilience.reconnect-once",
     "resilience.manual-reconnect",
     "resilience.connect-retry",

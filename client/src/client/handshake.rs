@@ -316,7 +316,8 @@ async fn handshake(
             )
         }
     };
-    if !SUPPORTED_PROTOCOL_VERSIONS.contains(&version.as_str()) {
+    let accept_any = config.hooks.broken.contains(&Breakage::AnyVersionAccepted);
+    if !SUPPORTED_PROTOCOL_VERSIONS.contains(&version.as_str()) && !accept_any {
         return Err(McpError::Protocol(format!(
             "server answered protocol version '{version}', which this client does not support ({}); disconnected",
             SUPPORTED_PROTOCOL_VERSIONS.join(", ")
@@ -324,8 +325,14 @@ async fn handshake(
         .into());
     }
     transport.negotiated(&version);
-    transport
-        .notify_fated("notifications/initialized", None)
-        .await?;
+    if !config
+        .hooks
+        .broken
+        .contains(&Breakage::NoInitializedNotification)
+    {
+        transport
+            .notify_fated("notifications/initialized", None)
+            .await?;
+    }
     Ok((version, result))
 }

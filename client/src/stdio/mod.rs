@@ -388,7 +388,10 @@ impl StdioTransport {
                 Notification::new("notifications/cancelled", Some(params)),
             );
         }
-        Failed::alive(timed_out(method, bound))
+        match shared.broken(Breakage::TimeoutAsTransport) {
+            true => Failed::alive(McpError::Transport(timed_out(method, bound).to_string())),
+            false => Failed::alive(timed_out(method, bound)),
+        }
     }
 
     /// Sends a notification (no id, not awaited). A failed write is a transport error.

@@ -310,12 +310,15 @@ impl Shared {
     /// answer to a call that timed out or was cancelled, or an id never sent).
     pub(crate) fn deliver(&self, id: Value, outcome: Result<RawResult, ErrorObject>) {
         let any_id = self.broken(Breakage::AnyIdAccepted);
+        let as_written = self.broken(Breakage::IdsComparedAsWritten);
         let mut conn = lock(&self.conn);
-        let Some(at) = conn
-            .pending
-            .iter()
-            .position(|p| any_id || ids_match(&p.id, &id))
-        else {
+        let Some(at) = conn.pending.iter().position(|p| {
+            any_id
+                || match as_written {
+                    true => p.id == id,
+                    false => ids_match(&p.id, &id),
+                }
+        }) else {
             drop(conn);
             tracing::debug!(target: "mcp_refclient", server = %self.command, "dropped a response for id {id}: no call waits for it");
             return;
