@@ -264,6 +264,18 @@ pub enum Breakage {
     NoInitializedNotification,
     /// The handshake goes on whatever protocol version the server answers.
     AnyVersionAccepted,
+    /// A JSON-RPC error answer is reported as a protocol error, its code lost.
+    RpcErrorAsProtocol,
+    /// The server's `initialize` result is kept as its `serverInfo` alone, capabilities lost.
+    ServerInfoOnly,
+    /// stdio: a notification arriving while a call waits ends that call with a protocol error
+    /// (the next message taken for its response).
+    NotificationFailsCall,
+    /// A prefixed tool adapter calls the server by the name the model sees (`prefix__name`),
+    /// not the tool's original name.
+    PrefixedNameCalled,
+    /// HTTP: an error status is reported as a transport error, its status lost.
+    StatusAsTransport,
     /// The process group is ended with SIGTERM, so a descendant that ignores it lives on.
     GroupTerminatedPolitely,
 }

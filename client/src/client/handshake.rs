@@ -106,6 +106,10 @@ pub(super) async fn open(
                     t.listen(modern::with_meta(Some(filter), &protocol_version, config));
                 }
             }
+            let server_info = match config.hooks.broken.contains(&Breakage::ServerInfoOnly) {
+                true => json!({ "serverInfo": server_info.get("serverInfo") }),
+                false => server_info,
+            };
             Ok(Connection {
                 transport,
                 protocol_version,

@@ -331,6 +331,20 @@ impl Shared {
         let _ = pending.tx.send(Delivery::Response(outcome));
     }
 
+    /// Test switch `NotificationFailsCall`: the oldest waiting call ends with `error`.
+    pub(crate) fn fail_oldest(&self, error: McpError) {
+        let mut conn = lock(&self.conn);
+        if conn.pending.is_empty() {
+            return;
+        }
+        let pending = conn.pending.remove(0);
+        if conn.pending.is_empty() {
+            self.set_awaiting(false);
+        }
+        drop(conn);
+        let _ = pending.tx.send(Delivery::Failed(error));
+    }
+
     /// The reader skipped a line that is not JSON (already cut to a readable length).
     pub(crate) fn not_json(&self, text: String) {
         *lock(&self.last_not_json) = Some(text.clone());
