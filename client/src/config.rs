@@ -276,6 +276,12 @@ pub enum Breakage {
     PrefixedNameCalled,
     /// HTTP: an error status is reported as a transport error, its status lost.
     StatusAsTransport,
+    /// HTTP: the redirect limit is off by one: the 10th hop is refused.
+    RedirectLimitOffByOne,
+    /// The tool adapter ignores `isError`: a failed tool's content is output.
+    IsErrorIgnored,
+    /// 2026-07-28: a result without `resultType` is refused instead of taken as complete.
+    ResultTypeRequired,
     /// The process group is ended with SIGTERM, so a descendant that ignores it lives on.
     GroupTerminatedPolitely,
 }

@@ -477,6 +477,24 @@ pub const PROOFS: &[Proof] = &[
         "http/status-500-on-call",
         "step 2",
     ),
+    switch(
+        &["redirects.limit"],
+        Breakage::RedirectLimitOffByOne,
+        "redirects/limit-10-hops-followed",
+        "step 2",
+    ),
+    switch(
+        &["tools.is-error"],
+        Breakage::IsErrorIgnored,
+        "tools/is-error-becomes-failed-result",
+        "step 4",
+    ),
+    switch(
+        &["stateless.result-type.absent-complete"],
+        Breakage::ResultTypeRequired,
+        "stateless/result-type-absent-complete",
+        "step 2",
+    ),
     // Broken drivers: `tests/drivers.rs` asserts each fails exactly its rules' scenarios.
     driver(
         &["redaction.origin-only"],
@@ -539,7 +557,6 @@ pub const NOT_YET_PROVEN: &[&str] = &[
     "headers.validated",
     "redirects.same-origin",
     "redirects.method-change",
-    "redirects.limit",
     "redirects.none",
     "redirects.any",
     "auth.refresh-once-on-401",
@@ -551,13 +568,11 @@ pub const NOT_YET_PROVEN: &[&str] = &[
     "resilience.manual-reconnect",
     "resilience.connect-retry",
     "tools.adapter.names",
-    "tools.is-error",
     "tools.content.kinds",
     "tools.source.relist",
     "tools.source.no-notify-warn",
     "stateless.version.unsupported",
     "stateless.no-session",
-    "stateless.result-type.absent-complete",
     "stateless.input-required.only-where-allowed",
     "stateless.seeds.handshake-only",
 ];

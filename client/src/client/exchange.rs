@@ -104,6 +104,11 @@ pub(super) async fn exchange(
             }
             Err(e) => return Err(rpc(Err(e)).unwrap_err().into()),
         };
+        if result.get("resultType").is_none()
+            && config.hooks.broken.contains(&Breakage::ResultTypeRequired)
+        {
+            return Err(McpError::Protocol(format!("'{method}' result has no resultType")).into());
+        }
         match modern::result_kind(method, &result)? {
             ResultKind::Complete => return Ok(result),
             ResultKind::InputRequired if matches!(method, "tools/call" | "prompts/get" | "resources/read") => {

@@ -110,7 +110,9 @@ impl Endpoint {
                 }
                 _ => {}
             }
-            if hop == MAX_REDIRECTS {
+            // The test switch `RedirectLimitOffByOne` counts the first hop as the second.
+            let hops_taken = hop + usize::from(self.broken(crate::Breakage::RedirectLimitOffByOne));
+            if hops_taken == MAX_REDIRECTS {
                 return Err(ctx.transport(format!(
                     "too many redirects: more than {MAX_REDIRECTS} (the limit is {MAX_REDIRECTS}), the last from {from} to {to}"
                 )));
