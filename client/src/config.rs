@@ -282,6 +282,10 @@ pub enum Breakage {
     IsErrorIgnored,
     /// 2026-07-28: a result without `resultType` is refused instead of taken as complete.
     ResultTypeRequired,
+    /// HTTP: a 401 is reported as is, without asking the token provider for a fresh token.
+    NoRefreshOn401,
+    /// Streamable HTTP: a 404 on a session reports it expired but keeps sending its id.
+    ExpiredSessionKept,
     /// The process group is ended with SIGTERM, so a descendant that ignores it lives on.
     GroupTerminatedPolitely,
 }

@@ -495,6 +495,18 @@ pub const PROOFS: &[Proof] = &[
         "stateless/result-type-absent-complete",
         "step 2",
     ),
+    switch(
+        &["auth.refresh-once-on-401"],
+        Breakage::NoRefreshOn401,
+        "auth/refresh-once-on-401",
+        "step 2",
+    ),
+    switch(
+        &["http.session.expired-404"],
+        Breakage::ExpiredSessionKept,
+        "http/session-expired-404",
+        "step 4",
+    ),
     // Broken drivers: `tests/drivers.rs` asserts each fails exactly its rules' scenarios.
     driver(
         &["redaction.origin-only"],
@@ -542,7 +554,6 @@ pub const NOT_YET_PROVEN: &[&str] = &[
     "http.sse.parsed",
     "http.sse.interleaved-skipped",
     "http.sse.returns-at-frame",
-    "http.session.expired-404",
     "http.ack.empty-202",
     "http.ack.other-empty-2xx",
     "http.idle.bounded",
@@ -559,7 +570,6 @@ pub const NOT_YET_PROVEN: &[&str] = &[
     "redirects.method-change",
     "redirects.none",
     "redirects.any",
-    "auth.refresh-once-on-401",
     "auth.no-loop",
     "timeouts.client.configurable",
     "timeouts.call.cancel",

@@ -98,7 +98,8 @@ impl StreamableTransport {
         }
         if reply.status == StatusCode::NOT_FOUND && session.is_some() {
             let mut state = lock(&self.state);
-            if state.session == session {
+            // The test switch `ExpiredSessionKept` keeps sending the dead session.
+            if state.session == session && !self.broken(Breakage::ExpiredSessionKept) {
                 state.session = None;
                 state.reinit = self.profile == Profile::Strict;
             }

@@ -26,7 +26,8 @@ impl Endpoint {
         let token = bearer(self.ask_token(provider.as_ref()).await?, ctx)?;
         self.remember_secret(&token);
         let reply = self.send_redirecting(out, Some(&token), ctx).await?;
-        if reply.status != StatusCode::UNAUTHORIZED {
+        if reply.status != StatusCode::UNAUTHORIZED || self.broken(crate::Breakage::NoRefreshOn401)
+        {
             return Ok(reply);
         }
         drop(reply);
