@@ -286,6 +286,9 @@ pub enum Breakage {
     NoRefreshOn401,
     /// Streamable HTTP: a 404 on a session reports it expired but keeps sending its id.
     ExpiredSessionKept,
+    /// HTTP: a 301, 302 or 303 answering a POST is followed (a 303 as a GET, the others
+    /// re-POSTing the body) instead of refused with a clear error.
+    PostResentOnAnyRedirect,
     /// The process group is ended with SIGTERM, so a descendant that ignores it lives on.
     GroupTerminatedPolitely,
 }

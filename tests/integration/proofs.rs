@@ -507,6 +507,12 @@ pub const PROOFS: &[Proof] = &[
         "http/session-expired-404",
         "step 4",
     ),
+    switch(
+        &["redirects.method-change"],
+        Breakage::PostResentOnAnyRedirect,
+        "redirects/method-change-302-clear-error",
+        "count of `tools/call`",
+    ),
     // Broken drivers: `tests/drivers.rs` asserts each fails exactly its rules' scenarios.
     driver(
         &["redaction.origin-only"],
@@ -567,7 +573,6 @@ pub const NOT_YET_PROVEN: &[&str] = &[
     "headers.sensitive",
     "headers.validated",
     "redirects.same-origin",
-    "redirects.method-change",
     "redirects.none",
     "redirects.any",
     "auth.no-loop",

@@ -118,7 +118,10 @@ impl Endpoint {
                     "too many redirects: more than {MAX_REDIRECTS} (the limit is {MAX_REDIRECTS}), the last from {from} to {to}"
                 )));
             }
-            if method == Method::POST && matches!(status, 301..=303) {
+            if method == Method::POST
+                && matches!(status, 301..=303)
+                && !self.broken(crate::Breakage::PostResentOnAnyRedirect)
+            {
                 return Err(ctx.transport(format!(
                     "redirect from {from} to {to} refused: a {status} turns the POST into a GET, which an MCP endpoint cannot answer (a server should redirect with 307 or 308)"
                 )));
