@@ -291,7 +291,8 @@ fn a_driver_that_can_only_forget_a_connection_is_not_judged_on_what_a_drop_ends(
             "process/descendant-survives-without-group",
             "process/drop-kills-command",
             "process/drop-without-group-spares-server-group",
-            "process/group-drop-kills-descendants"
+            "process/group-drop-kills-descendants",
+            "process/group-drop-kills-sigterm-ignoring-child",
         ]
     );
 }

@@ -12,6 +12,7 @@ mod integration {
     mod layers;
     mod leaks;
     mod process_words;
+    mod proofs;
     mod redaction_property;
     mod tidy;
     mod wording;

@@ -230,6 +230,67 @@ pub enum Breakage {
     /// 2026-07-28 over HTTP: a request whose response timed out is re-issued as if its
     /// stream had broken.
     ReissueTimedOut,
+    /// 2026-07-28: an `input_required` result without `requestState` leaves the previous
+    /// round's `requestState` in the retry instead of dropping it.
+    RequestStateKept,
+    /// A timed-out call's `notifications/cancelled` names the request sent last (the id
+    /// counter's latest value), not the call that timed out.
+    CancelsLatestRequest,
+    /// Legacy HTTP+SSE: the task POSTing answers to server requests ends after its first
+    /// answer, so later server requests on the stream go unanswered.
+    OneAnswerPosted,
+    /// 2026-07-28: a `server/discover` answer is taken to mean the client's newest stateless
+    /// revision, whatever its `supportedVersions` lists.
+    DiscoverVersionsIgnored,
+    /// Streamable HTTP: POSTs accept `application/json` only, not `text/event-stream`.
+    AcceptJsonOnly,
+    /// Streamable HTTP: the session id is captured but never sent back.
+    SessionIdNotSent,
+    /// Streamable HTTP: `MCP-Protocol-Version` goes on requests only, not on notifications.
+    VersionHeaderOnRequestsOnly,
+    /// Streamable HTTP: the session's `DELETE` on close leaves out `MCP-Protocol-Version`.
+    DeleteWithoutVersionHeader,
+    /// Streamable HTTP: `close()` forgets the session without a `DELETE`.
+    NoSessionDelete,
+    /// 2026-07-28 over HTTP: a name is base64-encoded in `Mcp-Name` only when it is not
+    /// ASCII; an ASCII name goes as is, spaces at its ends and control characters included.
+    NameEncodedOnlyNonAscii,
+    /// stdio: a response's id must be written as the request's was (`2.0` does not answer
+    /// `2`): ids compared as JSON values, not as numbers.
+    IdsComparedAsWritten,
+    /// stdio: a call's timeout is reported as a transport error, not a timeout.
+    TimeoutAsTransport,
+    /// The handshake ends without `notifications/initialized`.
+    NoInitializedNotification,
+    /// The handshake goes on whatever protocol version the server answers.
+    AnyVersionAccepted,
+    /// A JSON-RPC error answer is reported as a protocol error, its code lost.
+    RpcErrorAsProtocol,
+    /// The server's `initialize` result is kept as its `serverInfo` alone, capabilities lost.
+    ServerInfoOnly,
+    /// stdio: a notification arriving while a call waits ends that call with a protocol error
+    /// (the next message taken for its response).
+    NotificationFailsCall,
+    /// A prefixed tool adapter calls the server by the name the model sees (`prefix__name`),
+    /// not the tool's original name.
+    PrefixedNameCalled,
+    /// HTTP: an error status is reported as a transport error, its status lost.
+    StatusAsTransport,
+    /// HTTP: the redirect limit is off by one: the 10th hop is refused.
+    RedirectLimitOffByOne,
+    /// The tool adapter ignores `isError`: a failed tool's content is output.
+    IsErrorIgnored,
+    /// 2026-07-28: a result without `resultType` is refused instead of taken as complete.
+    ResultTypeRequired,
+    /// HTTP: a 401 is reported as is, without asking the token provider for a fresh token.
+    NoRefreshOn401,
+    /// Streamable HTTP: a 404 on a session reports it expired but keeps sending its id.
+    ExpiredSessionKept,
+    /// HTTP: a 301, 302 or 303 answering a POST is followed (a 303 as a GET, the others
+    /// re-POSTing the body) instead of refused with a clear error.
+    PostResentOnAnyRedirect,
+    /// The process group is ended with SIGTERM, so a descendant that ignores it lives on.
+    GroupTerminatedPolitely,
 }
 
 /// How the client is configured.

@@ -52,6 +52,7 @@ pub fn describe_step(step: &Step) -> String {
         Step::Exit(e) => format!("exit (code {})", e.code),
         Step::IgnoreStdinClose(_) => "ignore_stdin_close".into(),
         Step::AwaitStdinClose(_) => "await_stdin_close".into(),
+        Step::SpawnChild(c) if c.ignore_sigterm => "spawn_child (ignoring SIGTERM)".into(),
         Step::SpawnChild(_) => "spawn_child".into(),
         Step::Background(_) => "background".into(),
         Step::NewProcessGroup(_) => "new_process_group".into(),
@@ -129,6 +130,9 @@ pub fn describe_expect(expect: &Expect) -> String {
     }
     if let Some(params) = &expect.params {
         text.push_str(&format!(" with params {params}"));
+    }
+    if !expect.absent_params.is_empty() {
+        text.push_str(&format!(" without params {:?}", expect.absent_params));
     }
     if let Some(result) = &expect.result {
         text.push_str(&format!(" with result {result}"));

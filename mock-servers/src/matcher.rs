@@ -44,6 +44,12 @@ pub fn matches(expect: &Expect, message: &Value) -> bool {
             return false;
         }
     }
+    if !expect.absent_params.is_empty() {
+        let params = object.get("params").and_then(Value::as_object);
+        if params.is_some_and(|p| expect.absent_params.iter().any(|key| p.contains_key(key))) {
+            return false;
+        }
+    }
     if let Some(result) = &expect.result {
         if !object
             .get("result")

@@ -36,6 +36,11 @@ fn the_rule_reference_is_fresh() {
 }
 
 #[test]
+fn the_proof_table_is_fresh() {
+    assert_page_fresh("reference/proofs.md", &docs_pages::proofs_page());
+}
+
+#[test]
 fn the_scenario_format_reference_is_fresh() {
     let page = docs_pages::schema_page(
         "Scenario format",

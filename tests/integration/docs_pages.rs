@@ -14,6 +14,57 @@ fn generated_notice(source: &str) -> String {
     format!("Generated from {source} by `tests/integration/docs_pages.rs`: do not edit by hand; `{UPDATE_COMMAND}` rewrites it.\n")
 }
 
+/// `reference/proofs.md`: the rule × proof table — for each client rule, the broken clients
+/// that make its scenarios fail, or that none does yet.
+pub fn proofs_page() -> String {
+    use super::proofs::{BrokenBy, NOT_YET_PROVEN, PROOFS};
+    let client: Vec<&Rule> = rules::all()
+        .iter()
+        .filter(|r| r.kind == RuleKind::Client)
+        .collect();
+    let proven = client.len() - NOT_YET_PROVEN.len();
+    let mut page = String::from("# Rule × proof table\n\n");
+    page += &generated_notice("`tests/integration/proofs.rs`");
+    let _ = write!(
+        page,
+        "\nA scenario that passes whatever the client does proves nothing, so each client rule is \
+         shown checked by a broken client: a test-only `Breakage` switch of the reference client \
+         (run by `cargo test --test integration broken_clients`, which requires the named \
+         expectation to fail under each of the scenario's profiles) or a broken driver \
+         (`tests/drivers/*.py`, run by `cargo test --test drivers`, which requires exactly its \
+         rules' scenarios to fail). {proven} of the {} client rules have a proof; the other {} \
+         are listed as not yet proven, and a test fails on a client rule in neither list.\n\n\
+         | Rule | Broken client | Scenario | Failing expectation |\n|---|---|---|---|\n",
+        client.len(),
+        NOT_YET_PROVEN.len(),
+    );
+    for rule in &client {
+        let proofs: Vec<_> = PROOFS
+            .iter()
+            .filter(|p| p.rules.contains(&rule.id.as_str()))
+            .collect();
+        if proofs.is_empty() {
+            let _ = writeln!(page, "| `{}` | not yet proven | | |", rule.id);
+        }
+        for proof in proofs {
+            let by = match proof.by {
+                BrokenBy::Switch(breakage) => format!("switch `{breakage:?}`"),
+                BrokenBy::Driver(script) => format!("driver `{script}`"),
+            };
+            let what = match proof.what {
+                "" => "its rules' failures".to_string(),
+                what => format!("`{}`", what.replace('`', "")),
+            };
+            let _ = writeln!(
+                page,
+                "| `{}` | {by} | `{}` | {what} |",
+                rule.id, proof.scenario
+            );
+        }
+    }
+    page
+}
+
 /// `reference/rules.md`: every rule of `validator/src/rules.toml`, grouped by area, with the scenarios
 /// that name it.
 pub fn rules_page() -> String {

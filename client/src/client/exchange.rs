@@ -57,6 +57,15 @@ pub(super) async fn list_all(
     Err(McpError::Protocol(format!("tools/list did not end within {MAX_PAGES} pages")).into())
 }
 
+/// A JSON-RPC error response as [`rpc`] makes it; under the test switch `RpcErrorAsProtocol`
+/// a protocol error, its code lost.
+pub(super) fn rpc_error(config: &ClientConfig, e: ErrorObject) -> McpError {
+    match config.hooks.broken.contains(&Breakage::RpcErrorAsProtocol) {
+        true => McpError::Protocol(e.message),
+        false => rpc(Err(e)).unwrap_err(),
+    }
+}
+
 /// Turns a JSON-RPC error response into [`McpError::JsonRpc`], code and message kept.
 pub(super) fn rpc(outcome: Result<Value, ErrorObject>) -> Result<Value, McpError> {
     outcome.map_err(|e| McpError::JsonRpc {
@@ -78,7 +87,8 @@ pub(super) async fn exchange(
 ) -> Result<Value, Failed> {
     let transport = &connection.transport;
     if !connection.stateless {
-        return Ok(rpc(transport.request_fated(method, params, bound).await?)?);
+        let outcome = transport.request_fated(method, params, bound).await?;
+        return outcome.map_err(|e| rpc_error(config, e).into());
     }
     let version = connection.protocol_version.as_str();
     let mut params = params.unwrap_or_else(|| json!({}));
@@ -94,10 +104,21 @@ pub(super) async fn exchange(
             }
             Err(e) => return Err(rpc(Err(e)).unwrap_err().into()),
         };
+        if result.get("resultType").is_none()
+            && config.hooks.broken.contains(&Breakage::ResultTypeRequired)
+        {
+            return Err(McpError::Protocol(format!("'{method}' result has no resultType")).into());
+        }
         match modern::result_kind(method, &result)? {
             ResultKind::Complete => return Ok(result),
             ResultKind::InputRequired if matches!(method, "tools/call" | "prompts/get" | "resources/read") => {
+                let previous_state = params.get("requestState").cloned();
                 params = modern::input_retry(method, &params, &result)?;
+                let keep_stale = config.hooks.broken.contains(&Breakage::RequestStateKept)
+                    && result.get("requestState").is_none();
+                if let Some(state) = previous_state.filter(|_| keep_stale) {
+                    params["requestState"] = state;
+                }
             }
             ResultKind::InputRequired => {
                 return Err(McpError::Protocol(format!(

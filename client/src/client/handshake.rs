@@ -106,6 +106,10 @@ pub(super) async fn open(
                     t.listen(modern::with_meta(Some(filter), &protocol_version, config));
                 }
             }
+            let server_info = match config.hooks.broken.contains(&Breakage::ServerInfoOnly) {
+                true => json!({ "serverInfo": server_info.get("serverInfo") }),
+                false => server_info,
+            };
             Ok(Connection {
                 transport,
                 protocol_version,
@@ -212,7 +216,13 @@ async fn discovered(
         .into_iter()
         .filter(|v| *v <= offered)
         .rev()
-        .find(|v| listed.contains(v));
+        .find(|v| {
+            listed.contains(v)
+                || config
+                    .hooks
+                    .broken
+                    .contains(&Breakage::DiscoverVersionsIgnored)
+        });
     if let Some(version) = stateless {
         transport.stateless(Some(version));
         return Ok((version.to_string(), result));
@@ -310,7 +320,8 @@ async fn handshake(
             )
         }
     };
-    if !SUPPORTED_PROTOCOL_VERSIONS.contains(&version.as_str()) {
+    let accept_any = config.hooks.broken.contains(&Breakage::AnyVersionAccepted);
+    if !SUPPORTED_PROTOCOL_VERSIONS.contains(&version.as_str()) && !accept_any {
         return Err(McpError::Protocol(format!(
             "server answered protocol version '{version}', which this client does not support ({}); disconnected",
             SUPPORTED_PROTOCOL_VERSIONS.join(", ")
@@ -318,8 +329,14 @@ async fn handshake(
         .into());
     }
     transport.negotiated(&version);
-    transport
-        .notify_fated("notifications/initialized", None)
-        .await?;
+    if !config
+        .hooks
+        .broken
+        .contains(&Breakage::NoInitializedNotification)
+    {
+        transport
+            .notify_fated("notifications/initialized", None)
+            .await?;
+    }
     Ok((version, result))
 }

@@ -19,7 +19,7 @@ use crate::stdio::fmt_duration;
 use crate::tool::{CallToolResult, Tool};
 use crate::{Breakage, ClientConfig, HttpServer, McpError, StdioServer};
 
-use exchange::{exchange, list_all, rpc};
+use exchange::{exchange, list_all};
 use handshake::open;
 use transport::{Connection, Target, Transport};
 
@@ -305,7 +305,7 @@ impl McpClient {
                     // and the result read from its line straight into its type.
                     Transport::Stdio(t) if !connection.stateless => {
                         let outcome = t.request_raw("tools/call", Some(typed), bound).await?;
-                        outcome.map_err(|e| rpc(Err(e)).unwrap_err().into())
+                        outcome.map_err(|e| exchange::rpc_error(&self.config, e).into())
                     }
                     _ => {
                         // A tree for the other transports (a copy of the arguments: the stdio

@@ -347,6 +347,9 @@ impl Shared {
 async fn post_answers(shared: Arc<Shared>, mut queued: mpsc::Receiver<(Response, String)>) {
     while let Some((answer, method)) = queued.recv().await {
         shared.post_answer(&answer, &method).await;
+        if shared.broken(Breakage::OneAnswerPosted) {
+            return;
+        }
     }
 }
 

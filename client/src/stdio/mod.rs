@@ -377,6 +377,8 @@ impl StdioTransport {
             let reason = format!("timed out after {}", fmt_duration(bound));
             let request_id = if shared.broken(Breakage::CancelledWithoutRequestId) {
                 Value::Null
+            } else if shared.broken(Breakage::CancelsLatestRequest) {
+                Value::from(self.next_id.load(Ordering::SeqCst) - 1)
             } else {
                 id.clone()
             };
@@ -386,7 +388,10 @@ impl StdioTransport {
                 Notification::new("notifications/cancelled", Some(params)),
             );
         }
-        Failed::alive(timed_out(method, bound))
+        match shared.broken(Breakage::TimeoutAsTransport) {
+            true => Failed::alive(McpError::Transport(timed_out(method, bound).to_string())),
+            false => Failed::alive(timed_out(method, bound)),
+        }
     }
 
     /// Sends a notification (no id, not awaited). A failed write is a transport error.

@@ -182,6 +182,10 @@ async fn dispatch(shared: &Shared, line: Vec<u8>) {
                 && !shared.broken(Breakage::NoListChangedCount)
             {
                 shared.count_list_changed();
+            } else if shared.broken(Breakage::NotificationFailsCall) {
+                shared.fail_oldest(crate::McpError::Protocol(format!(
+                    "expected a response, got notification '{method}'"
+                )));
             } else {
                 tracing::debug!(target: "mcp_refclient", "skipped notification '{method}'");
             }

@@ -68,7 +68,10 @@ impl Shared {
     pub(super) fn kill(&self, switch: Breakage) {
         if let Some(pid) = self.pid {
             if self.group_kill(switch) && !self.group_killed.swap(true, Ordering::SeqCst) {
-                super::process_group::kill_group(pid);
+                super::process_group::kill_group(
+                    pid,
+                    self.broken(Breakage::GroupTerminatedPolitely),
+                );
             }
         }
         if let Some(child) = lock(&self.child).as_mut() {
@@ -84,7 +87,10 @@ impl Shared {
             if self.group_kill(Breakage::NoGroupKillOnExit)
                 && !self.group_killed.swap(true, Ordering::SeqCst)
             {
-                super::process_group::kill_group(pid);
+                super::process_group::kill_group(
+                    pid,
+                    self.broken(Breakage::GroupTerminatedPolitely),
+                );
             }
         }
     }
@@ -304,12 +310,15 @@ impl Shared {
     /// answer to a call that timed out or was cancelled, or an id never sent).
     pub(crate) fn deliver(&self, id: Value, outcome: Result<RawResult, ErrorObject>) {
         let any_id = self.broken(Breakage::AnyIdAccepted);
+        let as_written = self.broken(Breakage::IdsComparedAsWritten);
         let mut conn = lock(&self.conn);
-        let Some(at) = conn
-            .pending
-            .iter()
-            .position(|p| any_id || ids_match(&p.id, &id))
-        else {
+        let Some(at) = conn.pending.iter().position(|p| {
+            any_id
+                || match as_written {
+                    true => p.id == id,
+                    false => ids_match(&p.id, &id),
+                }
+        }) else {
             drop(conn);
             tracing::debug!(target: "mcp_refclient", server = %self.command, "dropped a response for id {id}: no call waits for it");
             return;
@@ -320,6 +329,20 @@ impl Shared {
         }
         drop(conn);
         let _ = pending.tx.send(Delivery::Response(outcome));
+    }
+
+    /// Test switch `NotificationFailsCall`: the oldest waiting call ends with `error`.
+    pub(crate) fn fail_oldest(&self, error: McpError) {
+        let mut conn = lock(&self.conn);
+        if conn.pending.is_empty() {
+            return;
+        }
+        let pending = conn.pending.remove(0);
+        if conn.pending.is_empty() {
+            self.set_awaiting(false);
+        }
+        drop(conn);
+        let _ = pending.tx.send(Delivery::Failed(error));
     }
 
     /// The reader skipped a line that is not JSON (already cut to a readable length).

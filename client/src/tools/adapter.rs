@@ -74,8 +74,16 @@ impl<S: ToolServer> ToolAdapter<S> {
     /// becomes text ([`content_text`]); `isError: true` becomes [`ToolOutcome::Failed`] with
     /// the content's text; a failed call becomes [`ToolOutcome::Error`].
     pub async fn call(&self, arguments: Value) -> ToolOutcome {
-        match self.server.call_tool(&self.tool.name, arguments).await {
-            Ok(result) if result.is_error => ToolOutcome::Failed(content_text(&result.content)),
+        let broken = self.server.test_hooks().broken;
+        let name = match broken.contains(&crate::Breakage::PrefixedNameCalled) {
+            true => &self.exposed,
+            false => &self.tool.name,
+        };
+        let heeds_is_error = !broken.contains(&crate::Breakage::IsErrorIgnored);
+        match self.server.call_tool(name, arguments).await {
+            Ok(result) if result.is_error && heeds_is_error => {
+                ToolOutcome::Failed(content_text(&result.content))
+            }
             Ok(result) => ToolOutcome::Output(content_text(&result.content)),
             Err(error) => ToolOutcome::Error(error),
         }

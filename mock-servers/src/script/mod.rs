@@ -215,7 +215,7 @@ pub enum Step {
     AwaitStdinClose(Empty),
     /// Start a descendant process that sleeps until killed (reported in the process facts).
     /// It is in the server's process group and holds none of the client's pipes.
-    SpawnChild(Empty),
+    SpawnChild(SpawnChild),
     /// Act as a launcher: start a background copy of this server that plays the remaining
     /// steps on the same stdin/stdout/stderr (same launch, same process group), then exit at
     /// once with code 0.
@@ -276,6 +276,16 @@ pub enum Step {
 #[serde(deny_unknown_fields)]
 pub struct Empty {}
 
+/// A descendant to start: `spawn_child = {}`, or one that ignores SIGTERM.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct SpawnChild {
+    /// Ignore SIGTERM (as a child busy shutting down, or a shell's background job, may): only
+    /// SIGKILL ends it, so a client that ends the group with SIGTERM leaves it running.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub ignore_sigterm: bool,
+}
+
 /// The handshake shorthand.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -330,6 +340,10 @@ pub struct Expect {
     /// A subset the message's `params` must contain (objects compared key by key).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub params: Option<Value>,
+    /// Keys the message's `params` must not carry (`requestState` after a round whose result
+    /// gave none): a client that keeps a value from an earlier message fails here.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub absent_params: Vec<String>,
     /// A subset the response's `result` must contain.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub result: Option<Value>,
@@ -360,6 +374,7 @@ impl Expect {
             || self.response_to.is_some()
             || self.has_id.is_some()
             || self.params.is_some()
+            || !self.absent_params.is_empty()
             || self.result.is_some()
             || self.error_code.is_some()
             || self.meta.is_some()

@@ -174,7 +174,7 @@ impl<'a> Player<'a> {
                 while self.read_message().is_some() {}
                 Flow::Next
             }
-            Step::SpawnChild(_) => self.spawn_child(),
+            Step::SpawnChild(child) => self.spawn_child(child.ignore_sigterm),
             Step::Background(_) => self.background(index),
             Step::NewProcessGroup(_) => self.new_process_group(),
             Step::CloseStdout(_) => {
@@ -372,8 +372,23 @@ impl<'a> Player<'a> {
         }
     }
 
-    fn spawn_child(&mut self) -> Flow {
-        match self.invocation.sleeper().and_then(|mut c| c.spawn()) {
+    fn spawn_child(&mut self, ignore_sigterm: bool) -> Flow {
+        let started = self.invocation.sleeper().and_then(|mut command| {
+            if ignore_sigterm {
+                use std::os::unix::process::CommandExt;
+                // SAFETY: between fork and exec only signal(2), which is async-signal-safe.
+                // An ignored signal stays ignored across exec, so the sleeper ignores SIGTERM
+                // from its first instruction: no window where it would still die of one.
+                unsafe {
+                    command.pre_exec(|| {
+                        libc::signal(libc::SIGTERM, libc::SIG_IGN);
+                        Ok(())
+                    });
+                }
+            }
+            command.spawn()
+        });
+        match started {
             Ok(child) => {
                 self.log.append(&Record::Spawned {
                     pid: child.id(),

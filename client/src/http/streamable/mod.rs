@@ -224,6 +224,8 @@ impl StreamableTransport {
                                 format!("timed out after {}", crate::stdio::fmt_duration(bound));
                             let request_id = if self.broken(Breakage::CancelledWithoutRequestId) {
                                 Value::Null
+                            } else if self.broken(Breakage::CancelsLatestRequest) {
+                                Value::from(self.next_id.load(Ordering::SeqCst) - 1)
                             } else {
                                 id.clone()
                             };
@@ -395,13 +397,17 @@ impl StreamableTransport {
             let mut state = lock(&self.state);
             (state.session.take(), state.version_header.clone())
         };
-        let Some(session) = session else { return };
+        let Some(session) = session.filter(|_| !self.broken(Breakage::NoSessionDelete)) else {
+            return;
+        };
         let ctx = Ctx::notification(&self.ep, "DELETE");
         let mut extra = Vec::new();
         if let Ok(value) = HeaderValue::from_str(&session) {
             extra.push((HeaderName::from_static(SESSION_HEADER), value));
         }
-        if let Some(version) = version {
+        if let Some(version) =
+            version.filter(|_| !self.broken(Breakage::DeleteWithoutVersionHeader))
+        {
             extra.push((HeaderName::from_static(VERSION_HEADER), version));
         }
         let out = Outgoing {

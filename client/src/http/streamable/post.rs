@@ -12,7 +12,8 @@ use crate::jsonrpc::{classify, ErrorObject, Incoming, Request};
 use crate::{Breakage, McpError, Profile};
 
 use super::{
-    lock, request_headers, StreamableTransport, ACCEPT_BOTH, SESSION_HEADER, VERSION_HEADER,
+    lock, request_headers, StreamableTransport, ACCEPT_BOTH, NAME_HEADER, SESSION_HEADER,
+    VERSION_HEADER,
 };
 
 impl StreamableTransport {
@@ -32,8 +33,12 @@ impl StreamableTransport {
                 state.stateless,
             )
         };
+        let accept = match self.broken(Breakage::AcceptJsonOnly) {
+            true => "application/json",
+            false => ACCEPT_BOTH,
+        };
         let mut extra = vec![
-            (header::ACCEPT, HeaderValue::from_static(ACCEPT_BOTH)),
+            (header::ACCEPT, HeaderValue::from_static(accept)),
             (
                 header::CONTENT_TYPE,
                 HeaderValue::from_static("application/json"),
@@ -41,7 +46,16 @@ impl StreamableTransport {
         ];
         if stateless {
             extra.extend(request_headers(&body));
+            if self.broken(Breakage::NameEncodedOnlyNonAscii) {
+                plain_ascii_name(&mut extra, &body);
+            }
         }
+        let session = session.filter(|_| !self.broken(Breakage::SessionIdNotSent));
+        // A notification has no id: the switch leaves the header to requests.
+        let version = version.filter(|_| {
+            !(self.broken(Breakage::VersionHeaderOnRequestsOnly)
+                && serde_json::from_slice::<Value>(&body).is_ok_and(|m| m.get("id").is_none()))
+        });
         if let Some(session) = &session {
             if let Ok(value) = HeaderValue::from_str(session) {
                 extra.push((HeaderName::from_static(SESSION_HEADER), value));
@@ -84,7 +98,8 @@ impl StreamableTransport {
         }
         if reply.status == StatusCode::NOT_FOUND && session.is_some() {
             let mut state = lock(&self.state);
-            if state.session == session {
+            // The test switch `ExpiredSessionKept` keeps sending the dead session.
+            if state.session == session && !self.broken(Breakage::ExpiredSessionKept) {
                 state.session = None;
                 state.reinit = self.profile == Profile::Strict;
             }
@@ -189,5 +204,27 @@ impl StreamableTransport {
             ctx.method,
             status.as_u16()
         ))
+    }
+}
+
+/// Test switch `NameEncodedOnlyNonAscii`: a name of ASCII bytes only goes in `Mcp-Name` as
+/// is — spaces at its ends, control characters and the look of the encoded form included —
+/// as a client that encodes only what is not ASCII would send it.
+fn plain_ascii_name(headers: &mut [(HeaderName, HeaderValue)], body: &[u8]) {
+    let name = serde_json::from_slice::<Value>(body).ok().and_then(|m| {
+        m.pointer("/params/name")
+            .and_then(Value::as_str)
+            .map(String::from)
+    });
+    let Some(plain) = name
+        .filter(|n| n.is_ascii())
+        .and_then(|n| HeaderValue::from_str(&n).ok())
+    else {
+        return;
+    };
+    for (header, value) in headers.iter_mut() {
+        if header.as_str() == NAME_HEADER {
+            *value = plain.clone();
+        }
     }
 }

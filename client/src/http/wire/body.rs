@@ -112,6 +112,9 @@ impl Endpoint {
             self.scrub(&body, None)
         };
         let message = status_text(&ctx.prefix, reply.status, note, &body, &reply.url);
+        if self.broken(crate::Breakage::StatusAsTransport) {
+            return McpError::Transport(message);
+        }
         McpError::Http {
             status: reply.status.as_u16(),
             message,

@@ -26,7 +26,8 @@ impl Endpoint {
         let token = bearer(self.ask_token(provider.as_ref()).await?, ctx)?;
         self.remember_secret(&token);
         let reply = self.send_redirecting(out, Some(&token), ctx).await?;
-        if reply.status != StatusCode::UNAUTHORIZED {
+        if reply.status != StatusCode::UNAUTHORIZED || self.broken(crate::Breakage::NoRefreshOn401)
+        {
             return Ok(reply);
         }
         drop(reply);
@@ -110,12 +111,17 @@ impl Endpoint {
                 }
                 _ => {}
             }
-            if hop == MAX_REDIRECTS {
+            // The test switch `RedirectLimitOffByOne` counts the first hop as the second.
+            let hops_taken = hop + usize::from(self.broken(crate::Breakage::RedirectLimitOffByOne));
+            if hops_taken == MAX_REDIRECTS {
                 return Err(ctx.transport(format!(
                     "too many redirects: more than {MAX_REDIRECTS} (the limit is {MAX_REDIRECTS}), the last from {from} to {to}"
                 )));
             }
-            if method == Method::POST && matches!(status, 301..=303) {
+            if method == Method::POST
+                && matches!(status, 301..=303)
+                && !self.broken(crate::Breakage::PostResentOnAnyRedirect)
+            {
                 return Err(ctx.transport(format!(
                     "redirect from {from} to {to} refused: a {status} turns the POST into a GET, which an MCP endpoint cannot answer (a server should redirect with 307 or 308)"
                 )));
