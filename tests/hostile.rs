@@ -6,9 +6,10 @@
 //! stderr). Each file under `tests/hostile/drivers/` is a hostile driver, run by
 //! `run --client` over the scenarios of [`DRIVER_PREFIX`], with the same header and promises
 //! (the run within [`DRIVER_RUN_BOUND`]), and no forged line in any report. Every
-//! server case is run with `--timeout 1s` and asserted on:
+//! server case is run with its `--timeout` (`# timeout: N` seconds, else [`TIMEOUT`]) and
+//! asserted on:
 //! - the exit code;
-//! - wall time: the run within [`RUN_BOUND`], each check's own time within [`CHECK_BOUND`];
+//! - wall time: the run within [`run_bound`], each check's own time within [`check_bound`];
 //! - peak RSS of the validator (and what it reaped) under [`RSS_BOUND_MIB`];
 //! - no secret (an `--env` value, a `--header` value, URL credentials) in stdout, stderr,
 //!   the JSON or the JUnit report;
@@ -41,6 +42,7 @@ fn a_hostile_stdio_server_cannot_break_a_promise(
 ) {
     let case = Case::read(&script);
     let run = Run::validate(
+        &case,
         &[
             "--env",
             &format!("API_KEY={ENV_SECRET}"),
@@ -68,6 +70,7 @@ fn a_hostile_http_server_cannot_break_a_promise(
     );
     let header = format!("Authorization: Bearer {HEADER_SECRET}");
     let run = Run::validate(
+        &case,
         &["--url", &url, "--header", &header],
         &script,
         Some(&server),

@@ -1,6 +1,7 @@
 //! Where a run's time goes: with `MCP_CONFORMANCE_TIMELINE=FILE` set, `validate` writes one
 //! line per event to FILE — each server's spawn, first byte and answered handshake, each
-//! check's start and end, each server's end — with the wall time since the run started and
+//! check's start and end, each server's end, a start-up slot freed by a `server/discover`
+//! left unanswered (`slot-freed`) — with the wall time since the run started and
 //! the CPU this process (the validator alone, not its servers) had used by then, and at the
 //! end the CPU of the validator and of its children (the servers it reaped). Unset, nothing
 //! is recorded (one relaxed load per event).

@@ -1,4 +1,5 @@
 # exit: 1
+# timeout: 5
 # says: the body broke off
 # Answers with chunked encoding whose chunk sizes are not hexadecimal.
 import _http

@@ -1,4 +1,5 @@
 # exit: 1
+# timeout: 5
 # says: not JSON: recursion limit exceeded
 # Answers initialize with a result nested deeper than any parser's limit.
 import _http

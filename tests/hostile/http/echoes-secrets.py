@@ -1,4 +1,5 @@
 # exit: 1
+# timeout: 5
 # Echoes the request's headers and path (the Authorization value, the URL's token) in its
 # answers, and hands the Authorization value back as its Mcp-Session-Id.
 import json

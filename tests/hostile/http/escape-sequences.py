@@ -1,4 +1,5 @@
 # exit: 1
+# timeout: 5
 # Terminal escapes in every answer: server info, error messages, a status reason, a header.
 import _http
 

@@ -1,4 +1,5 @@
 # exit: 1
+# timeout: 5
 # says: the connection broke
 # Answers with something that is not HTTP, with terminal escapes in it.
 import _http

@@ -1,4 +1,5 @@
 # exit: 1
+# timeout: 5
 # says: message head is too large
 # Answers with a 2 MB header.
 import _http

@@ -1,4 +1,5 @@
 # exit: 1
+# timeout: 5
 # says: stopped reading at the 8388608-byte limit
 # Answers everything with a 20 MB JSON body.
 import _http

@@ -1,4 +1,5 @@
 # exit: 1
+# timeout: 5
 # says: 307 Temporary Redirect
 # Redirects every request to itself.
 import _http

@@ -1,4 +1,5 @@
 # exit: 1
+# timeout: 5
 # Answers the handshake, then SSE frames whose data is not JSON, forever.
 import _http
 

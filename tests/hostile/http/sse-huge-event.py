@@ -1,4 +1,5 @@
 # exit: 1
+# timeout: 5
 # says: more than 50000 JSON values
 # Answers every request with one 7.9 MB SSE event: a JSON-RPC answer padded with an array of
 # four million small numbers.

@@ -1,4 +1,5 @@
 # exit: 1
+# timeout: 5
 # says: stopped reading at the 8388608-byte limit
 # Answers the handshake, then answers every request with a JSON body announced as 3 GB
 # (Content-Length: 3000000000) and streamed as fast as the socket takes it.

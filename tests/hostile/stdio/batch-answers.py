@@ -1,4 +1,5 @@
 # exit: 4
+# timeout: 5
 # says: not an object
 # Answers every request inside a JSON array.
 import json

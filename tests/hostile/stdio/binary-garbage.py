@@ -1,4 +1,5 @@
 # exit: 1
+# timeout: 5
 # Writes NUL bytes, invalid UTF-8 and controls on stdout between correct answers.
 import _mcp
 

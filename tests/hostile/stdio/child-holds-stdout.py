@@ -1,4 +1,5 @@
 # exit: 0
+# timeout: 5
 # A correct server that leaves a child in its process group holding stdout when it exits.
 import os
 import time

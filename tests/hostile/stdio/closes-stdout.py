@@ -1,4 +1,5 @@
 # exit: 4
+# timeout: 5
 # Closes its stdout at once and stays up.
 import os
 import time

@@ -1,4 +1,5 @@
 # exit: 0
+# timeout: 5
 # A correct server (the suite's control: every check passes).
 import _mcp
 

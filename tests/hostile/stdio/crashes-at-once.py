@@ -1,4 +1,5 @@
 # exit: 4
+# timeout: 5
 # says: exited with exit status: 3
 # Exits at once with its secret and escapes on stderr.
 import os

@@ -1,4 +1,5 @@
 # exit: 4
+# timeout: 5
 # says: recursion limit exceeded
 # Answers initialize with a result nested deeper than any parser's limit.
 import _mcp

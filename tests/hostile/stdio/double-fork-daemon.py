@@ -1,4 +1,5 @@
 # exit: 0
+# timeout: 5
 # A correct server that daemonizes a grandchild (fork, setsid, fork, the middle one exits).
 import os
 import time

@@ -1,4 +1,5 @@
 # exit: 1
+# timeout: 5
 # Puts its secret ($API_KEY) everywhere: server info, error messages, stderr, a stdout line.
 import sys
 import _mcp

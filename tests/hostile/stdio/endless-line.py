@@ -1,4 +1,5 @@
 # exit: 4
+# timeout: 5
 # says: over the 4194304-byte limit
 # Writes one line that never ends.
 import _mcp

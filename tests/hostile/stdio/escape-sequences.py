@@ -1,4 +1,5 @@
 # exit: 1
+# timeout: 5
 # Terminal escapes everywhere: clear screen, window title, cursor moves, CR, forged lines.
 import _mcp
 

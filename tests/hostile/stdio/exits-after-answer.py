@@ -1,4 +1,5 @@
 # exit: 1
+# timeout: 5
 # Answers initialize, then exits at once.
 import os
 import _mcp

@@ -1,4 +1,5 @@
 # exit: 4
+# timeout: 5
 # says: a response with id 1.0, not the one awaited
 # Answers every request with its id as a float (1.0 for 1): not the id that was sent.
 import _mcp

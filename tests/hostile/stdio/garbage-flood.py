@@ -1,4 +1,5 @@
 # exit: 1
+# timeout: 5
 # Answers the handshake, then writes lines that are not JSON forever.
 import _mcp
 

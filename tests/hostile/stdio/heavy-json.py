@@ -1,4 +1,5 @@
 # exit: 4
+# timeout: 5
 # says: more than 50000 JSON values
 # Answers initialize with a 400 kB line of 200,000 small numbers (tens of MB once parsed).
 import json

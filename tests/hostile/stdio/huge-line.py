@@ -1,4 +1,5 @@
 # exit: 1
+# timeout: 5
 # Writes a 20 MB line that is not JSON before every answer.
 import _mcp
 

@@ -1,4 +1,5 @@
 # exit: 4
+# timeout: 5
 # says: number out of range
 # Answers initialize with a number no double holds.
 import _mcp

@@ -1,4 +1,5 @@
 # exit: 1
+# timeout: 5
 # Answers the handshake, then floods notifications forever instead of answering anything.
 import _mcp
 

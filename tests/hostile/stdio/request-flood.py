@@ -1,4 +1,5 @@
 # exit: 1
+# timeout: 5
 # Answers the handshake, then floods the client with requests forever instead of answering.
 import _mcp
 

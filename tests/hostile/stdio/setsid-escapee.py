@@ -1,4 +1,5 @@
 # exit: 0
+# timeout: 5
 # A correct server whose child leaves the process group with setsid and sleeps forever.
 import os
 import time

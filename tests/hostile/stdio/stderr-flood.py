@@ -1,4 +1,5 @@
 # exit: 0
+# timeout: 5
 # A correct server that writes 30 MB on stderr at start.
 import sys
 import _mcp

@@ -199,7 +199,13 @@ async fn run_session<S: Transport + Peer, A: Future<Output = ()> + Send>(
     let (answered, answer_seen) = tokio::sync::oneshot::channel::<()>();
     if let Some(slot) = start_slot {
         tokio::spawn(async move {
-            let _ = tokio::time::timeout(START_SLOT_HOLD, answer_seen).await;
+            if tokio::time::timeout(START_SLOT_HOLD, answer_seen)
+                .await
+                .is_err()
+            {
+                // Said: a launch may start from here on before any server has answered.
+                crate::timeline::event("slot-freed", "2026-07-28 server/discover unanswered");
+            }
             drop(slot);
         });
     }
