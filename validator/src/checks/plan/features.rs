@@ -199,7 +199,9 @@ pub async fn run(
         let finding = match stalled(peer) {
             Some(skip) => skip,
             None if allowed.is_empty() => Finding::skip(none_allowed()),
-            None => tool_calls::probe_invalid(peer, &allowed, settings.patience).await,
+            // A refusal needs no tool to run: the probes wait the bound of any request
+            // (`--timeout`), not a slow tool's patience, which a loaded machine outlasts.
+            None => tool_calls::probe_invalid(peer, &allowed, settings.timeout).await,
         };
         push(tool_calls::INVALID_ARGUMENTS, finding, started);
     }
