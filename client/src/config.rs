@@ -230,9 +230,6 @@ pub enum Breakage {
     /// 2026-07-28 over HTTP: a request whose response timed out is re-issued as if its
     /// stream had broken.
     ReissueTimedOut,
-    /// 2026-07-28: an `input_required` result without `requestState` leaves the previous
-    /// round's `requestState` in the retry instead of dropping it.
-    RequestStateKept,
     /// A timed-out call's `notifications/cancelled` names the request sent last (the id
     /// counter's latest value), not the call that timed out.
     CancelsLatestRequest,

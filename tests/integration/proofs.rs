@@ -328,12 +328,6 @@ pub const PROOFS: &[Proof] = &[
         "step 3",
     ),
     switch(
-        &["stateless.input-required.retried"],
-        Breakage::RequestStateKept,
-        "stateless/input-required-state-not-kept",
-        "script",
-    ),
-    switch(
         &["timeouts.call.cancelled"],
         Breakage::CancelsLatestRequest,
         "timeouts/timeout-cancels-its-own-id",

@@ -112,13 +112,7 @@ pub(super) async fn exchange(
         match modern::result_kind(method, &result)? {
             ResultKind::Complete => return Ok(result),
             ResultKind::InputRequired if matches!(method, "tools/call" | "prompts/get" | "resources/read") => {
-                let previous_state = params.get("requestState").cloned();
                 params = modern::input_retry(method, &params, &result)?;
-                let keep_stale = config.hooks.broken.contains(&Breakage::RequestStateKept)
-                    && result.get("requestState").is_none();
-                if let Some(state) = previous_state.filter(|_| keep_stale) {
-                    params["requestState"] = state;
-                }
             }
             ResultKind::InputRequired => {
                 return Err(McpError::Protocol(format!(
