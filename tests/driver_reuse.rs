@@ -129,7 +129,7 @@ fn assert_same_verdicts_reused(name: &str, every: usize) {
 #[case::yoagent("yoagent", 1)]
 #[case::kova("kova", 1)]
 #[case::typescript_sdk("typescript-sdk", 2)]
-#[case::python_sdk("python-sdk", 2)]
+#[case::python_sdk("python-sdk", 4)]
 fn a_row_gets_the_same_verdicts_reused_as_started_per_scenario(
     #[case] name: &str,
     #[case] every: usize,
