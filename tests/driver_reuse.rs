@@ -8,15 +8,17 @@
 //! time. The rows' builds run first (the Rust adapters' drivers; the SDKs' installer, a no-op
 //! once installed).
 
+#[path = "support/matrix_row.rs"]
+mod matrix_row;
 #[path = "validate/servers.rs"]
 mod servers;
 #[path = "integration/support.rs"]
 #[allow(dead_code)]
 mod support;
 
+use matrix_row::matrix_row;
 use mcp_conformance::cut::driver::{self, DriverPool};
 use mcp_conformance::cut::Capability;
-use mcp_conformance::matrix::rows::{Placeholders, Rows};
 use mcp_conformance::matrix::run::{self, Options};
 use mcp_conformance::runner::RunOptions;
 use mcp_conformance::scenario::LoadedScenario;
@@ -30,29 +32,6 @@ fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
-fn options(rows_file: &Path, reuse: bool) -> Options {
-    Options {
-        folder: run::folder_of(rows_file),
-        placeholders: Placeholders {
-            program: conformance_bin().into(),
-            target: root().join("target"),
-        },
-        build: false,
-        build_timeout: run::DEFAULT_BUILD_TIMEOUT,
-        // Node and Python start slowly on a loaded 2-core machine: the hello and each step get room.
-        step_guard: Duration::from_secs(60),
-        workers: 4,
-        reuse,
-        every_scenario: Vec::new(),
-    }
-}
-
-/// One run at a time: each already runs several scenarios at once.
-fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
-    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    LOCK.lock().unwrap_or_else(|e| e.into_inner())
-}
-
 /// Every `every`-th scenario (in path order) of `all`: the SDK rows start an interpreter per
 /// scenario when not reused (about a second each on two cores), so they are compared on a
 /// fixed sample spread over every area rather than on their whole profile twice.
@@ -61,13 +40,9 @@ fn sample(all: Vec<LoadedScenario>, every: usize) -> Vec<LoadedScenario> {
 }
 
 fn assert_same_verdicts_reused(name: &str, every: usize) {
-    let _one = one_at_a_time();
+    let (_one, rows, reused) = matrix_row(name, true);
     servers::installed(root());
-    let rows_file = root().join("adapters/matrix.toml");
-    let mut rows = Rows::load(&rows_file).expect("the rows load");
-    rows.row.retain(|row| row.name == name);
-    assert_eq!(rows.row.len(), 1, "adapters/matrix.toml has a row `{name}`");
-    run::build(&rows, &options(&rows_file, true)).expect("the row builds");
+    run::build(&rows, &reused).expect("the row builds");
     let scenarios = sample(all_scenarios(), every);
     let mut runs = Vec::new();
     for reuse in [true, false] {
@@ -75,7 +50,8 @@ fn assert_same_verdicts_reused(name: &str, every: usize) {
         let options = Options {
             // The baseline names scenarios outside the sample too.
             every_scenario: all_scenarios(),
-            ..options(&rows_file, reuse)
+            reuse,
+            ..reused.clone()
         };
         let matrix = run::run(&rows, &scenarios, &launcher(), &options).expect("the row runs");
         eprintln!(

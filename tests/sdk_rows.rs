@@ -6,16 +6,18 @@
 //! The SDKs are installed on first use by the validator's installer
 //! (tests/validate/install-servers.sh, pinned versions, into target/validate-servers/).
 
+#[path = "support/matrix_row.rs"]
+mod matrix_row;
 #[path = "validate/servers.rs"]
 mod servers;
 #[path = "integration/support.rs"]
 #[allow(dead_code)]
 mod support;
 
-use mcp_conformance::matrix::rows::{Placeholders, Rows};
-use mcp_conformance::matrix::run::{self, Mark, Options};
+use matrix_row::matrix_row;
+use mcp_conformance::matrix::run::{self, Mark};
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 use support::*;
 
 /// Connect, list, call and close over each transport the SDK clients speak: these pass, or
@@ -35,28 +37,8 @@ fn root() -> &'static Path {
 }
 
 fn assert_row_holds_its_baseline(name: &str) {
-    // One row at a time: each already runs several scenarios at once.
-    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    let _one = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let (_one, rows, options) = matrix_row(name, true);
     servers::installed(root());
-    let rows_file = root().join("adapters/matrix.toml");
-    let mut rows = Rows::load(&rows_file).expect("the rows load");
-    rows.row.retain(|row| row.name == name);
-    assert_eq!(rows.row.len(), 1, "adapters/matrix.toml has a row `{name}`");
-    let options = Options {
-        folder: run::folder_of(&rows_file),
-        placeholders: Placeholders {
-            program: conformance_bin().into(),
-            target: root().join("target"),
-        },
-        build: false,
-        build_timeout: run::DEFAULT_BUILD_TIMEOUT,
-        // Node and Python start slowly on a loaded 2-core machine: the hello and each step get room.
-        step_guard: Duration::from_secs(60),
-        workers: 4,
-        reuse: true,
-        every_scenario: Vec::new(),
-    };
     let started = Instant::now();
     let matrix = run::run(&rows, &all_scenarios(), &launcher(), &options).expect("the row runs");
     eprintln!("{name}: {} s", started.elapsed().as_secs());

@@ -17,15 +17,9 @@ pub async fn read_line(
             return Ok(read_any.then_some(line));
         }
         read_any = true;
-        let (chunk, found) = match buffer.iter().position(|b| *b == b'\n') {
-            Some(at) => (&buffer[..at], Some(at)),
-            None => (buffer, None),
-        };
-        let room = (max + 1).saturating_sub(line.len());
-        line.extend_from_slice(&chunk[..chunk.len().min(room)]);
-        let used = found.map(|at| at + 1).unwrap_or(buffer.len());
+        let (used, ended) = take(&mut line, buffer, max);
         reader.consume(used);
-        if found.is_some() {
+        if ended {
             return Ok(Some(line));
         }
     }
@@ -44,18 +38,27 @@ pub fn read_line_blocking(
             return Ok(read_any.then_some(line));
         }
         read_any = true;
-        let (chunk, found) = match buffer.iter().position(|b| *b == b'\n') {
-            Some(at) => (&buffer[..at], Some(at)),
-            None => (buffer, None),
-        };
-        let room = (max + 1).saturating_sub(line.len());
-        line.extend_from_slice(&chunk[..chunk.len().min(room)]);
-        let used = found.map(|at| at + 1).unwrap_or(buffer.len());
+        let (used, ended) = take(&mut line, buffer, max);
         reader.consume(used);
-        if found.is_some() {
+        if ended {
             return Ok(Some(line));
         }
     }
+}
+
+/// Adds what `buffer` holds of the current line to `line`, keeping at most `max + 1` bytes:
+/// how many bytes of `buffer` the line used (its `\n` included), and whether it ended there.
+fn take(line: &mut Vec<u8>, buffer: &[u8], max: usize) -> (usize, bool) {
+    let (chunk, found) = match buffer.iter().position(|b| *b == b'\n') {
+        Some(at) => (&buffer[..at], Some(at)),
+        None => (buffer, None),
+    };
+    let room = (max + 1).saturating_sub(line.len());
+    line.extend_from_slice(&chunk[..chunk.len().min(room)]);
+    (
+        found.map(|at| at + 1).unwrap_or(buffer.len()),
+        found.is_some(),
+    )
 }
 
 #[cfg(test)]

@@ -1,0 +1,37 @@
+//! One row of `adapters/matrix.toml` as the row tests (`tests/sdk_rows.rs`,
+//! `tests/driver_reuse.rs`) run it.
+
+use crate::support::conformance_bin;
+use mcp_conformance::matrix::rows::{Placeholders, Rows};
+use mcp_conformance::matrix::run::{self, Options};
+use std::path::Path;
+use std::sync::MutexGuard;
+use std::time::Duration;
+
+/// The row `name` of `adapters/matrix.toml`, alone, with the options the row tests run it
+/// with (`reuse` on or off). One row test at a time holds the returned guard: each row already
+/// runs several scenarios at once.
+pub fn matrix_row(name: &str, reuse: bool) -> (MutexGuard<'static, ()>, Rows, Options) {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let one = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let rows_file = root.join("adapters/matrix.toml");
+    let mut rows = Rows::load(&rows_file).expect("the rows load");
+    rows.row.retain(|row| row.name == name);
+    assert_eq!(rows.row.len(), 1, "adapters/matrix.toml has a row `{name}`");
+    let options = Options {
+        folder: run::folder_of(&rows_file),
+        placeholders: Placeholders {
+            program: conformance_bin().into(),
+            target: root.join("target"),
+        },
+        build: false,
+        build_timeout: run::DEFAULT_BUILD_TIMEOUT,
+        // Node and Python start slowly on a loaded 2-core machine: the hello and each step get room.
+        step_guard: Duration::from_secs(60),
+        workers: 4,
+        reuse,
+        every_scenario: Vec::new(),
+    };
+    (one, rows, options)
+}
