@@ -60,6 +60,26 @@ fn deadline_after_write(sent: Instant, bound: Duration) -> Instant {
     sent + bound
 }
 
+/// The params of a timed-out call's `notifications/cancelled` (stdio and Streamable HTTP):
+/// the call's own id — or, for a breakage under test, none or the `latest` request sent —
+/// and the bound as the reason.
+pub(crate) fn cancelled_params(
+    id: &Value,
+    latest: i64,
+    bound: Duration,
+    broken: impl Fn(Breakage) -> bool,
+) -> Value {
+    let request_id = if broken(Breakage::CancelledWithoutRequestId) {
+        Value::Null
+    } else if broken(Breakage::CancelsLatestRequest) {
+        Value::from(latest)
+    } else {
+        id.clone()
+    };
+    let reason = format!("timed out after {}", fmt_duration(bound));
+    serde_json::json!({ "requestId": request_id, "reason": reason })
+}
+
 /// Formats a bound for error text: `100ms`, `60s`, `1.5s`.
 pub(crate) fn fmt_duration(d: Duration) -> String {
     let ms = d.as_millis();
@@ -374,15 +394,8 @@ impl StdioTransport {
     fn timed_out(&self, id: &Value, method: &str, bound: Duration) -> Failed {
         let shared = &self.shared;
         if shared.profile.sends_cancelled() {
-            let reason = format!("timed out after {}", fmt_duration(bound));
-            let request_id = if shared.broken(Breakage::CancelledWithoutRequestId) {
-                Value::Null
-            } else if shared.broken(Breakage::CancelsLatestRequest) {
-                Value::from(self.next_id.load(Ordering::SeqCst) - 1)
-            } else {
-                id.clone()
-            };
-            let params = serde_json::json!({ "requestId": request_id, "reason": reason });
+            let latest = self.next_id.load(Ordering::SeqCst) - 1;
+            let params = cancelled_params(id, latest, bound, |b| shared.broken(b));
             Shared::write_or_queue(
                 shared,
                 Notification::new("notifications/cancelled", Some(params)),

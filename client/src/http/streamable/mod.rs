@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use hyper::header::{self, HeaderName, HeaderValue};
 use hyper::{Method, StatusCode};
-use serde_json::{json, Value};
+use serde_json::Value;
 use tokio::sync::watch;
 
 use super::wire::{Ctx, Endpoint, Outgoing};
@@ -220,16 +220,10 @@ impl StreamableTransport {
                         // At 2026-07-28 closing the response stream is the cancellation over
                         // HTTP ("no `notifications/cancelled` message is expected").
                         if self.profile.sends_cancelled() && !lock(&self.state).stateless {
-                            let reason =
-                                format!("timed out after {}", crate::stdio::fmt_duration(bound));
-                            let request_id = if self.broken(Breakage::CancelledWithoutRequestId) {
-                                Value::Null
-                            } else if self.broken(Breakage::CancelsLatestRequest) {
-                                Value::from(self.next_id.load(Ordering::SeqCst) - 1)
-                            } else {
-                                id.clone()
-                            };
-                            let params = json!({ "requestId": request_id, "reason": reason });
+                            let latest = self.next_id.load(Ordering::SeqCst) - 1;
+                            let params = crate::stdio::cancelled_params(&id, latest, bound, |b| {
+                                self.broken(b)
+                            });
                             // Sent, not awaited past a grace: a server that never answers the
                             // notification must not hold the timeout error back.
                             let sent =
