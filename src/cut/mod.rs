@@ -63,6 +63,7 @@ pub(crate) mod host;
 pub mod needs;
 pub mod reference;
 pub mod sources;
+pub(crate) mod spawn_lock;
 pub(crate) mod tool_layer;
 
 pub use crate::probe::ServerProbe;
@@ -438,6 +439,19 @@ pub trait ClientUnderTest {
     /// Called before the first step, outside any step's timing: start what the client
     /// needs (a driver process says hello here).
     async fn ready(&self) {}
+
+    /// Called before the scenario takes its place beside the others (see
+    /// [`spawn_lock`]), outside any step's timing: start the processes the client
+    /// needs before its first step (a driver process).
+    fn prepare(&self) {}
+
+    /// Whether the client starts processes from this process while a scenario runs (a stdio
+    /// server, a host): each such start holds a copy of every descriptor of this process
+    /// until its exec, so such a scenario keeps away from one that needs a descriptor gone.
+    /// A driver's servers are started by the driver, in a process of its own.
+    fn forks_here(&self) -> bool {
+        true
+    }
 
     /// A fault of the client that no step shows (a driver that broke the protocol): it
     /// fails the scenario whatever the scenario expects.

@@ -42,9 +42,15 @@ fn polled_ms(step: &ClientStep) -> u64 {
     }
 }
 
+/// What a server's wait without end counts for: nothing a good client waits out, but a
+/// client that does not bound its wait hangs there until the runner's guard, so such a
+/// scenario starts before those that wait for nothing (a tie-break, not an estimate).
+const UNBOUNDED_WAIT_MS: u64 = 1;
+
 fn stall_ms(step: &Step) -> u64 {
     match step {
-        Step::Stall(stall) => stall.ms.unwrap_or(0),
+        Step::Stall(stall) => stall.ms.unwrap_or(UNBOUNDED_WAIT_MS),
+        Step::Hang(_) => UNBOUNDED_WAIT_MS,
         _ => 0,
     }
 }
@@ -95,6 +101,23 @@ mod tests {
             "#,
         );
         assert_eq!(least_ms(&bounded), 1150);
+        let unbounded = |step: &str| {
+            scenario(&format!(
+                r#"
+                rules = ["x"]
+                requirement = "r"
+                [server]
+                steps = [{{ handshake = {{}} }}, {step}]
+                [client]
+                steps = [{{ connect = {{}} }}]
+                [expect]
+                steps = [{{ step = 1, ok = true }}]
+                "#
+            ))
+        };
+        assert_eq!(least_ms(&unbounded("{ hang = {} }")), UNBOUNDED_WAIT_MS);
+        assert_eq!(least_ms(&unbounded("{ stall = {} }")), UNBOUNDED_WAIT_MS);
+        assert_eq!(least_ms(&unbounded("{ reply = {} }")), 0);
     }
 
     #[test]

@@ -6,13 +6,12 @@ pub mod estimate;
 mod http_target;
 pub mod logs;
 pub mod outcome;
-mod spawn_lock;
 mod steps;
 pub mod transcript;
 
 pub use outcome::{ErrorRecord, GivenSecret, Outcome, ProcessFact, StepRecord};
 
-use crate::cut::{ClientUnderTest, Described, Settings, StdioTarget, Target};
+use crate::cut::{spawn_lock, ClientUnderTest, Described, Settings, StdioTarget, Target};
 use crate::probe::procs;
 use crate::scenario::LoadedScenario;
 use mcp_mock_servers::wire_log;
@@ -97,22 +96,28 @@ impl RunOptions {
     }
 }
 
-/// How a scenario runs beside the others (see `spawn_lock`): exclusively when its server
-/// stops reading its input or starts refusing connections (the scenario relies on that
-/// descriptor being gone), as one that starts processes when it has a stdio server or a
-/// client other than the reference one (a driver, an SDK: its starts cannot be seen), and
-/// unhindered otherwise (the reference client over HTTP starts nothing).
+/// How a scenario runs beside the others (see [`spawn_lock`]): exclusively when its server
+/// stops reading its input or starts refusing connections and that descriptor is this
+/// process's (the HTTP mock runs here; a stdio server's pipe is ours when our client starts
+/// it, the driver's when a driver does), as one that starts processes when its client
+/// starts processes from this process (`forks_here`) and has a stdio server or is other
+/// than the reference one (an SDK in this process: its starts cannot be seen), and
+/// unhindered otherwise (the reference client over HTTP starts nothing; a driver's starts
+/// are its own process's, and its own start takes the lock for the moment of the fork).
 fn spawn_guard(
     script: &mcp_mock_servers::script::Script,
     judged: Judged,
+    forks_here: bool,
 ) -> Option<spawn_lock::SpawnGuard> {
     use mcp_mock_servers::script::Step;
     let closes_a_descriptor = std::iter::once(&script.steps)
         .chain(&script.relaunch)
         .flatten()
         .any(|step| matches!(step, Step::StopReading(_) | Step::Refuse(_)));
-    let starts_processes = !script.transport.is_http() || judged == Judged::Portable;
-    match (closes_a_descriptor, starts_processes) {
+    let descriptor_here = script.transport.is_http() || forks_here;
+    let starts_processes =
+        forks_here && (!script.transport.is_http() || judged == Judged::Portable);
+    match (closes_a_descriptor && descriptor_here, starts_processes) {
         (true, _) => Some(spawn_lock::exclusive()),
         (false, true) => Some(spawn_lock::spawning()),
         (false, false) => None,
@@ -145,7 +150,14 @@ pub fn run_client<A: ClientUnderTest + 'static>(
     let described = adapter.describe();
     let profile = Profile::from_name(&described.profile).unwrap_or_default();
     let fault = |fault: String| Outcome::fault(profile, described.clone(), options.judged, fault);
-    let _spawns = spawn_guard(&scenario.scenario.server, options.judged);
+    // A driver process is started (or taken from its pool) before the scenario's place
+    // beside the others is: its start takes the lock for the moment of the fork only.
+    adapter.prepare();
+    let _spawns = spawn_guard(
+        &scenario.scenario.server,
+        options.judged,
+        adapter.forks_here(),
+    );
     let temp = match tempfile::Builder::new()
         .prefix("mcp-conformance-")
         .tempdir()
@@ -244,11 +256,14 @@ pub fn run_client<A: ClientUnderTest + 'static>(
     let reported = procs::reported(&wire);
     let pids: Vec<u32> = reported.iter().map(|(pid, _)| *pid).collect();
     // Facts are taken only where the scenario asks for them: a process that should be gone
-    // gets a bounded wait to go; one that should live is looked at once.
+    // gets a bounded wait to go; one that should live is looked at once. A client that hung
+    // has failed already and is stopped with what it started: no wait on its processes.
     let expect = &scenario.scenario.expect;
+    let hung_portable = options.judged == Judged::Portable && guard_expired.is_some();
     let asked = expect
         .processes_gone
-        .or_else(|| expect.reference.as_ref().and_then(|r| r.processes_gone));
+        .or_else(|| expect.reference.as_ref().and_then(|r| r.processes_gone))
+        .filter(|_| !hung_portable);
     let processes = match asked {
         None => Vec::new(),
         Some(should_be_gone) => {

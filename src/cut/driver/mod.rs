@@ -96,7 +96,12 @@ fn spawn(argv: &[String], dir: Option<&Path>) -> Result<Child, DriverError> {
         let (orders, received) = std::sync::mpsc::channel::<SpawnOrder>();
         std::thread::spawn(move || {
             for (argv, dir, reply) in received {
-                let _ = reply.send(spawn_here(&argv, dir.as_deref()));
+                // Between the fork and the exec the driver holds a copy of every descriptor
+                // of this process: not while a scenario needs one gone.
+                let spawning = crate::cut::spawn_lock::spawning();
+                let started = spawn_here(&argv, dir.as_deref());
+                drop(spawning);
+                let _ = reply.send(started);
             }
         });
         std::sync::Mutex::new(orders)
@@ -201,6 +206,11 @@ impl DriverClient {
         if let Some(process) = self.process.borrow().as_ref() {
             return Ok(process.clone());
         }
+        // Started once: a second start could come inside the scenario's place beside the
+        // others, where a fork must not wait for the lock it holds.
+        if let Some(fault) = self.start_fault.borrow().as_ref() {
+            return Err(StepError::new(fault.clone()));
+        }
         let pooled = match &self.pool {
             Some(pool) if !self.fresh => pool.take_idle(),
             _ => None,
@@ -270,13 +280,21 @@ impl ClientUnderTest for DriverClient {
         self.described.clone()
     }
 
+    fn prepare(&self) {
+        if let Err(e) = self.process() {
+            *self.start_fault.borrow_mut() = Some(e.text);
+        }
+    }
+
+    fn forks_here(&self) -> bool {
+        false
+    }
+
     async fn ready(&self) {
+        self.prepare();
         let process = match self.process() {
             Ok(process) => process,
-            Err(e) => {
-                *self.start_fault.borrow_mut() = Some(e.text);
-                return;
-            }
+            Err(_) => return,
         };
         process.log_here(true);
         if !process.greeted(self.hello_within).await {

@@ -3,8 +3,9 @@
 //! A process forked by one thread holds a copy of every descriptor of the whole process until
 //! its exec, close-on-exec or not. A scenario that needs a descriptor gone at a known moment
 //! (a pipe's read end, so that a write to it fails; a listener, so that a connection is
-//! refused) runs [`exclusive`]ly; one that starts processes (a stdio server, a driver, a host)
-//! runs [`spawning`]. The lock prefers the scenarios that start processes: an exclusive one
+//! refused) runs [`exclusive`]ly; one whose client starts processes from this process (a
+//! stdio server, a host) runs [`spawning`], and so does each start of a driver process, for
+//! the moment of its fork only (a driver's own servers are forked by the driver). The lock prefers the scenarios that start processes: an exclusive one
 //! waits for a moment when none runs, and in the meantime holds no one up (a waiting writer
 //! that blocked every new reader would stall the whole run behind the longest scenario
 //! under way) — for [`HOLD_OFF_AFTER`]: past it, new scenarios that start processes wait
