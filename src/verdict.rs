@@ -47,6 +47,10 @@ pub struct ScenarioResult {
     pub verdict: Verdict,
     /// Wall time of the run in milliseconds.
     pub millis: u128,
+    /// Of `millis`, how long the scenario waited for its place beside the others (a driver
+    /// process's start included); the rest is bounded by [`runner::bound::wall_bound`].
+    #[serde(skip_serializing_if = "is_zero")]
+    pub waited_ms: u128,
     /// What the runner did to the client's process after the run, when it had to (a
     /// reusable driver replaced by a fresh one, and why).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -129,6 +133,7 @@ pub fn run_one(
     let evidence = Evidence::of(&outcome, &verdict, &scenario.scenario.expect.never_contains);
     let mut result = result(scenario, &outcome.client, verdict, started);
     result.evidence = Some(evidence);
+    result.waited_ms = outcome.waited.as_millis();
     (result, outcome)
 }
 
@@ -159,6 +164,7 @@ pub fn run_client_one<A: ClientUnderTest + 'static>(
     let mut result = result(scenario, &described, verdict, started);
     result.evidence = Some(evidence);
     result.note = outcome.note.clone();
+    result.waited_ms = outcome.waited.as_millis();
     (result, Some(outcome))
 }
 
@@ -177,6 +183,7 @@ fn result(
         rules: scenario.scenario.rules.clone(),
         verdict,
         millis: started.elapsed().as_millis(),
+        waited_ms: 0,
         note: None,
         evidence: None,
     }
@@ -299,4 +306,8 @@ pub(crate) fn in_parallel_longest_first<J: Sync, R: Send>(
     let mut results = results.into_inner().unwrap_or_else(|e| e.into_inner());
     results.sort_by_key(|(i, _)| *i);
     results.into_iter().map(|(_, r)| r).collect()
+}
+
+fn is_zero(ms: &u128) -> bool {
+    *ms == 0
 }

@@ -28,8 +28,8 @@ fn drivers_dir() -> &'static Path {
     Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/drivers"))
 }
 
-/// Scenarios at once: as `run` would on this machine's cores.
-const WORKERS: usize = 4;
+/// Scenarios at once: as `run` does on 2 cores (they mostly wait).
+const WORKERS: usize = 8;
 
 /// How long a driver may take to say hello: Python starting on a loaded 2-core machine.
 const HELLO_WITHIN: Duration = Duration::from_secs(30);
@@ -554,4 +554,57 @@ fn run_client_names_the_client_in_every_report_and_exits_as_run_does() {
         .assert()
         .code(0)
         .stdout(predicates::str::contains("client: mcp-refclient"));
+}
+
+/// Whatever a driver does, each scenario it runs ends within its bound
+/// (`runner::bound::wall_bound`: the sum of its step guards and the runner's own bounded
+/// waits), its wait for a place beside the others aside: a driver that answers nothing, not
+/// even `reset`, over a spread of every area; and one that plays every step but never
+/// answers `reset` (the runner waits out its `reset` bound each time).
+#[rstest::rstest]
+#[case::answers_nothing(&["python3", "stalls_everything.py"], 13, 12)]
+// Each waits out the 5 s `reset` bound: four, side by side.
+#[case::never_answers_reset(&["python3", "stalls_reset.py", "--"], 70, 3)]
+fn every_scenario_ends_within_its_bound_whatever_the_driver_does(
+    #[case] command: &[&str],
+    #[case] every: usize,
+    #[case] least_run: usize,
+) {
+    let _one = one_at_a_time();
+    let mut argv: Vec<String> = command.iter().map(|s| s.to_string()).collect();
+    argv[1] = drivers_dir().join(&argv[1]).display().to_string();
+    if argv.last().is_some_and(|a| a == "--") {
+        argv.extend(reference_driver(Profile::Strict));
+    }
+    let guard = Duration::from_millis(400);
+    let scenarios: Vec<LoadedScenario> = all_scenarios()
+        .into_iter()
+        .filter(|s| s.profiles().contains(&Profile::Strict))
+        .step_by(every)
+        .collect();
+    let (results, counts) = run_driver_pooled(argv, &scenarios, guard, true);
+    let mut ran = 0;
+    for (scenario, result) in scenarios.iter().zip(&results) {
+        if result.evidence.is_none() {
+            continue;
+        }
+        ran += 1;
+        let bound = mcp_conformance::runner::bound::wall_bound(&scenario.scenario, guard);
+        let own = result.millis - result.waited_ms;
+        assert!(
+            own <= bound.as_millis(),
+            "{}: {own} ms of its own, past its bound of {} ms ({result:?})",
+            result.scenario,
+            bound.as_millis()
+        );
+        assert!(
+            matches!(result.verdict, Verdict::Fail { .. }) || command[1] == "stalls_reset.py",
+            "{}: {:?}",
+            result.scenario,
+            result.verdict
+        );
+    }
+    assert!(ran >= least_run, "{ran} scenarios ran");
+    // Each process was given up on, and each replacement noted.
+    assert_eq!(counts.replaced, ran - counts.fresh, "{counts:?}");
 }

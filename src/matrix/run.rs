@@ -407,6 +407,7 @@ fn not_held(scenario: &LoadedScenario, described: &Described, reason: String) ->
         rules: scenario.scenario.rules.clone(),
         verdict: Verdict::NotApplicable { reason },
         millis: 0,
+        waited_ms: 0,
         note: None,
         evidence: None,
     }

@@ -131,6 +131,7 @@ mod tests {
             }],
             http_url: None,
             note: None,
+            waited: std::time::Duration::ZERO,
         }
     }
 

@@ -154,6 +154,7 @@ mod tests {
             rules: rules.iter().map(|r| r.to_string()).collect(),
             verdict,
             millis: 1,
+            waited_ms: 0,
             note: None,
             evidence: None,
         }

@@ -1,6 +1,7 @@
 //! The runner: plays a scenario's server, drives a client under test through its steps
 //! (the reference client or any other, through one seam) and gathers the outcome.
 
+pub mod bound;
 pub mod check;
 pub mod estimate;
 mod http_target;
@@ -47,7 +48,7 @@ impl MockLauncher {
 }
 
 /// How long the runner waits for killed processes to be gone before recording the facts.
-const PROCESS_SETTLE: Duration = Duration::from_secs(5);
+pub(crate) const PROCESS_SETTLE: Duration = Duration::from_secs(5);
 
 /// How a client is judged: the reference client on every expectation, any other client on
 /// the portable ones (see [`crate::scenario::EXPECTATION_FIELDS`]).
@@ -149,15 +150,20 @@ pub fn run_client<A: ClientUnderTest + 'static>(
 ) -> Outcome {
     let described = adapter.describe();
     let profile = Profile::from_name(&described.profile).unwrap_or_default();
-    let fault = |fault: String| Outcome::fault(profile, described.clone(), options.judged, fault);
     // A driver process is started (or taken from its pool) before the scenario's place
     // beside the others is: its start takes the lock for the moment of the fork only.
+    let arrived = std::time::Instant::now();
     adapter.prepare();
     let _spawns = spawn_guard(
         &scenario.scenario.server,
         options.judged,
         adapter.forks_here(),
     );
+    let waited = arrived.elapsed();
+    let fault = |fault: String| Outcome {
+        waited,
+        ..Outcome::fault(profile, described.clone(), options.judged, fault)
+    };
     let temp = match tempfile::Builder::new()
         .prefix("mcp-conformance-")
         .tempdir()
@@ -333,6 +339,7 @@ pub fn run_client<A: ClientUnderTest + 'static>(
         secrets,
         http_url,
         note,
+        waited,
     }
 }
 
@@ -353,6 +360,7 @@ impl Outcome {
             secrets: Vec::new(),
             http_url: None,
             note: None,
+            waited: Duration::ZERO,
         }
     }
 }

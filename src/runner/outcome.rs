@@ -81,6 +81,10 @@ pub struct Outcome {
     /// should say it (a reusable driver replaced by a fresh one, and why).
     #[serde(skip)]
     pub note: Option<String>,
+    /// How long the scenario waited for its place beside the others (a driver process
+    /// started or taken from its pool included): not part of its own run time.
+    #[serde(skip)]
+    pub waited: Duration,
 }
 
 /// A secret the scenario gave the client, and where it came from.

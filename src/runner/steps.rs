@@ -55,7 +55,7 @@ pub(super) fn play<A: ClientUnderTest + 'static>(
     let played = local.block_on(&runtime, play_steps(plan, adapter));
     // Whatever is still running (a spawned call never joined) ends with the runtime.
     drop(local);
-    runtime.shutdown_timeout(Duration::from_secs(1));
+    runtime.shutdown_timeout(RUNTIME_SHUTDOWN);
     Ok(played)
 }
 
@@ -344,6 +344,9 @@ pub(crate) const UNTYPED: &str = "untyped";
 /// cannot hang the suite.
 pub const STEP_GUARD: Duration = Duration::from_secs(20);
 
+/// How long the steps' runtime may take to end what still runs once they are played.
+pub(super) const RUNTIME_SHUTDOWN: Duration = Duration::from_secs(1);
+
 /// How long past its `within_ms` a bounded step may run before it is abandoned (the slack
 /// lets the `within_ms` failure show how late it was).
 const GUARD_SLACK: Duration = Duration::from_millis(1_000);
@@ -353,7 +356,7 @@ pub(super) const HUNG: &str = "hung";
 
 /// How long step `number` may run: its `within_ms` expectation and some slack, else the
 /// runner's bound (`default`, [`STEP_GUARD`] unless the runner was given another).
-fn step_guard(scenario: &Scenario, number: usize, default: Duration) -> Duration {
+pub(super) fn step_guard(scenario: &Scenario, number: usize, default: Duration) -> Duration {
     scenario
         .expect
         .steps

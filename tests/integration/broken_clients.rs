@@ -5,66 +5,72 @@
 use super::proofs::{BrokenBy, Proof, NOT_YET_PROVEN, PROOFS};
 use super::support::*;
 use mcp_conformance::rules::{self, RuleKind};
+use mcp_conformance::runner::estimate;
 use mcp_conformance::verdict::{self, Verdict};
-use mcp_refclient::{Breakage, TestHooks};
+use mcp_refclient::{Breakage, Profile, TestHooks};
 use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
-/// Runs `proof.scenario` under each of its profiles with the proof's switch on; what went
-/// other than a failure of the client naming `proof.what` (a pass, a harness fault, another
-/// failure only).
-fn disproved(proof: &Proof, breakage: Breakage) -> Vec<String> {
+/// Runs `proof.scenario` under `profile` with the proof's switch on; what went other than a
+/// failure of the client naming `proof.what` (a pass, a harness fault, another failure
+/// only).
+fn disproved(proof: &Proof, breakage: Breakage, profile: Profile) -> Option<String> {
     let loaded = scenario(proof.scenario);
     let hooks = TestHooks {
         broken: vec![breakage],
         ..Default::default()
     };
-    let mut wrong = Vec::new();
-    for profile in loaded.profiles() {
-        let (result, _) = verdict::run_one(&loaded, profile, &launcher(), &hooks);
-        let at = format!(
-            "{} under {} with {breakage:?}",
-            proof.scenario,
-            profile.name()
-        );
-        match result.verdict {
-            Verdict::Fail { failures } if failures.iter().any(|f| f.what.contains(proof.what)) => {}
-            Verdict::Fail { failures } => wrong.push(format!(
-                "{at}: no failure of `{}` in {failures:#?}",
-                proof.what
-            )),
-            other => wrong.push(format!("{at}: expected a failure, got {other:?}")),
-        }
+    let (result, _) = verdict::run_one(&loaded, profile, &launcher(), &hooks);
+    let at = format!(
+        "{} under {} with {breakage:?}",
+        proof.scenario,
+        profile.name()
+    );
+    match result.verdict {
+        Verdict::Fail { failures } if failures.iter().any(|f| f.what.contains(proof.what)) => None,
+        Verdict::Fail { failures } => Some(format!(
+            "{at}: no failure of `{}` in {failures:#?}",
+            proof.what
+        )),
+        other => Some(format!("{at}: expected a failure, got {other:?}")),
     }
-    wrong
 }
 
-/// Scenarios at once: as the test harness ran them one case each on the 2 cores.
-const WORKERS: usize = 2;
+/// Scenarios at once: a broken client mostly waits (for its bound, for a server that
+/// stalls, for processes to go), so several run beside each other whatever the cores.
+const WORKERS: usize = 12;
 
 #[test]
 fn each_broken_client_fails_its_scenario_for_the_reason_it_is_there() {
-    let switches: Vec<(&Proof, Breakage)> = PROOFS
+    // Each switch under each profile of its scenario, the longest-waiting scenarios first.
+    let mut runs: Vec<(&Proof, Breakage, Profile)> = PROOFS
         .iter()
         .filter_map(|proof| match proof.by {
             BrokenBy::Switch(breakage) => Some((proof, breakage)),
             BrokenBy::Driver(_) => None,
         })
+        .flat_map(|(proof, breakage)| {
+            scenario(proof.scenario)
+                .profiles()
+                .into_iter()
+                .map(move |profile| (proof, breakage, profile))
+        })
         .collect();
+    runs.sort_by_key(|(proof, ..)| {
+        std::cmp::Reverse(estimate::least_ms(&scenario(proof.scenario).scenario))
+    });
     let next = AtomicUsize::new(0);
     let wrong = Mutex::new(Vec::new());
     std::thread::scope(|scope| {
         for _ in 0..WORKERS {
             scope.spawn(|| {
-                while let Some((proof, breakage)) =
-                    switches.get(next.fetch_add(1, Ordering::SeqCst))
+                while let Some((proof, breakage, profile)) =
+                    runs.get(next.fetch_add(1, Ordering::SeqCst))
                 {
-                    let found = disproved(proof, *breakage);
-                    wrong
-                        .lock()
-                        .unwrap_or_else(|e| e.into_inner())
-                        .extend(found);
+                    if let Some(found) = disproved(proof, *breakage, *profile) {
+                        wrong.lock().unwrap_or_else(|e| e.into_inner()).push(found);
+                    }
                 }
             });
         }
