@@ -15,12 +15,16 @@
 //!   the JSON or the JUnit report;
 //! - no raw control character on the terminal (stdout, stderr);
 //! - no process left: every process carrying the case's mark in its environment is gone.
+//!
+//! One trial per file, named by its path under `tests/hostile/` (`cargo test --test hostile
+//! stdio/` runs the stdio cases). The cases mostly wait (on their `--timeout`, on a server
+//! that stalls): several run per core unless `--test-threads` says otherwise.
 
 #[path = "hostile/support.rs"]
 mod support;
 
-use rstest::rstest;
-use std::path::PathBuf;
+use libtest_mimic::{Arguments, Trial};
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 use support::*;
 
@@ -34,12 +38,52 @@ const DRIVER_RUN_BOUND: Duration = Duration::from_secs(60);
 /// What a forging driver's texts hold after a newline (see `drivers/forged-lines.py`).
 const FORGED: &[&str] = &["FORGED-LINE", "99 passed"];
 
-#[rstest]
-fn a_hostile_stdio_server_cannot_break_a_promise(
-    #[files("tests/hostile/stdio/*.py")]
-    #[exclude("/_")]
-    script: PathBuf,
-) {
+fn main() {
+    let mut args = Arguments::from_args();
+    if args.test_threads.is_none() {
+        let cores = std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(2);
+        args.test_threads = Some(cores * 3);
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/hostile");
+    let mut trials = Vec::new();
+    for (folder, case) in [
+        ("stdio", stdio_server as fn(PathBuf)),
+        ("http", http_server),
+        ("drivers", driver),
+    ] {
+        for script in cases(&root.join(folder)) {
+            let name = format!(
+                "{folder}/{}",
+                script.file_name().unwrap_or_default().to_string_lossy()
+            );
+            trials.push(Trial::test(name, move || {
+                case(script);
+                Ok(())
+            }));
+        }
+    }
+    libtest_mimic::run(&args, trials).exit();
+}
+
+/// The `.py` files of `folder`, those whose name starts with `_` (shared code) left out, in
+/// name order.
+fn cases(folder: &Path) -> Vec<PathBuf> {
+    let mut found: Vec<PathBuf> = std::fs::read_dir(folder)
+        .unwrap_or_else(|e| panic!("{}: {e}", folder.display()))
+        .map(|entry| entry.expect("a folder entry").path())
+        .filter(|path| {
+            let name = path.file_name().unwrap_or_default().to_string_lossy();
+            name.ends_with(".py") && !name.starts_with('_')
+        })
+        .collect();
+    found.sort();
+    found
+}
+
+/// A hostile stdio server cannot break a promise of `validate`.
+fn stdio_server(script: PathBuf) {
     let case = Case::read(&script);
     let run = Run::validate(
         &case,
@@ -56,12 +100,9 @@ fn a_hostile_stdio_server_cannot_break_a_promise(
     run.assert_promises(&case);
 }
 
-#[rstest]
-fn a_hostile_http_server_cannot_break_a_promise(
-    #[files("tests/hostile/http/*.py")]
-    #[exclude("/_")]
-    script: PathBuf,
-) {
+/// A hostile HTTP server cannot break a promise of `validate`, given a URL and a header
+/// that carry secrets.
+fn http_server(script: PathBuf) {
     let case = Case::read(&script);
     let server = HttpServer::start(&script);
     let url = format!(
@@ -78,12 +119,8 @@ fn a_hostile_http_server_cannot_break_a_promise(
     run.assert_promises(&case);
 }
 
-#[rstest]
-fn a_hostile_driver_cannot_break_a_promise(
-    #[files("tests/hostile/drivers/*.py")]
-    #[exclude("/_")]
-    script: PathBuf,
-) {
+/// A hostile driver cannot break a promise of `run --client`.
+fn driver(script: PathBuf) {
     let case = Case::read(&script);
     let run = Run::client(&script, DRIVER_PREFIX);
     run.assert_no_forged_line(&case, FORGED);
