@@ -4,7 +4,10 @@
 //! started afresh for every scenario, it gets the same mark on each (the SDK rows, which
 //! start an interpreter per scenario, on a fixed sample of every area). So does the reference
 //! driver behind the pass-through proxy of tests/drivers/ over strict scenarios. A driver
-//! that declares `reusable` starts far fewer processes reused.
+//! that declares `reusable` starts far fewer processes reused. The reference rows, held to
+//! every scenario of their profile, pass each through the driver as the reference client
+//! does in process (tests/scenarios.rs): the `interrupt_host` ones too, the driver being its
+//! client's host.
 //!
 //! A test binary of its own, one row at a time (each row runs several scenarios at once).
 //! The rows' builds run first (the Rust adapters' drivers; the SDKs' installer, which
@@ -209,7 +212,8 @@ fn the_reference_driver_behind_the_proxy_gets_the_same_verdicts_reused_as_starte
     let scenarios = sample(strict, 3);
     let options = RunOptions {
         step_guard: Duration::from_secs(20),
-        workers: 8,
+        // A Python proxy and a driver per scenario when not reused: four at once.
+        workers: 4,
         ..RunOptions::portable()
     };
     let mut runs = Vec::new();

@@ -54,6 +54,7 @@ pub(crate) fn matrix(args: MatrixArgs) -> ExitCode {
         build: !args.no_build,
         build_timeout: Duration::from_secs(args.build_timeout_s),
         step_guard: Duration::from_millis(args.step_guard_ms),
+        hello_within: Duration::from_millis(args.step_guard_ms),
         workers: args
             .jobs
             .unwrap_or(mcp_conformance::runner::RunOptions::default().workers),

@@ -159,8 +159,10 @@ pub struct Options {
     pub build: bool,
     /// The longest one row's build command may take before its process group is killed.
     pub build_timeout: Duration,
-    /// The runner's bound on one step of a driver (and on its hello).
+    /// The runner's bound on one step of a driver.
     pub step_guard: Duration,
+    /// How long a driver process may take to say hello (paid once per process when reused).
+    pub hello_within: Duration,
     /// How many scenario runs at once.
     pub workers: usize,
     /// Reuse the driver processes of the rows whose driver declares `reusable` (false: one
@@ -277,7 +279,7 @@ fn ready(row: &Row, scenarios: &[LoadedScenario], options: &Options) -> Result<R
     };
     let argv = driver::split_command(&options.placeholders.expand(&row.driver))
         .map_err(|e| driver_fault(e.to_string()))?;
-    let described = driver::probe_in(&argv, Some(&options.folder), options.step_guard)
+    let described = driver::probe_in(&argv, Some(&options.folder), options.hello_within)
         .map_err(|e| driver_fault(crate::error_chain(&e)))?;
     if described.profile != row.profile {
         return Err(driver_fault(format!(
@@ -342,7 +344,7 @@ pub fn run(
             DriverPool::in_dir(
                 row.argv.clone(),
                 row.described.clone(),
-                options.step_guard,
+                options.hello_within,
                 options.reuse,
                 Some(options.folder.clone()),
             )

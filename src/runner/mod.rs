@@ -316,7 +316,7 @@ pub fn run_client<A: ClientUnderTest + 'static>(
     let client_fault = match (options.judged, guard_expired) {
         (Judged::Portable, Some(step)) => Some(format!(
             "step {step} did not finish within the step guard ({} ms)",
-            options.step_guard.as_millis()
+            steps::step_guard(&scenario.scenario, step, options.step_guard).as_millis()
         )),
         _ => None,
     }

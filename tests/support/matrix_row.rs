@@ -26,10 +26,10 @@ pub fn matrix_row(name: &str, reuse: bool) -> (MutexGuard<'static, ()>, Rows, Op
         },
         build: false,
         build_timeout: run::DEFAULT_BUILD_TIMEOUT,
-        // Half the runner's default guard: a client that hangs where a scenario expects an
-        // end (the Python SDK's call after a cancelled one over HTTP) fails in 10 s, and a
-        // working step, or a driver's hello beside seven others on 2 cores, takes a few.
-        step_guard: Duration::from_secs(10),
+        // The runner's own step guard, as `matrix` has it; the hello gets more room: eight
+        // interpreters start at once on a loaded 2-core machine, once per process when reused.
+        step_guard: mcp_conformance::runner::RunOptions::default().step_guard,
+        hello_within: Duration::from_secs(60),
         // As `matrix` on 2 cores: the runs mostly wait.
         workers: 8,
         reuse,
