@@ -544,7 +544,9 @@ async fn a_timed_out_call_lets_its_connection_go() {
 
 #[tokio::test]
 async fn the_idle_timeout_fires_on_a_silent_server_and_resets_on_every_read() {
-    let idle = Duration::from_millis(100);
+    // A pause eight times shorter than the idle bound: a loaded machine stretches a pause,
+    // not by that much.
+    let idle = Duration::from_millis(400);
     let srv = TestServer::start(mcp(|req, _| match req.json()["params"]["name"].as_str() {
         Some("silent-head") => Some(Reply {
             stall: true,
@@ -557,10 +559,10 @@ async fn the_idle_timeout_fires_on_a_silent_server_and_resets_on_every_read() {
         ),
         Some("trickle") => {
             let mut reply = Reply::new(200).header("Content-Type", "text/event-stream");
-            for _ in 0..8 {
+            for _ in 0..12 {
                 reply = reply
                     .body(": still working\n\n")
-                    .pause(Duration::from_millis(40));
+                    .pause(Duration::from_millis(50));
             }
             Some(reply.body(format!("data: {}\n\n", result(req, json!({"content": []})))))
         }
@@ -575,7 +577,7 @@ async fn the_idle_timeout_fires_on_a_silent_server_and_resets_on_every_read() {
         let err = client.call_tool(name, json!({}), None).await.unwrap_err();
         assert_eq!(err.kind(), ErrorKind::Timeout, "{err}");
         assert!(
-            err.to_string().contains("(idle read timeout)") && err.to_string().contains("100ms"),
+            err.to_string().contains("(idle read timeout)") && err.to_string().contains("400ms"),
             "{err}"
         );
         assert!(started.elapsed() < Duration::from_secs(3));
@@ -585,7 +587,8 @@ async fn the_idle_timeout_fires_on_a_silent_server_and_resets_on_every_read() {
         .call_tool("trickle", json!({}), None)
         .await
         .expect("a trickling call is never cut off");
-    assert!(started.elapsed() >= Duration::from_millis(300));
+    // Longer than one idle bound: each read reset it.
+    assert!(started.elapsed() >= Duration::from_millis(550));
 }
 
 #[test]

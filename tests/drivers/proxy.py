@@ -25,15 +25,24 @@ def run(change_request=None, change_reply=None, change_hello=None):
             sys.stdout.write(json.dumps(message) + "\n")
             sys.stdout.flush()
 
+    def emit_line(line):
+        with out_lock:
+            sys.stdout.write(line.decode())
+            sys.stdout.flush()
+
     def forward_replies():
         hello = True
         for line in child.stdout:
+            # Unchanged lines pass as they are: a reply of megabytes is not parsed twice.
+            if hello and change_hello is None or not hello and change_reply is None:
+                hello = False
+                emit_line(line)
+                continue
             message = json.loads(line)
             if hello:
                 hello = False
-                if change_hello is not None:
-                    message = change_hello(message)
-            elif change_reply is not None:
+                message = change_hello(message)
+            else:
                 message = change_reply(requests.get(message.get("id")), message)
             if message is not None:
                 emit(message)
@@ -41,6 +50,10 @@ def run(change_request=None, change_reply=None, change_hello=None):
     reader = threading.Thread(target=forward_replies, daemon=True)
     reader.start()
     for line in sys.stdin:
+        if change_request is None and change_reply is None:
+            child.stdin.write(line.encode())
+            child.stdin.flush()
+            continue
         request = json.loads(line)
         requests[request["id"]] = request
         forward = [request]
