@@ -57,7 +57,7 @@ mod tests {
         let refused = impatient.handshake("2025-11-25").await;
         assert_eq!(
             refused.reply.as_ref().unwrap_err(),
-            "nothing within 500ms",
+            &crate::exchange::Unanswered::ran_out("nothing within 500ms"),
             "{refused:?}"
         );
         impatient.kill().await;

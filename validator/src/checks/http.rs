@@ -50,7 +50,7 @@ fn failed(expected: impl Into<String>, posted: &Posted) -> Finding {
     Finding::Fail(
         Failure::new(expected, actual)
             .sent(&posted.sent)
-            .received(Some(posted.received())),
+            .reply(&posted),
     )
 }
 
@@ -195,7 +195,8 @@ pub async fn delete(session: &mut HttpSession) -> Finding {
                 "{}\n{}",
                 deleted.received(),
                 after.received()
-            ))),
+            )))
+            .timed(deleted.ran_out()),
     )
 }
 
@@ -295,6 +296,6 @@ pub async fn batch(session: &mut HttpSession, negotiated: &str) -> Finding {
             actual,
         )
         .sent(&posted.sent)
-        .received(Some(posted.received())),
+        .reply(&posted),
     )
 }

@@ -1,5 +1,6 @@
 //! A response as read, and why none came.
 
+use crate::exchange::{Heard, Unanswered};
 use crate::outcome::excerpt;
 use crate::stdio::is_response_to;
 use serde_json::Value;
@@ -40,6 +41,12 @@ impl WireError {
     /// Whether the server cannot be reached at all (then the target is unreachable).
     pub fn is_unreachable(&self) -> bool {
         matches!(self, WireError::Connect { .. } | WireError::NoAnswer(_))
+    }
+
+    /// The figure, when all this error shows is that time ran out: no response head within the
+    /// bound, or not sent because an earlier request got no answer within the bounds.
+    pub fn ran_out(&self) -> Option<String> {
+        self.is_stall().then(|| self.to_string())
     }
 
     /// Whether the server stopped answering in time (now or on an earlier request): a session
@@ -87,6 +94,16 @@ pub struct Reply {
 }
 
 impl Reply {
+    /// The figure (`no end of the body within 3s`), when reading stopped only because time
+    /// ran out: the body did not end in time and no event in it was refused.
+    pub fn ran_out(&self) -> Option<String> {
+        if self.timed_out && self.bad_frames.is_empty() {
+            self.cut.clone()
+        } else {
+            None
+        }
+    }
+
     /// Keeps a message while under [`KEPT_MESSAGES`]; the response awaited is always kept.
     pub(super) fn keep(&mut self, message: Value, until: &Until) {
         let awaited = matches!(until, Until::Response(id) if is_response_to(&message, id));
@@ -191,7 +208,7 @@ impl Posted {
     /// The status of a whole response that did not carry the JSON-RPC answer (`answer` is
     /// what was read of it): the server was heard, it did not answer in JSON-RPC. `None` for
     /// an answer, no response, and a response that timed out or was cut at the size bound.
-    pub fn unanswered_status(&self, answer: &Result<serde_json::Value, String>) -> Option<u16> {
+    pub fn unanswered_status(&self, answer: &Result<Value, Unanswered>) -> Option<u16> {
         match &self.reply {
             Ok(reply) if answer.is_err() && !reply.timed_out && !reply.over_limit => {
                 Some(reply.status)
@@ -206,6 +223,44 @@ impl Posted {
             Ok(reply) => reply.describe(),
             Err(e) => format!("no response: {e}"),
         }
+    }
+
+    /// The figure, when no response came only because time ran out: a response that came,
+    /// even cut short, is quoted as such.
+    pub fn ran_out(&self) -> Option<String> {
+        self.reply.as_ref().err().and_then(WireError::ran_out)
+    }
+
+    /// Why no JSON-RPC response with `id` is in this answer: a body that did not end in time
+    /// (and carried no refused event) only ran out of time, as does no response at all for
+    /// lack of time.
+    pub fn unanswered(&self, id: &Value) -> Unanswered {
+        match &self.reply {
+            Ok(reply) => {
+                let why = format!("no JSON-RPC response with id {id}: {}", reply.describe());
+                match reply.ran_out() {
+                    Some(figure) => Unanswered {
+                        why,
+                        ran_out: Some(figure),
+                    },
+                    None => Unanswered::new(why),
+                }
+            }
+            Err(e) => Unanswered {
+                why: e.to_string(),
+                ran_out: e.ran_out(),
+            },
+        }
+    }
+}
+
+impl Heard for Posted {
+    fn received(&self) -> String {
+        Posted::received(self)
+    }
+
+    fn ran_out(&self) -> Option<String> {
+        Posted::ran_out(self)
     }
 }
 

@@ -5,7 +5,7 @@ use super::headers::standard_headers;
 use super::reply::{Posted, Until};
 use super::wire::Wire;
 use crate::log::{SessionLog, SharedLog};
-use crate::stdio::Exchange;
+use crate::stdio::{Exchange, Unanswered};
 use hyper::Method;
 use serde_json::{json, Value};
 use std::sync::{Arc, Mutex};
@@ -37,7 +37,7 @@ pub struct HttpSession {
     /// The revision the server answered in `initialize`.
     pub revision: Option<String>,
     /// Why the session stopped answering, once a request got no answer within the bound.
-    pub stalled: Option<String>,
+    pub stalled: Option<Unanswered>,
     /// The client capabilities the handshake declares (none unless set before it); the
     /// server's requests for them get canned answers ([`crate::declared`]).
     pub declared: Value,
@@ -177,14 +177,14 @@ impl HttpSession {
         let reply = match &posted.reply {
             // A body that did not end within the bound is no answer, whatever it held.
             Ok(reply) if reply.timed_out && !reply.is_sse() => {
-                let why = format!("no JSON-RPC response with id {id}: {}", reply.describe());
+                let why = posted.unanswered(&id);
                 self.stalled = Some(why.clone());
                 Err(why)
             }
             Ok(reply) => match reply.response_to(&id) {
                 Some(response) => Ok(response.clone()),
                 None => {
-                    let why = format!("no JSON-RPC response with id {id}: {}", reply.describe());
+                    let why = posted.unanswered(&id);
                     // A server that streams the byte limit without the answer is flooding:
                     // asking it again would only cost another 8 MiB of reading.
                     if reply.timed_out || reply.over_limit {
@@ -194,10 +194,11 @@ impl HttpSession {
                 }
             },
             Err(e) => {
+                let why = posted.unanswered(&id);
                 if e.is_unreachable() || e.is_stall() {
-                    self.stalled = Some(e.to_string());
+                    self.stalled = Some(why.clone());
                 }
-                Err(e.to_string())
+                Err(why)
             }
         };
         let unanswered_status = posted.unanswered_status(&reply);
@@ -389,9 +390,12 @@ mod tests {
             .await;
         let why = exchange.reply.unwrap_err();
         assert!(
-            why.contains(&format!("stopped reading at the {MAX_BODY}-byte limit")),
+            why.why
+                .contains(&format!("stopped reading at the {MAX_BODY}-byte limit")),
             "{why}"
         );
-        assert_eq!(session.stalled.as_deref(), Some(why.as_str()));
+        // A flood is not time running out: judged, not inconclusive.
+        assert_eq!(why.ran_out, None, "{why:?}");
+        assert_eq!(session.stalled, Some(why));
     }
 }

@@ -282,7 +282,7 @@ async fn run_queries(
         let started = Instant::now();
         let finding = match *id {
             _ if session.stalled.is_some() => {
-                not_asked(session.stalled.as_deref().unwrap_or_default())
+                not_asked(session.stalled.as_ref().map_or("", |why| why.why.as_str()))
             }
             jsonrpc::NOTIFICATION_SILENT => jsonrpc::notification_silent_http(&mut session).await,
             other => query(other, &mut session, &capabilities).await,

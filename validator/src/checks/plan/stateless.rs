@@ -221,7 +221,12 @@ async fn run_session<S: Transport + Peer, A: Future<Output = ()> + Send>(
     };
     drop(answered);
     if !discover.heard() {
-        let why = discover.reply.as_ref().err().cloned().unwrap_or_default();
+        let why = discover
+            .reply
+            .as_ref()
+            .err()
+            .map(|why| why.why.clone())
+            .unwrap_or_default();
         return Spoken::Unanswered(format!(
             "`server/discover` got no answer that could be read: {}",
             crate::outcome::excerpt(&why)
@@ -272,7 +277,9 @@ async fn run_session<S: Transport + Peer, A: Future<Output = ()> + Send>(
             HEADER_MISMATCH if !http => {
                 Finding::skip("an HTTP check; the target is a stdio command")
             }
-            _ if session.stalled().is_some() => not_asked(&session.stalled().unwrap_or_default()),
+            _ if session.stalled().is_some() => {
+                not_asked(&session.stalled().map(|why| why.why).unwrap_or_default())
+            }
             META_REQUIRED => stateless::meta_required(session, &capabilities, http).await,
             UNSUPPORTED_VERSION => {
                 stateless::unsupported_version(session, &capabilities, http).await

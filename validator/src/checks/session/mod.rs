@@ -12,7 +12,7 @@ pub mod transport;
 
 use crate::http::HttpSession;
 use crate::outcome::{excerpt, Finding};
-use crate::stdio::{Exchange, Session};
+use crate::stdio::{Exchange, Session, Unanswered};
 use serde_json::Value;
 use std::future::Future;
 
@@ -28,7 +28,7 @@ pub trait Rpc: Send {
 
     /// Why the session stopped answering (a wait ran out, the server left), if it did: the
     /// checks after it in the session are skipped instead of each waiting out `--timeout`.
-    fn stalled(&self) -> Option<String>;
+    fn stalled(&self) -> Option<Unanswered>;
 }
 
 impl Rpc for Session {
@@ -40,7 +40,7 @@ impl Rpc for Session {
         Session::request(self, method, params)
     }
 
-    fn stalled(&self) -> Option<String> {
+    fn stalled(&self) -> Option<Unanswered> {
         self.stalled.clone()
     }
 }
@@ -54,7 +54,7 @@ impl Rpc for HttpSession {
         HttpSession::request(self, method, params)
     }
 
-    fn stalled(&self) -> Option<String> {
+    fn stalled(&self) -> Option<Unanswered> {
         self.stalled.clone()
     }
 }

@@ -62,7 +62,7 @@ impl<S: Rpc> Rpc for Modern<'_, S> {
             .request(modern_method(method), Some(with_meta(params, STATELESS)))
     }
 
-    fn stalled(&self) -> Option<String> {
+    fn stalled(&self) -> Option<crate::exchange::Unanswered> {
         self.0.stalled()
     }
 }
