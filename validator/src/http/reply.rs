@@ -68,6 +68,10 @@ pub enum Until {
     /// Up to the first notification with this method (a `subscriptions/listen` stream's
     /// acknowledgement); the stream is then closed.
     Notification(String),
+    /// A resumed stream (a GET with `Last-Event-ID`): up to the first JSON-RPC response with
+    /// one of these ids, the end of the body, or the bound. A stream that replays nothing may
+    /// stay open by design: running out of time on it never stalls the server.
+    Replay(Vec<Value>),
 }
 
 /// A response as read.
@@ -106,7 +110,11 @@ impl Reply {
 
     /// Keeps a message while under [`KEPT_MESSAGES`]; the response awaited is always kept.
     pub(super) fn keep(&mut self, message: Value, until: &Until) {
-        let awaited = matches!(until, Until::Response(id) if is_response_to(&message, id));
+        let awaited = match until {
+            Until::Response(id) => is_response_to(&message, id),
+            Until::Replay(ids) => ids.iter().any(|id| is_response_to(&message, id)),
+            _ => false,
+        };
         if awaited || self.messages.len() < KEPT_MESSAGES {
             self.messages.push(message);
         } else {

@@ -332,6 +332,9 @@ impl Wire {
                 let added = &reply.messages[before..];
                 let done = match until {
                     Until::Response(id) => added.iter().any(|m| is_response_to(m, id)),
+                    Until::Replay(ids) => added
+                        .iter()
+                        .any(|m| ids.iter().any(|id| is_response_to(m, id))),
                     Until::Notification(method) => added
                         .iter()
                         .any(|m| m.get("method").and_then(Value::as_str) == Some(method)),

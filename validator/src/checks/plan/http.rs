@@ -126,6 +126,34 @@ pub async fn run_http(target: &Target, plan: &Plan) -> Result<Vec<Found>, Unreac
             .copied()
             .filter(|id| plan.wants(id))
             .collect();
+        let sse: Vec<&'static str> = http::SSE_CHECKS
+            .iter()
+            .copied()
+            .filter(|id| plan.wants(id))
+            .collect();
+        if !sse.is_empty() {
+            let (ctx, revision) = (ctx.clone(), revision.clone());
+            tasks.spawn(async move {
+                let started = Instant::now();
+                let found = match ctx.open_initialized("sse", &revision).await {
+                    Ok((mut session, _)) => {
+                        let negotiated = session.revision.clone().unwrap_or_default();
+                        let found = http::sse(&mut session, &negotiated, &sse).await;
+                        session.close().await;
+                        found
+                    }
+                    Err(reason) => sse
+                        .iter()
+                        .map(|id| (*id, Finding::skip(reason.clone())))
+                        .collect(),
+                };
+                let millis = started.elapsed().as_millis();
+                found
+                    .into_iter()
+                    .map(|(id, finding)| (id, revision.clone(), finding, millis, None))
+                    .collect()
+            });
+        }
         for id in own {
             let (ctx, revision) = (ctx.clone(), revision.clone());
             tasks.spawn(async move {
