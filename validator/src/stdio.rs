@@ -210,6 +210,16 @@ impl Session {
         self.send_line(&line).await.map(|()| line)
     }
 
+    /// [`Session::request`], but a wait that only ran out of time goes on up to the
+    /// patience ([`crate::patience`]): a server's first answer may come late on a busy machine.
+    pub async fn request_patient(&mut self, method: &str, params: Option<Value>) -> Exchange {
+        let started = Instant::now();
+        let awaited = json!(self.next_id + 1);
+        let mut exchange = self.request(method, params).await;
+        self.wait_on(started, &awaited, &mut exchange).await;
+        exchange
+    }
+
     /// `initialize` offering `revision`, then (if it succeeded) `notifications/initialized`.
     pub async fn handshake(&mut self, revision: &str) -> Exchange {
         let params = json!({
@@ -217,10 +227,7 @@ impl Session {
             "capabilities": self.declared,
             "clientInfo": {"name": "mcp-conformance-validate", "version": env!("CARGO_PKG_VERSION")},
         });
-        let started = Instant::now();
-        let awaited = json!(self.next_id + 1);
-        let mut exchange = self.request("initialize", Some(params)).await;
-        self.wait_on(started, &awaited, &mut exchange).await;
+        let exchange = self.request_patient("initialize", Some(params)).await;
         if let Some(version) = exchange
             .result()
             .and_then(|r| r.get("protocolVersion"))

@@ -41,6 +41,11 @@ pub struct HttpSession {
     /// The client capabilities the handshake declares (none unless set before it); the
     /// server's requests for them get canned answers ([`crate::declared`]).
     pub declared: Value,
+    /// The patience of this session's handshake, once the probe's first answer set it
+    /// ([`crate::patience`]): its `initialize` POST waits that long instead of `--timeout`.
+    pub patience: Option<Arc<std::sync::OnceLock<Duration>>>,
+    /// The bound of the requests now sent, when not `--timeout`.
+    bound: Option<Duration>,
     next_id: i64,
     ended: bool,
 }
@@ -55,6 +60,8 @@ impl HttpSession {
             revision: None,
             stalled: None,
             declared: json!({}),
+            patience: None,
+            bound: None,
             next_id: 0,
             ended: false,
         }
@@ -81,6 +88,8 @@ impl HttpSession {
             revision: self.revision.clone(),
             stalled: None,
             declared: self.declared.clone(),
+            patience: self.patience.clone(),
+            bound: None,
             next_id: 0,
             ended: true,
         }
@@ -131,9 +140,10 @@ impl HttpSession {
                 collected.push(message.clone());
             }
         };
+        let bound = self.bound.unwrap_or_else(|| self.wire.timeout());
         let reply = self
             .wire
-            .send(method, &headers, body, &until, on_message)
+            .send_within(bound, method, &headers, body, &until, on_message)
             .await;
         if let Ok(reply) = &reply {
             let mut log = self.log.lock().unwrap_or_else(|e| e.into_inner());
@@ -217,6 +227,15 @@ impl HttpSession {
         self.request_posted(method, params).await.0
     }
 
+    /// [`HttpSession::request`] bounded by the patience ([`crate::patience`]) once it is set,
+    /// instead of `--timeout`: a server's first answer may come late on a busy machine.
+    pub async fn request_patient(&mut self, method: &str, params: Option<Value>) -> Exchange {
+        self.bound = self.patience.as_ref().and_then(|p| p.get().copied());
+        let exchange = self.request(method, params).await;
+        self.bound = None;
+        exchange
+    }
+
     /// A request with the next id, with the HTTP exchange.
     pub async fn request_posted(
         &mut self,
@@ -260,7 +279,10 @@ impl HttpSession {
                 "clientInfo": {"name": "mcp-conformance-validate", "version": env!("CARGO_PKG_VERSION")},
             },
         });
+        // A server slow to answer its first `initialize` gets as long on every later one.
+        self.bound = self.patience.as_ref().and_then(|p| p.get().copied());
         let (init, init_posted) = self.call(message).await;
+        self.bound = None;
         if let Ok(reply) = &init_posted.reply {
             self.session_id = reply.header("mcp-session-id").map(str::to_string);
         }

@@ -17,6 +17,7 @@ use crate::checks::{initialize, jsonrpc, lifecycle, requests, schema, stdio};
 use crate::declared::declared_at;
 use crate::http::{Wire, WireError};
 use crate::outcome::{excerpt, Finding};
+use crate::patience::patience_after;
 use crate::rules::Level;
 use crate::schema::LATEST;
 use crate::stdio::Exchange;
@@ -46,7 +47,9 @@ pub async fn run_http(target: &Target, plan: &Plan) -> Result<Vec<Found>, Unreac
     };
     let wire =
         Wire::new(url, headers, plan.ca_cert.as_deref(), plan.timeout).map_err(Unreachable)?;
-    let ctx = Arc::new(HttpCtx::new(wire));
+    let mut ctx = HttpCtx::new(wire);
+    ctx.patience = plan.patience();
+    let ctx = Arc::new(ctx);
     let first = plan
         .revisions
         .first()
@@ -75,6 +78,10 @@ pub async fn run_http(target: &Target, plan: &Plan) -> Result<Vec<Found>, Unreac
         _ => {}
     }
     let probe_millis = started.elapsed().as_millis();
+    // Over HTTP the server is started already: its start-up is the time to the first answer.
+    let _ = ctx
+        .patience
+        .set(patience_after(started.elapsed(), plan.timeout));
     if let Some(probed) = &plan.probed {
         probed.notify_one();
     }

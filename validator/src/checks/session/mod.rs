@@ -26,6 +26,15 @@ pub trait Rpc: Send {
         params: Option<Value>,
     ) -> impl Future<Output = Exchange> + Send;
 
+    /// [`Rpc::request`], but a wait that only ran out of time goes on up to the session's
+    /// patience ([`crate::patience`]): a first request of a server that may still be
+    /// starting (`server/discover`).
+    fn request_patient(
+        &mut self,
+        method: &str,
+        params: Option<Value>,
+    ) -> impl Future<Output = Exchange> + Send;
+
     /// Why the session stopped answering (a wait ran out, the server left), if it did: the
     /// checks after it in the session are skipped instead of each waiting out `--timeout`.
     fn stalled(&self) -> Option<Unanswered>;
@@ -40,6 +49,14 @@ impl Rpc for Session {
         Session::request(self, method, params)
     }
 
+    fn request_patient(
+        &mut self,
+        method: &str,
+        params: Option<Value>,
+    ) -> impl Future<Output = Exchange> + Send {
+        Session::request_patient(self, method, params)
+    }
+
     fn stalled(&self) -> Option<Unanswered> {
         self.stalled.clone()
     }
@@ -52,6 +69,14 @@ impl Rpc for HttpSession {
         params: Option<Value>,
     ) -> impl Future<Output = Exchange> + Send {
         HttpSession::request(self, method, params)
+    }
+
+    fn request_patient(
+        &mut self,
+        method: &str,
+        params: Option<Value>,
+    ) -> impl Future<Output = Exchange> + Send {
+        HttpSession::request_patient(self, method, params)
     }
 
     fn stalled(&self) -> Option<Unanswered> {
