@@ -41,7 +41,7 @@ pub struct HttpSession {
     /// The client capabilities the handshake declares (none unless set before it); the
     /// server's requests for them get canned answers ([`crate::declared`]).
     pub declared: Value,
-    /// The patience of this session's handshake, once the probe's first answer set it
+    /// The patience of the handshake, once the probe's first answer set it
     /// ([`crate::patience`]): its `initialize` POST waits that long instead of `--timeout`.
     pub patience: Option<Arc<std::sync::OnceLock<Duration>>>,
     /// The bound of the requests now sent, when not `--timeout`.
