@@ -95,6 +95,9 @@ pub struct Reply {
     pub timed_out: bool,
     /// Whether reading stopped at [`MAX_BODY`] before the body ended.
     pub over_limit: bool,
+    /// Whether the whole JSON body was read and refused (not JSON, or over the value
+    /// limit): nothing in it could be read, which says nothing of what the server speaks.
+    pub refused: bool,
 }
 
 impl Reply {
@@ -215,10 +218,13 @@ impl Posted {
 
     /// The status of a whole response that did not carry the JSON-RPC answer (`answer` is
     /// what was read of it): the server was heard, it did not answer in JSON-RPC. `None` for
-    /// an answer, no response, and a response that timed out or was cut at the size bound.
+    /// an answer, no response, a response that timed out or was cut at the size bound, and
+    /// a JSON body the reader refused (it may hold the answer: nothing of it was read).
     pub fn unanswered_status(&self, answer: &Result<Value, Unanswered>) -> Option<u16> {
         match &self.reply {
-            Ok(reply) if answer.is_err() && !reply.timed_out && !reply.over_limit => {
+            Ok(reply)
+                if answer.is_err() && !reply.timed_out && !reply.over_limit && !reply.refused =>
+            {
                 Some(reply.status)
             }
             _ => None,
@@ -291,10 +297,34 @@ mod tests {
             dropped: 0,
             timed_out: false,
             over_limit: false,
+            refused: false,
         };
         assert_eq!(
             reply.describe(),
             "406 Not Acceptable (application/json): {\"error\":1}"
         );
+    }
+    /// A whole response without the answer was heard; a body the reader refused was not
+    /// (it may hold the answer), so it never says what revision the server speaks.
+    #[test]
+    fn a_refused_body_is_not_a_response_without_an_answer() {
+        let posted = |refused| Posted {
+            sent: String::new(),
+            reply: Ok(Reply {
+                status: 200,
+                headers: vec![("content-type".into(), "application/json".into())],
+                body: b"{\"ttlMs\":1e400}".to_vec(),
+                messages: vec![],
+                bad_frames: vec![],
+                cut: None,
+                dropped: 0,
+                timed_out: false,
+                over_limit: false,
+                refused,
+            }),
+        };
+        let none = Err(Unanswered::new("no JSON-RPC response with id 1"));
+        assert_eq!(posted(false).unanswered_status(&none), Some(200));
+        assert_eq!(posted(true).unanswered_status(&none), None);
     }
 }

@@ -263,6 +263,7 @@ impl Wire {
             dropped: 0,
             timed_out: false,
             over_limit: false,
+            refused: false,
         };
         if matches!(until, Until::Head) {
             drop(task);
@@ -375,6 +376,7 @@ impl Wire {
                 // Said in the report: a refused body is not "no answer".
                 Err(why) if reply.cut.is_none() && reply.media_type() == "application/json" => {
                     reply.cut = Some(format!("the body is refused: {why}"));
+                    reply.refused = true;
                 }
                 Err(_) => {}
             }
