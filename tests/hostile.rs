@@ -3,7 +3,8 @@
 //! Each file under `tests/hostile/stdio/` and `tests/hostile/http/` is one kind of hostile
 //! server (adding a kind is adding a file); its header states the exit code the validator
 //! must give (`# exit: N`) and, optionally, what it must say (`# says: ...`, on stdout or
-//! stderr). Each file under `tests/hostile/drivers/` is a hostile driver, run by
+//! stderr), what it must never say (`# never-says: ...`) and more `validate` arguments
+//! (`# args: --revision 2026-07-28`). Each file under `tests/hostile/drivers/` is a hostile driver, run by
 //! `run --client` over the scenarios of [`DRIVER_PREFIX`], with the same header and promises
 //! (the run within [`DRIVER_RUN_BOUND`]), and no forged line in any report. Every
 //! server case is run with its `--timeout` (`# timeout: N` seconds, else [`TIMEOUT`]) and

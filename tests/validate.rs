@@ -58,6 +58,10 @@ const HTTP_CHECKS: &[&str] = &[
     "server.http.origin",
     "server.http.get-stream",
     "server.http.batch",
+    "server.http.sse-event-ids",
+    "server.http.sse-resume",
+    "server.http.sse-priming",
+    "server.http.sse-retry",
 ];
 
 /// The feature checks (issue 13): they run over stdio and HTTP, and skip, with the reason,
@@ -398,18 +402,22 @@ fn assert_features_judged(statuses: &[(String, String)], shown: &str) {
     }
 }
 
-/// Every HTTP check ran (none skipped) and either passed or is a baseline entry; the stdio
-/// checks are skipped.
-fn assert_keeps_its_http_baseline(url: &str, baseline: &str) -> (Duration, Value) {
-    assert_keeps_its_http_baseline_but(url, baseline, &[])
-}
+/// The resumability checks a server without an event store offers nothing to: no SSE event
+/// carries an id (nothing to compare, no stream to resume), and it closes no stream before
+/// its response (no `retry` to judge).
+const NO_EVENT_STORE: &[&str] = &[
+    "server.http.sse-event-ids",
+    "server.http.sse-resume",
+    "server.http.sse-retry",
+];
 
-/// [`assert_keeps_its_http_baseline`], the checks of `sessionless` skipped because the server
-/// issues no session id (a stateless server).
+/// Every HTTP check but those of `unoffered` ran and either passed or is a baseline entry;
+/// those of `unoffered` are skipped (the server offers nothing they judge: no session id from
+/// a stateless server, no event id without an event store); the stdio checks are skipped.
 fn assert_keeps_its_http_baseline_but(
     url: &str,
     baseline: &str,
-    sessionless: &[&str],
+    unoffered: &[&str],
 ) -> (Duration, Value) {
     let baseline = root().join("tests/validate/baseline").join(baseline);
     let started = Instant::now();
@@ -431,7 +439,7 @@ fn assert_keeps_its_http_baseline_but(
             .iter()
             .find(|(i, _)| i == id)
             .map(|(_, s)| s.as_str());
-        if sessionless.contains(id) {
+        if unoffered.contains(id) {
             assert_eq!(status, Some("skip"), "{id}\n{shown}");
             continue;
         }
@@ -452,8 +460,12 @@ fn assert_keeps_its_http_baseline_but(
 #[test]
 fn server_everything_over_http_keeps_every_rule_but_its_baseline() {
     let server = everything_http();
-    let (elapsed, report) =
-        assert_keeps_its_http_baseline(&server.url, "server-everything-http.toml");
+    // Its event store gives ids, primes each stream and resumes; it closes no stream early.
+    let (elapsed, report) = assert_keeps_its_http_baseline_but(
+        &server.url,
+        "server-everything-http.toml",
+        &["server.http.sse-retry"],
+    );
     assert_does_not_speak_2026(&report);
     println!("validate --url against server-everything: {elapsed:?}");
     // A coarse bound (the bench measures): the feature checks add a session whose slowest
@@ -464,7 +476,8 @@ fn server_everything_over_http_keeps_every_rule_but_its_baseline() {
 #[test]
 fn a_python_sdk_server_over_http_keeps_every_rule_but_its_baseline() {
     let server = python_http();
-    let (elapsed, report) = assert_keeps_its_http_baseline(&server.url, "python-sdk-http.toml");
+    let (elapsed, report) =
+        assert_keeps_its_http_baseline_but(&server.url, "python-sdk-http.toml", NO_EVENT_STORE);
     assert_speaks_2026(&report, true);
     println!("validate --url against the Python SDK server: {elapsed:?}");
 }
@@ -568,12 +581,33 @@ fn every_feature_check_has_a_broken_and_a_correct_http_server() {
         .map(ToString::to_string)
         .collect();
     wanted.sort();
-    assert_eq!(broken_servers_in("tests/validate/correct-http"), wanted);
+    let feature_servers: Vec<String> = broken_servers_in("tests/validate/correct-http")
+        .into_iter()
+        .filter(|id| !id.starts_with("server.http."))
+        .collect();
+    assert_eq!(feature_servers, wanted);
     let broken = broken_servers_in("tests/validate/broken-http");
     for id in &wanted {
         assert!(
             broken.contains(id),
             "{id} needs a broken server in tests/validate/broken-http"
+        );
+    }
+}
+
+/// The resumability checks (event ids, resumption, priming, `retry`) each have a correct
+/// server in `tests/validate/correct-http/` besides their broken one: a server that gives
+/// event ids, resumes and primes is judged on them, not skipped.
+#[test]
+fn every_sse_check_has_a_correct_http_server() {
+    let correct = broken_servers_in("tests/validate/correct-http");
+    for id in HTTP_CHECKS
+        .iter()
+        .filter(|id| id.starts_with("server.http.sse-"))
+    {
+        assert!(
+            correct.iter().any(|c| c == id),
+            "{id} needs a correct server in tests/validate/correct-http"
         );
     }
 }
@@ -1298,15 +1332,17 @@ fn a_typescript_sdk_server_over_http_keeps_every_rule_but_its_baseline_at_both_r
     let mut cmd = Command::new(&command[0]);
     cmd.args(&command[1..]);
     let server = serve(cmd, port, "the TypeScript SDK server (streamable-http)");
-    // Its 2025-era fallback is stateless: no session id, so the session checks do not apply.
-    let sessionless = [
+    // Its 2025-era fallback is stateless: no session id, so the session checks do not apply;
+    // it has no event store.
+    let mut unoffered = vec![
         "server.http.session-id-ascii",
         "server.http.unknown-session-404",
         "server.http.missing-session-400",
         "server.http.delete",
     ];
+    unoffered.extend(NO_EVENT_STORE);
     let (elapsed, report) =
-        assert_keeps_its_http_baseline_but(&server.url, "ts-sdk-http.toml", &sessionless);
+        assert_keeps_its_http_baseline_but(&server.url, "ts-sdk-http.toml", &unoffered);
     assert_speaks_2026(&report, true);
     println!("validate --url against the TypeScript SDK server: {elapsed:?}");
 }

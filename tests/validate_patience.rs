@@ -102,6 +102,90 @@ fn a_server_that_takes_six_seconds_to_start_is_judged_not_failed() {
     assert!(unjudged.is_empty(), "{unjudged:?}\n{shown}");
 }
 
+/// A server whose start-up takes 1.5 s and whose answer to the 2026-07-28 session's
+/// `server/discover` (-32601: a server of the `initialize` era) comes 2.5 s late, at
+/// `--timeout 2s`: the discover waits as long as the probe's start-up says this server needs,
+/// so the server is heard not to speak 2026-07-28, instead of "not judged" for lack of time.
+#[test]
+fn a_late_discover_answer_is_waited_for_as_long_as_a_handshake() {
+    let (code, report, shown) = validate(
+        &[
+            "--timeout",
+            "2s",
+            "--only",
+            "server.discover",
+            "--only",
+            "server.ping",
+        ],
+        &[("SLOW_START_S", "1.5"), ("DISCOVER_S", "2.5")],
+        &slow_start_server(),
+    );
+    assert_eq!(code, 0, "{shown}");
+    let discover = report["targets"][0]["checks"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|c| c["id"] == "server.discover")
+        .cloned()
+        .unwrap_or_default();
+    let note = discover["note"].as_str().unwrap_or_default();
+    assert!(
+        note.contains("does not speak 2026-07-28") && note.contains("-32601"),
+        "{discover}\n{shown}"
+    );
+}
+
+/// A Streamable HTTP server whose first `initialize` takes 0.7 s and every later one 1.4 s,
+/// at `--timeout 1s`: the later handshakes (one a revision offered, at once) wait as long as
+/// the probe's first answer says this server needs, and are judged, not inconclusive.
+#[test]
+fn an_http_server_slower_on_later_handshakes_than_the_timeout_is_judged_not_failed() {
+    let mut server = Command::new("python3")
+        .arg(root().join("tests/validate/slow_http_server.py"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut url = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(server.stdout.take().unwrap()),
+        &mut url,
+    )
+    .unwrap();
+    let started = Instant::now();
+    let (code, report, shown) = validate(
+        &[
+            "--timeout",
+            "1s",
+            "--only",
+            "server.initialize.negotiates",
+            "--url",
+            url.trim(),
+        ],
+        &[],
+        &[],
+    );
+    let _ = server.kill();
+    let _ = server.wait();
+    assert_eq!(code, 0, "{shown}");
+    assert_eq!(
+        verdicts(&report)
+            .into_iter()
+            .map(|(id, _, status)| (id, status))
+            .collect::<Vec<_>>(),
+        [(
+            "server.initialize.negotiates".to_string(),
+            "pass".to_string()
+        )],
+        "{shown}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
 /// A server that never answers is unreachable (exit 4), never a pass or a failure, whichever
 /// revision is asked.
 #[rstest]

@@ -56,13 +56,17 @@ pub struct Case {
     pub name: String,
     pub exit: i32,
     pub says: Vec<String>,
+    /// Texts that must appear nowhere on stdout or stderr (`# never-says: TEXT`).
+    pub never_says: Vec<String>,
+    /// More arguments for `validate`, before the target (`# args: A B …`, split at spaces).
+    pub args: Vec<String>,
     /// The `--timeout` it is run with ([`TIMEOUT`] unless `# timeout: N` says).
     pub timeout: Duration,
 }
 
 impl Case {
-    /// Reads the `# exit: N`, `# says: TEXT` (on stdout or stderr) and `# timeout: N` (in
-    /// seconds) header lines.
+    /// Reads the `# exit: N`, `# says: TEXT` (on stdout or stderr), `# never-says: TEXT`,
+    /// `# args: A B …` and `# timeout: N` (in seconds) header lines.
     pub fn read(path: &Path) -> Case {
         let text = std::fs::read_to_string(path).unwrap();
         let header = |key: &str| -> Vec<String> {
@@ -86,6 +90,11 @@ impl Case {
             name: path.file_stem().unwrap().to_string_lossy().into(),
             exit,
             says: header("says"),
+            never_says: header("never-says"),
+            args: header("args")
+                .iter()
+                .flat_map(|a| a.split_whitespace().map(str::to_string))
+                .collect(),
             timeout,
         }
     }
@@ -151,6 +160,7 @@ impl Run {
                 .arg(json)
                 .arg("--junit")
                 .arg(junit)
+                .args(&case.args)
                 .args(args);
             if http.is_none() {
                 command.arg(script);
@@ -261,6 +271,13 @@ impl Run {
             assert!(
                 stdout.contains(text.as_str()) || stderr.contains(text.as_str()),
                 "{}: `{text}` is not said:\n{shown}",
+                case.name
+            );
+        }
+        for text in &case.never_says {
+            assert!(
+                !stdout.contains(text.as_str()) && !stderr.contains(text.as_str()),
+                "{}: `{text}` is said:\n{shown}",
                 case.name
             );
         }

@@ -1,7 +1,9 @@
 """A correct server of the `initialize` era that takes SLOW_START_S seconds (default 6) to
 answer its first `initialize`, as a server loading a large runtime does; it stays silent on
-`server/discover` (a legacy server may), answers `ping`, an empty `tools/list` and -32601 to
-anything else, and ends when its input does. With SLOW_START_S=never it never answers at all.
+`server/discover` (a legacy server may; with DISCOVER_S set it answers -32601 that many
+seconds late, as a slow server of that era does), answers `ping`, an empty `tools/list` and
+-32601 to anything else, and ends when its input does. With SLOW_START_S=never it never
+answers at all.
 Run by the validator's tests: python3 slow_start_server.py"""
 
 import json
@@ -11,6 +13,7 @@ import time
 
 REVISIONS = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"]
 delay = os.environ.get("SLOW_START_S", "6")
+discover_delay = os.environ.get("DISCOVER_S")
 started = False
 
 
@@ -40,7 +43,10 @@ for line in sys.stdin:
             "serverInfo": {"name": "slow-start", "version": "1.0"},
         })
     elif method == "server/discover":
-        continue
+        if discover_delay is None:
+            continue
+        time.sleep(float(discover_delay))
+        reply(message, error={"code": -32601, "message": "Method not found"})
     elif method == "ping":
         reply(message, result={})
     elif method == "tools/list":

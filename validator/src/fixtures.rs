@@ -6,6 +6,7 @@
 //! check with nothing to exercise is a skip with the reason.
 
 use crate::checks::session::Rpc;
+use crate::stdio::Exchange;
 use serde_json::{json, Map, Value};
 use std::collections::HashSet;
 
@@ -55,8 +56,9 @@ pub struct Listed {
     pub items: Vec<Value>,
     /// How many pages it took.
     pub pages: usize,
-    /// Why the list stopped short, with the last line sent and what came back.
-    pub broken: Option<(String, String, String)>,
+    /// Why the list stopped short, with the exchange that showed it (none when paging went
+    /// on past the page bound).
+    pub broken: Option<(String, Option<Exchange>)>,
 }
 
 /// Lists every page of `kind` (at most [`MAX_PAGES`]), treating cursors as opaque.
@@ -70,7 +72,7 @@ pub async fn list_all(session: &mut impl Rpc, kind: ListKind) -> Listed {
         let broken = |why: String| Listed {
             items: Vec::new(),
             pages: page,
-            broken: Some((why, exchange.sent.clone(), exchange.received())),
+            broken: Some((why, Some(exchange.clone()))),
         };
         let Some(page_items) = exchange
             .result()
@@ -109,11 +111,7 @@ pub async fn list_all(session: &mut impl Rpc, kind: ListKind) -> Listed {
     Listed {
         items,
         pages: MAX_PAGES,
-        broken: Some((
-            format!("still paging after {MAX_PAGES} pages"),
-            String::new(),
-            String::new(),
-        )),
+        broken: Some((format!("still paging after {MAX_PAGES} pages"), None)),
     }
 }
 

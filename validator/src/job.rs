@@ -146,6 +146,7 @@ pub(crate) fn prepare(args: &ValidateArgs) -> Result<Job, String> {
         ca_cert,
         call_tools: args.call_tools.clone(),
         probed: None,
+        patience: None,
     };
     Ok(Job {
         targets,

@@ -37,6 +37,10 @@ pub struct Failure {
     /// What came back (a message, or a status and body), cut to a readable length.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub received: Option<String>,
+    /// The figure (`nothing within 10s`), when all that came back is a wait that only ran
+    /// out of time: set from the exchange quoted ([`Failure::reply`]), never from its words.
+    #[serde(skip)]
+    pub ran_out: Option<String>,
 }
 
 impl Failure {
@@ -47,6 +51,7 @@ impl Failure {
             actual: actual.into(),
             sent: None,
             received: None,
+            ran_out: None,
         }
     }
 
@@ -61,38 +66,24 @@ impl Failure {
         self.received = received.map(|r| excerpt(r.as_ref()));
         self
     }
+
+    /// Attaches what came back for a request, and whether it only ran out of time.
+    pub fn reply(self, heard: &impl crate::exchange::Heard) -> Failure {
+        self.received(Some(heard.received())).timed(heard.ran_out())
+    }
+
+    /// Marks this failure as showing only that time ran out (`figure`), or not (`None`).
+    pub fn timed(mut self, figure: Option<String>) -> Failure {
+        self.ran_out = figure;
+        self
+    }
 }
-
-/// How a wait that ran out of time is worded, wherever it was (a stdio session, an HTTP
-/// request, requests in flight, a request not sent after an earlier one ran out).
-pub const RAN_OUT: &[&str] = &[
-    "nothing within ",
-    "no answer in time",
-    "no end of the body within ",
-    "not sent: an earlier request got no answer within the bounds",
-];
-
-/// What a failure shows besides time running out: then it is judged on it.
-const BESIDES_TIME: &[&str] = &["other message(s) came", "refused"];
 
 impl Failure {
     /// The figure, when all this failure shows is that time ran out (what came back is only
     /// a wait that ended, nothing else came): such a check is inconclusive, not failed.
     pub fn ran_out_of_time(&self) -> Option<String> {
-        let seen = self.received.as_deref().unwrap_or(&self.actual);
-        let why = seen.strip_prefix("no response: ")?;
-        if BESIDES_TIME.iter().any(|b| why.contains(b)) {
-            return None;
-        }
-        let at = RAN_OUT.iter().filter_map(|r| why.find(r)).min()?;
-        let figure = &why[at..];
-        Some(
-            figure
-                .split([']', ';'])
-                .next()
-                .unwrap_or(figure)
-                .to_string(),
-        )
+        self.ran_out.clone()
     }
 }
 

@@ -50,6 +50,94 @@ mod tests {
         assert_eq!(patience_after(Duration::from_secs(9), timeout), timeout * 2);
     }
 
+    /// The 2026-07-28 session's first request, `server/discover`, waits as patiently as a
+    /// later handshake: a server that answers it 1.5 s late is heard within the patience, and
+    /// not without it.
+    #[tokio::test]
+    async fn a_discover_past_the_timeout_is_answered_within_the_patience_and_not_without() {
+        let answer = r#"{"jsonrpc":"2.0","id":1,"result":{"supportedVersions":["2026-07-28"],"capabilities":{},"serverInfo":{"name":"slow","version":"1"}}}"#;
+        let server = Target::Stdio {
+            command: "sh".into(),
+            args: vec![
+                "-c".into(),
+                format!("read line; sleep 1.5; echo '{answer}'; cat > /dev/null"),
+            ],
+            env: Vec::new(),
+        };
+        let timeout = Duration::from_millis(500);
+        let mut impatient = Session::spawn(&server, "impatient", timeout).unwrap();
+        let refused = impatient.request_patient("server/discover", None).await;
+        assert_eq!(refused.ran_out().as_deref(), Some("nothing within 500ms"));
+        impatient.kill().await;
+
+        let mut patient = Session::spawn(&server, "patient", timeout).unwrap();
+        let set = Arc::new(OnceLock::new());
+        set.set(Duration::from_secs(10)).unwrap();
+        patient.patience = Some(set);
+        let answered = patient.request_patient("server/discover", None).await;
+        assert!(answered.result().is_some(), "{answered:?}");
+        patient.kill().await;
+    }
+
+    /// A Streamable HTTP server on 127.0.0.1 that answers `initialize` 1.5 s after it reads
+    /// it (and anything else at once with 202): its URL.
+    async fn slow_http_server() -> String {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        tokio::spawn(async move {
+            while let Ok((mut socket, _)) = listener.accept().await {
+                tokio::spawn(async move {
+                    let mut request = vec![0u8; 8192];
+                    let read = socket.read(&mut request).await.unwrap_or(0);
+                    let request = String::from_utf8_lossy(&request[..read]).into_owned();
+                    let answer = if request.contains("\"initialize\"") {
+                        tokio::time::sleep(Duration::from_millis(1500)).await;
+                        let body = r#"{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"slow","version":"1"}}}"#;
+                        format!(
+                            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
+                            body.len()
+                        )
+                    } else {
+                        "HTTP/1.1 202 Accepted\r\ncontent-length: 0\r\n\r\n".to_string()
+                    };
+                    let _ = socket.write_all(answer.as_bytes()).await;
+                });
+            }
+        });
+        format!("http://127.0.0.1:{port}/mcp")
+    }
+
+    /// Over HTTP as over stdio: a handshake past `--timeout` is answered within the patience
+    /// the probe's first answer set, and runs out of time without it.
+    #[tokio::test]
+    async fn an_http_handshake_past_the_timeout_is_answered_within_the_patience_and_not_without() {
+        use crate::checks::session::http_ctx::HttpCtx;
+        use crate::http::Wire;
+        let url = slow_http_server().await;
+        let timeout = Duration::from_millis(500);
+        let impatient = HttpCtx::new(Wire::new(&url, &[], None, timeout).unwrap());
+        let mut session = impatient.open("impatient");
+        let refused = impatient
+            .handshake(&mut session, "impatient", "2025-11-25")
+            .await;
+        assert_eq!(
+            refused.init.ran_out().as_deref(),
+            Some("nothing within 500ms"),
+            "{:?}",
+            refused.init
+        );
+
+        let patient = HttpCtx::new(Wire::new(&url, &[], None, timeout).unwrap());
+        patient.patience.set(Duration::from_secs(10)).unwrap();
+        let mut session = patient.open("patient");
+        let answered = patient
+            .handshake(&mut session, "patient", "2025-11-25")
+            .await;
+        assert!(answered.init.result().is_some(), "{:?}", answered.init);
+        assert!(session.stalled.is_none(), "{:?}", session.stalled);
+    }
+
     #[tokio::test]
     async fn a_handshake_past_the_timeout_is_answered_within_the_patience_and_not_without() {
         let timeout = Duration::from_millis(500);
@@ -57,7 +145,7 @@ mod tests {
         let refused = impatient.handshake("2025-11-25").await;
         assert_eq!(
             refused.reply.as_ref().unwrap_err(),
-            "nothing within 500ms",
+            &crate::exchange::Unanswered::ran_out("nothing within 500ms"),
             "{refused:?}"
         );
         impatient.kill().await;

@@ -89,10 +89,18 @@ pub fn kill_all() -> usize {
     all.len()
 }
 
+/// The longest [`kill_descendants`] goes on finding what its kills left behind.
+pub const DESCENDANTS_BOUND: Duration = Duration::from_secs(2);
+
 /// Kills every descendant of this process and its process group (other than ours): what
 /// `run` does on a signal, when the servers were started by a client it does not track.
-/// Returns how many there were.
+/// Returns how many there were. See [`end_until_none`] for why one look is not enough.
 pub fn kill_descendants() -> usize {
+    end_until_none(DESCENDANTS_BOUND, live_descendants, false)
+}
+
+/// The live (not zombie) descendants of this process, from one look at `/proc`.
+fn live_descendants() -> Vec<i32> {
     let parents = parents();
     let me = i32::try_from(std::process::id()).unwrap_or_default();
     let mut found = vec![me];
@@ -107,11 +115,57 @@ pub fn kill_descendants() -> usize {
         );
         index += 1;
     }
-    let descendants = &found[1..];
-    for pid in descendants {
-        kill_with_group(*pid);
+    found
+        .into_iter()
+        .skip(1)
+        .filter(|pid| !gone(*pid))
+        .collect()
+}
+
+/// Whether `pid` is gone: no such process, or a zombie (its children were handed on when it
+/// died).
+fn gone(pid: i32) -> bool {
+    stat_fields(pid).is_none_or(|fields| fields.trim_start().starts_with('Z'))
+}
+
+/// Kills (with their groups) what `find` finds, again and again, until a look at `/proc`
+/// taken once everything killed before it is gone finds nothing, or `bound` has passed;
+/// with `reap`, the killed children of this process are reaped. Returns how many were
+/// killed.
+///
+/// One look is not enough: it is not atomic (a process can fork, `setsid` or be handed to
+/// this subreaper while `/proc` is read), and a process that was starting when it was taken
+/// (a driver forking a child that leaves its group) has children it did not show. Those
+/// children are handed to this process when their parent dies, so a look taken after every
+/// killed process is gone sees them.
+fn end_until_none(bound: Duration, find: fn() -> Vec<i32>, reap: bool) -> usize {
+    let deadline = Instant::now() + bound;
+    let mut killed: Vec<i32> = Vec::new();
+    loop {
+        if reap {
+            for pid in &killed {
+                let mut status = 0;
+                // SAFETY: waitpid with WNOHANG only reaps our own child (an error otherwise).
+                unsafe { libc::waitpid(*pid, &mut status, libc::WNOHANG) };
+            }
+        }
+        if killed.iter().all(|pid| gone(*pid)) {
+            let found = find();
+            if found.is_empty() {
+                return killed.len();
+            }
+            for pid in found {
+                kill_with_group(pid);
+                if !killed.contains(&pid) {
+                    killed.push(pid);
+                }
+            }
+        }
+        if Instant::now() >= deadline {
+            return killed.len();
+        }
+        std::thread::sleep(Duration::from_millis(2));
     }
-    descendants.len()
 }
 
 /// SIGKILL to `pid` and to its process group, unless that group is ours.
@@ -163,25 +217,20 @@ fn children() -> Vec<i32> {
 }
 
 /// Kills and reaps every child of this process: the escaped descendants reparented to it
-/// (call it when no session of its own is running). Bounded by `bound`; returns how many
-/// were ended.
+/// (call it when no session of its own is running), and what they leave when they die.
+/// Bounded by `bound`; returns how many were ended.
 pub fn sweep(bound: Duration) -> usize {
-    let deadline = Instant::now() + bound;
-    let mut ended = 0;
-    while Instant::now() < deadline {
-        let found = children();
-        if found.is_empty() {
-            break;
-        }
-        for pid in found {
-            kill_with_group(pid);
-            let mut status = 0;
-            // SAFETY: waitpid with WNOHANG only reaps our own child.
-            if unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) } == pid {
-                ended += 1;
-            }
-        }
-        std::thread::sleep(Duration::from_millis(5));
+    let ended = end_until_none(bound, live_children, true);
+    // Zombies found dead already (a server killed with its group) are reaped too.
+    for pid in children() {
+        let mut status = 0;
+        // SAFETY: as in end_until_none.
+        unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) };
     }
     ended
+}
+
+/// The live (not zombie) children of this process.
+fn live_children() -> Vec<i32> {
+    children().into_iter().filter(|pid| !gone(*pid)).collect()
 }

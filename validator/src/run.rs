@@ -83,6 +83,11 @@ async fn run_target(job: &Job, plan: &Plan, target: &Target) -> Result<Vec<Found
     let finished = Arc::new(tokio::sync::Notify::new());
     let probe_took = Arc::new(std::sync::Mutex::new(None::<std::time::Duration>));
     legacy.probed = Some(probed.clone());
+    // The probe of the `initialize` plan measures the start-up; the 2026-07-28 session's
+    // `server/discover` is as patient as that plan's later handshakes.
+    let patience = Arc::new(std::sync::OnceLock::new());
+    legacy.patience = Some(patience.clone());
+    modern.patience = Some(patience);
     let probe_watch = {
         let (probed, finished, probe_took) = (probed.clone(), finished.clone(), probe_took.clone());
         async move {

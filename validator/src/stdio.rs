@@ -6,7 +6,7 @@
 use super::log::{SessionLog, SharedLog};
 use super::outcome::excerpt;
 use super::target::Target;
-pub use crate::exchange::Exchange;
+pub use crate::exchange::{Exchange, Unanswered};
 use serde_json::{json, Value};
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
@@ -44,7 +44,7 @@ pub struct Session {
     incoming: mpsc::Receiver<Value>,
     answered: usize,
     /// Why the session stopped answering, once a wait ran out or the server left.
-    pub stalled: Option<String>,
+    pub stalled: Option<Unanswered>,
     log: SharedLog,
     stderr: Arc<Mutex<Vec<u8>>>,
     stderr_done: Option<tokio::task::JoinHandle<()>>,
@@ -181,7 +181,7 @@ impl Session {
         if let Err(why) = self.send_line(&sent).await {
             return Exchange {
                 sent,
-                reply: Err(why),
+                reply: Err(Unanswered::new(why)),
                 unanswered_status: None,
             };
         }
@@ -210,6 +210,16 @@ impl Session {
         self.send_line(&line).await.map(|()| line)
     }
 
+    /// [`Session::request`], but a wait that only ran out of time goes on up to the
+    /// patience ([`crate::patience`]): a server's first answer may come late on a busy machine.
+    pub async fn request_patient(&mut self, method: &str, params: Option<Value>) -> Exchange {
+        let started = Instant::now();
+        let awaited = json!(self.next_id + 1);
+        let mut exchange = self.request(method, params).await;
+        self.wait_on(started, &awaited, &mut exchange).await;
+        exchange
+    }
+
     /// `initialize` offering `revision`, then (if it succeeded) `notifications/initialized`.
     pub async fn handshake(&mut self, revision: &str) -> Exchange {
         let params = json!({
@@ -217,10 +227,7 @@ impl Session {
             "capabilities": self.declared,
             "clientInfo": {"name": "mcp-conformance-validate", "version": env!("CARGO_PKG_VERSION")},
         });
-        let started = Instant::now();
-        let awaited = json!(self.next_id + 1);
-        let mut exchange = self.request("initialize", Some(params)).await;
-        self.wait_on(started, &awaited, &mut exchange).await;
+        let exchange = self.request_patient("initialize", Some(params)).await;
         if let Some(version) = exchange
             .result()
             .and_then(|r| r.get("protocolVersion"))
@@ -239,10 +246,7 @@ impl Session {
     /// since `started`; the exchange then holds the answer, or says how long was waited.
     async fn wait_on(&mut self, started: Instant, awaited: &Value, exchange: &mut Exchange) {
         let patience = self.patience.as_ref().and_then(|p| p.get().copied());
-        let only_time = exchange
-            .reply
-            .as_ref()
-            .is_err_and(|why| why.starts_with("nothing within") && !why.contains(';'));
+        let only_time = exchange.reply.as_ref().is_err_and(Unanswered::only_time);
         let Some(patience) = patience.filter(|p| only_time && *p > started.elapsed()) else {
             return;
         };
@@ -250,14 +254,22 @@ impl Session {
         let more = patience.saturating_sub(started.elapsed());
         exchange.reply = match self.wait_within(more, |m| is_response_to(m, awaited)).await {
             Ok(answer) => Ok(answer),
-            Err(why) if why.starts_with("nothing within") => {
-                let besides = &why[why.find(';').unwrap_or(why.len())..];
-                let why = format!("nothing within {patience:?}{besides}");
-                self.stalled = Some(why.clone());
-                Err(why)
-            }
             Err(why) => {
-                self.stalled = self.stalled.take().or(stalled).or(Some(why.clone()));
+                // The whole wait is said, not only its second part.
+                let besides = why.why.strip_prefix(&within(more)).map(str::to_string);
+                let timed_out = besides.is_some();
+                let why = match (why.only_time(), besides) {
+                    (true, _) => Unanswered::ran_out(within(patience)),
+                    (false, Some(besides)) => {
+                        Unanswered::new(format!("{}{besides}", within(patience)))
+                    }
+                    (false, None) => why,
+                };
+                self.stalled = if timed_out {
+                    Some(why.clone())
+                } else {
+                    self.stalled.take().or(stalled).or(Some(why.clone()))
+                };
                 Err(why)
             }
         };
@@ -266,7 +278,7 @@ impl Session {
     /// Waits (bounded by wall time, however busy the stream) for a message matching
     /// `wanted`; every other message is handled as [`Session::request`] describes. Returns
     /// the message, or why none came (with what came instead).
-    pub async fn wait_for(&mut self, wanted: impl Fn(&Value) -> bool) -> Result<Value, String> {
+    pub async fn wait_for(&mut self, wanted: impl Fn(&Value) -> bool) -> Result<Value, Unanswered> {
         let mut before = Vec::new();
         self.collect(wanted, &mut before).await
     }
@@ -278,14 +290,14 @@ impl Session {
         &mut self,
         bound: Duration,
         wanted: impl Fn(&Value) -> bool,
-    ) -> Result<Value, String> {
+    ) -> Result<Value, Unanswered> {
         let (timeout, stalled) = (self.timeout, self.stalled.clone());
         self.timeout = bound;
         let got = self.wait_for(wanted).await;
         self.timeout = timeout;
         if got
             .as_ref()
-            .is_err_and(|why| why.starts_with("nothing within"))
+            .is_err_and(|why| why.why.starts_with(&within(bound)))
         {
             self.stalled = stalled;
         }
@@ -298,7 +310,7 @@ impl Session {
     pub async fn collect_until_response(
         &mut self,
         id: &Value,
-    ) -> (Vec<Value>, Result<Value, String>) {
+    ) -> (Vec<Value>, Result<Value, Unanswered>) {
         let mut before = Vec::new();
         let reply = self.collect(|m| is_response_to(m, id), &mut before).await;
         (before, reply)
@@ -308,7 +320,7 @@ impl Session {
         &mut self,
         wanted: impl Fn(&Value) -> bool,
         before: &mut Vec<Value>,
-    ) -> Result<Value, String> {
+    ) -> Result<Value, Unanswered> {
         let deadline = Instant::now() + self.timeout;
         let refused_at_start = self.lock_log().refused;
         let mut others = 0usize;
@@ -326,7 +338,8 @@ impl Session {
             };
             match next {
                 Err(()) => {
-                    let mut why = format!("nothing within {:?}", self.timeout);
+                    let figure = within(self.timeout);
+                    let mut why = figure.clone();
                     if others > 0 {
                         why.push_str(&format!("; {others} other message(s) came"));
                         if let Some(response) = &last_response {
@@ -344,13 +357,20 @@ impl Session {
                         why.push_str(&log.refused_note());
                     }
                     drop(log);
+                    // Only time ran out when nothing else came: no other message, no
+                    // refused line.
+                    let why = if why == figure {
+                        Unanswered::ran_out(figure)
+                    } else {
+                        Unanswered::new(why)
+                    };
                     self.stalled = Some(why.clone());
                     return Err(why);
                 }
                 Ok(None) => {
                     let gone = self.gone().await;
                     let note = self.lock_log().refused_note();
-                    let why = format!("{gone}{note}");
+                    let why = Unanswered::new(format!("{gone}{note}"));
                     self.stalled = Some(why.clone());
                     return Err(why);
                 }
@@ -580,6 +600,55 @@ async fn drain_stderr(mut pipe: tokio::process::ChildStderr, tail: Arc<Mutex<Vec
                 let excess = tail.len().saturating_sub(STDERR_TAIL);
                 tail.drain(..excess);
             }
+        }
+    }
+}
+
+/// How a wait of `bound` that ended with nothing is said.
+pub fn within(bound: Duration) -> String {
+    format!("nothing within {bound:?}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::outcome::Failure;
+
+    fn server(script: &str) -> Target {
+        Target::Stdio {
+            command: "sh".into(),
+            args: vec!["-c".into(), script.into()],
+            env: Vec::new(),
+        }
+    }
+
+    /// Only a wait that saw nothing at all ran out of time; one that saw another message, a
+    /// refused line or the server leave says so, and a failure quoting it is judged. The
+    /// words play no part: a server that writes "nothing within" on its stderr is not a
+    /// timeout.
+    #[tokio::test]
+    async fn only_a_wait_that_saw_nothing_ran_out_of_time() {
+        let bound = Duration::from_millis(300);
+        let cases = [
+            ("cat > /dev/null", Some("nothing within 300ms")),
+            (
+                r#"read l; echo '{"jsonrpc":"2.0","method":"notifications/message"}'; cat > /dev/null"#,
+                None,
+            ),
+            ("read l; echo 'not json'; cat > /dev/null", None),
+            ("read l; echo 'nothing within 1s' >&2; exit 3", None),
+        ];
+        for (script, figure) in cases {
+            let mut session = Session::spawn(&server(script), "timing", bound).unwrap();
+            let exchange = session.request("ping", None).await;
+            assert_eq!(
+                exchange.ran_out().as_deref(),
+                figure,
+                "{script}: {exchange:?}"
+            );
+            let failure = Failure::new("a ping answered", "no answer").reply(&exchange);
+            assert_eq!(failure.ran_out_of_time().as_deref(), figure, "{script}");
+            session.kill().await;
         }
     }
 }

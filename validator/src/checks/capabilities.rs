@@ -40,7 +40,7 @@ pub async fn honest(session: &mut impl Rpc, capabilities: &Value) -> Finding {
             return Finding::Fail(
                 Failure::new(expected, actual)
                     .sent(&exchange.sent)
-                    .received(Some(exchange.received())),
+                    .reply(&exchange),
             );
         }
         notes.push(format!(

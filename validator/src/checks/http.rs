@@ -50,7 +50,7 @@ fn failed(expected: impl Into<String>, posted: &Posted) -> Finding {
     Finding::Fail(
         Failure::new(expected, actual)
             .sent(&posted.sent)
-            .received(Some(posted.received())),
+            .reply(&posted),
     )
 }
 
@@ -195,7 +195,8 @@ pub async fn delete(session: &mut HttpSession) -> Finding {
                 "{}\n{}",
                 deleted.received(),
                 after.received()
-            ))),
+            )))
+            .timed(deleted.ran_out()),
     )
 }
 
@@ -295,6 +296,270 @@ pub async fn batch(session: &mut HttpSession, negotiated: &str) -> Finding {
             actual,
         )
         .sent(&posted.sent)
-        .received(Some(posted.received())),
+        .reply(&posted),
     )
+}
+
+/// SSE event ids are unique across the session's streams.
+pub const SSE_EVENT_IDS: &str = "server.http.sse-event-ids";
+/// A resumed stream replays no other stream's messages.
+pub const SSE_RESUME: &str = "server.http.sse-resume";
+/// An SSE stream starts with a priming event (an event id and empty data).
+pub const SSE_PRIMING: &str = "server.http.sse-priming";
+/// A stream closed before its response carries a `retry` field first.
+pub const SSE_RETRY: &str = "server.http.sse-retry";
+/// The resumability checks, judged on one session's streams.
+pub const SSE_CHECKS: &[&str] = &[SSE_EVENT_IDS, SSE_RESUME, SSE_PRIMING, SSE_RETRY];
+/// The revision Streamable HTTP (and its event ids and `Last-Event-ID`) came with.
+pub const RESUMABLE_SINCE: &str = "2025-03-26";
+/// The revision from which a stream is primed and a `retry` field precedes an early close.
+pub const PRIMING_SINCE: &str = "2025-11-25";
+
+/// One POST's SSE stream: the request's id, what was read, and its events.
+struct Stream {
+    id: serde_json::Value,
+    posted: Posted,
+    events: Vec<crate::http::Event>,
+}
+
+impl Stream {
+    /// Whether the answer to the request came on the stream.
+    fn answered(&self) -> bool {
+        self.posted
+            .reply
+            .as_ref()
+            .is_ok_and(|r| r.response_to(&self.id).is_some())
+    }
+
+    /// Whether the server ended the body (not the bound, not the byte limit) before the
+    /// response: the connection closed without terminating the stream.
+    fn closed_early(&self) -> bool {
+        self.posted
+            .reply
+            .as_ref()
+            .is_ok_and(|r| r.cut.is_none() && !r.timed_out && !r.over_limit)
+            && !self.answered()
+    }
+}
+
+/// The resumability checks (`wanted` among [`SSE_CHECKS`]) on a session of their own: two
+/// pings, each POST's SSE stream read; then, when a stream carried an event id, a GET with
+/// `Last-Event-ID` set to its first one. Each check skips, with the reason, where the server
+/// offers nothing to judge (no SSE stream, no event id, no stream closed early, no GET).
+pub async fn sse(
+    session: &mut HttpSession,
+    negotiated: &str,
+    wanted: &[&'static str],
+) -> Vec<(&'static str, Finding)> {
+    let all = |finding: Finding| wanted.iter().map(|id| (*id, finding.clone())).collect();
+    if negotiated < RESUMABLE_SINCE {
+        return all(Finding::skip(format!(
+            "the session negotiated {negotiated}; SSE event ids and resumption come with Streamable HTTP in {RESUMABLE_SINCE}"
+        )));
+    }
+    let mut streams = Vec::new();
+    for _ in 0..2 {
+        let id = json!(session.next_id());
+        let (_, posted) = session
+            .call(json!({"jsonrpc": "2.0", "id": id, "method": "ping"}))
+            .await;
+        let events = match &posted.reply {
+            Ok(reply) if reply.is_sse() => crate::http::events(&reply.body),
+            _ => Vec::new(),
+        };
+        streams.push(Stream { id, posted, events });
+    }
+    let sse: Vec<&Stream> = streams
+        .iter()
+        .filter(|s| s.posted.reply.as_ref().is_ok_and(|r| r.is_sse()))
+        .collect();
+    if sse.is_empty() {
+        return all(Finding::skip(
+            "the server answered each ping without an SSE stream: no stream to check",
+        ));
+    }
+    let mut out = Vec::new();
+    for id in wanted {
+        let finding = match *id {
+            SSE_EVENT_IDS => judge_event_ids(&sse),
+            SSE_PRIMING if negotiated < PRIMING_SINCE => Finding::skip(format!(
+                "the session negotiated {negotiated}; priming events come with {PRIMING_SINCE}"
+            )),
+            SSE_PRIMING => judge_priming(&sse),
+            SSE_RETRY if negotiated < PRIMING_SINCE => Finding::skip(format!(
+                "the session negotiated {negotiated}; the `retry` field before a close comes with {PRIMING_SINCE}"
+            )),
+            SSE_RETRY => judge_retry(&sse),
+            SSE_RESUME => resume(session, &streams).await,
+            other => Finding::HarnessFault {
+                reason: format!("{other} is not an SSE check"),
+            },
+        };
+        out.push((*id, finding));
+    }
+    out
+}
+
+/// Every event id on the streams is distinct ("globally unique across all streams within
+/// that session").
+fn judge_event_ids(sse: &[&Stream]) -> Finding {
+    let mut seen: Vec<(&str, usize)> = Vec::new();
+    for (index, stream) in sse.iter().enumerate() {
+        for id in stream.events.iter().filter_map(|e| e.id.as_deref()) {
+            if id.is_empty() {
+                continue; // an empty id resets the last event id; it names no event
+            }
+            if let Some((_, first)) = seen.iter().find(|(s, _)| *s == id) {
+                let actual = if *first == index {
+                    format!("event id `{id}` twice on one stream")
+                } else {
+                    format!("event id `{id}` on two streams of the session")
+                };
+                return Finding::Fail(
+                    Failure::new(
+                        "every SSE event id unique across the session's streams",
+                        actual,
+                    )
+                    .sent(&stream.posted.sent)
+                    .reply(&stream.posted),
+                );
+            }
+            seen.push((id, index));
+        }
+    }
+    if seen.is_empty() {
+        return Finding::skip("no SSE event carried an id (ids are optional): no id to compare");
+    }
+    Finding::pass_with(format!(
+        "{} event id(s) over {} stream(s), all distinct",
+        seen.len(),
+        sse.len()
+    ))
+}
+
+/// Each stream opens with an event that has an id and empty data.
+fn judge_priming(sse: &[&Stream]) -> Finding {
+    for stream in sse {
+        let primed = stream.events.first().is_some_and(|e| {
+            e.id.as_deref().is_some_and(|id| !id.is_empty())
+                && e.data.as_deref().is_none_or(str::is_empty)
+        });
+        if !primed {
+            let actual = match stream.events.first() {
+                None => "no event on the stream".to_string(),
+                Some(e) if e.id.as_deref().is_none_or(str::is_empty) => {
+                    "the first event has no event id".to_string()
+                }
+                Some(_) => "the first event carries data (a message), not an empty priming event"
+                    .to_string(),
+            };
+            return Finding::Fail(
+                Failure::new(
+                    "an SSE stream that opens with an event of an event id and empty data",
+                    actual,
+                )
+                .sent(&stream.posted.sent)
+                .reply(&stream.posted),
+            );
+        }
+    }
+    Finding::pass_with(format!("{} stream(s), each primed", sse.len()))
+}
+
+/// A stream the server closed before its response carries a `retry` field.
+fn judge_retry(sse: &[&Stream]) -> Finding {
+    let early: Vec<&&Stream> = sse.iter().filter(|s| s.closed_early()).collect();
+    if early.is_empty() {
+        return Finding::skip("the server closed no stream before its response: no close to judge");
+    }
+    for stream in &early {
+        if !stream.events.iter().any(|e| e.retry) {
+            return Finding::Fail(
+                Failure::new(
+                    "an SSE event with a `retry` field before the server closes the connection",
+                    "the stream closed before the response, without a `retry` field",
+                )
+                .sent(&stream.posted.sent)
+                .reply(&stream.posted),
+            );
+        }
+    }
+    Finding::pass_with(format!(
+        "{} stream(s) closed before the response, each with `retry`",
+        early.len()
+    ))
+}
+
+/// Resumes the first stream that carried an event id from that id (a GET with
+/// `Last-Event-ID`), and fails if the resumed stream carries a response of another stream.
+async fn resume(session: &mut HttpSession, streams: &[Stream]) -> Finding {
+    let Some((index, last_id)) = streams.iter().enumerate().find_map(|(i, s)| {
+        s.events
+            .iter()
+            .find_map(|e| e.id.clone().filter(|id| !id.is_empty()))
+            .map(|id| (i, id))
+    }) else {
+        return Finding::skip("no SSE event carried an id: no stream to resume");
+    };
+    let own = &streams[index];
+    let others: Vec<serde_json::Value> = streams
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i != index)
+        .map(|(_, s)| s.id.clone())
+        .collect();
+    let headers = with(
+        with(
+            without(session.headers(), "Content-Type"),
+            "Accept",
+            "text/event-stream",
+        ),
+        "Last-Event-ID",
+        &last_id,
+    );
+    let until = Until::Replay(
+        std::iter::once(own.id.clone())
+            .chain(others.clone())
+            .collect(),
+    );
+    let posted = session.send(Method::GET, headers, None, until).await;
+    let reply = match &posted.reply {
+        Ok(reply) if reply.is_success() && reply.is_sse() => reply,
+        Ok(reply) => {
+            return Finding::skip(format!(
+                "the GET with `Last-Event-ID` answered {} ({}): the server does not resume streams (allowed)",
+                reply.status,
+                reply.media_type()
+            ))
+        }
+        Err(e) => {
+            return Finding::skip(format!(
+                "the GET with `Last-Event-ID` got no answer ({e}): nothing replayed to judge"
+            ))
+        }
+    };
+    if let Some(stray) = reply
+        .messages
+        .iter()
+        .find(|m| others.iter().any(|id| crate::stdio::is_response_to(m, id)))
+    {
+        return Finding::Fail(
+            Failure::new(
+                format!(
+                    "the stream of request {} resumed after event `{last_id}` with its own messages only",
+                    own.id
+                ),
+                format!(
+                    "the response to request {}, sent on another stream, replayed on it",
+                    stray.get("id").cloned().unwrap_or_default()
+                ),
+            )
+            .sent(&posted.sent)
+            .reply(&posted),
+        );
+    }
+    Finding::pass_with(format!(
+        "resumed after event `{last_id}`: {} message(s) replayed, none of another stream",
+        reply.messages.len()
+    ))
 }

@@ -21,7 +21,7 @@ pub fn judge_result(exchange: &Exchange) -> Finding {
         Finding::Fail(
             Failure::new(expected, actual)
                 .sent(&exchange.sent)
-                .received(Some(exchange.received())),
+                .reply(&exchange),
         )
     };
     let Some(result) = exchange.result() else {
@@ -95,7 +95,7 @@ pub fn judge_negotiation(mut answers: Vec<(String, Exchange)>) -> Finding {
         let failure = || {
             Failure::new(expected.clone(), String::new())
                 .sent(&exchange.sent)
-                .received(Some(exchange.received()))
+                .reply(&exchange)
         };
         match answered {
             None => {
@@ -139,7 +139,7 @@ pub fn judge_negotiation(mut answers: Vec<(String, Exchange)>) -> Finding {
             return Finding::Fail(
                 Failure::new(expected, format!("answered `{version}`: inconsistent"))
                     .sent(&exchange.sent)
-                    .received(Some(exchange.received())),
+                    .reply(&exchange),
             );
         }
     }

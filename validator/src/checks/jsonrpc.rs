@@ -39,7 +39,7 @@ pub async fn unknown_method(session: &mut impl Rpc) -> Finding {
     Finding::Fail(
         Failure::new("an error response with code -32601", actual)
             .sent(&exchange.sent)
-            .received(Some(exchange.received())),
+            .reply(&exchange),
     )
 }
 
@@ -131,7 +131,7 @@ pub async fn notification_silent(session: &mut Session) -> Finding {
     match fence_reply {
         Ok(_) => Finding::pass(),
         Err(why) => Finding::Fail(
-            Failure::new("no response, and the server still answers a ping", why).sent(sent),
+            Failure::new("no response, and the server still answers a ping", why.why).sent(sent),
         ),
     }
 }
@@ -164,7 +164,7 @@ pub async fn parse_error_http(ctx: &HttpCtx, revision: &str) -> Finding {
         return Finding::Fail(
             Failure::new(expected, actual)
                 .sent(&posted.sent)
-                .received(Some(posted.received())),
+                .reply(&posted),
         );
     }
     match fence.reply {
@@ -172,7 +172,7 @@ pub async fn parse_error_http(ctx: &HttpCtx, revision: &str) -> Finding {
         Err(why) => Finding::Fail(
             Failure::new(expected, "400, but the ping after it got no answer")
                 .sent(format!("{}\n{}", posted.sent, fence.sent))
-                .received(Some(why)),
+                .received(Some(why.why)),
         ),
     }
 }
@@ -187,7 +187,7 @@ pub async fn notification_silent_http(session: &mut HttpSession) -> Finding {
                 actual,
             )
             .sent(&posted.sent)
-            .received(Some(posted.received())),
+            .reply(&posted),
         )
     };
     match &posted.reply {

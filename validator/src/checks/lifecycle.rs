@@ -83,7 +83,8 @@ pub fn judge_early(early: &Exchange, init: &Exchange) -> Finding {
                 "a response (an error or a result) to a request sent before initialize",
                 early.received(),
             )
-            .sent(&early.sent),
+            .sent(&early.sent)
+            .timed(early.ran_out()),
         )
     } else if initialized {
         let how = if early.error_code().is_some() {
@@ -102,7 +103,8 @@ pub fn judge_early(early: &Exchange, init: &Exchange) -> Finding {
                 "initialize succeeding after an early request was answered",
                 init.received(),
             )
-            .sent(&init.sent),
+            .sent(&init.sent)
+            .timed(init.ran_out()),
         )
     }
 }
@@ -123,7 +125,8 @@ pub async fn second_initialize(peer: &mut impl Peer, revision: &str, bound: Dura
                 "a response (an error or a result) to a second initialize",
                 again.received(),
             )
-            .sent(&again.sent),
+            .sent(&again.sent)
+            .timed(again.ran_out()),
         );
     }
     let id = peer.fresh_id();
@@ -134,13 +137,14 @@ pub async fn second_initialize(peer: &mut impl Peer, revision: &str, bound: Dura
     if ping.result().is_none() {
         return Finding::Fail(
             Failure::new("the session keeps serving: ping answered", ping.received())
-                .sent(&ping.sent),
+                .sent(&ping.sent)
+                .timed(ping.ran_out()),
         );
     }
     let how = match (&again.reply, again.error_code()) {
         (Err(why), _) => format!(
             "refused at the HTTP level ({})",
-            crate::outcome::excerpt(why)
+            crate::outcome::excerpt(&why.why)
         ),
         (Ok(_), Some(code)) => format!("an error ({code})"),
         (Ok(_), None) => "a result".to_string(),

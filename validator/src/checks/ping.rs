@@ -24,6 +24,6 @@ pub async fn ping(session: &mut impl Rpc) -> Finding {
     Finding::Fail(
         Failure::new("a response with result {}", actual)
             .sent(&exchange.sent)
-            .received(Some(exchange.received())),
+            .reply(&exchange),
     )
 }

@@ -103,7 +103,7 @@ pub async fn get(peer: &mut impl Peer, prompts: &[Value], revision: &str) -> Fin
             Finding::Fail(
                 Failure::new("a GetPromptResult: `messages`, each with role user or assistant and valid content", why)
                     .sent(&exchange.sent)
-                    .received(Some(exchange.received())),
+                    .reply(&exchange),
             )
         };
         let Some(result) = exchange.result() else {

@@ -78,7 +78,8 @@ pub fn judge_valid(log: &[Value], revision: &str, declared: &Value, fence: &Exch
     if fence.result().is_none() {
         return Finding::Fail(
             Failure::new("the session keeps serving after the validator answered its requests: ping answered", fence.received())
-                .sent(&fence.sent),
+                .sent(&fence.sent)
+                .timed(fence.ran_out()),
         );
     }
     let answered: Vec<String> = requests

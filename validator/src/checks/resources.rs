@@ -111,7 +111,7 @@ pub async fn read(peer: &mut impl Peer, resources: &[Value], templates: &[Value]
                     why,
                 )
                 .sent(&exchange.sent)
-                .received(Some(exchange.received())),
+                .reply(&exchange),
             )
         };
         let Some(result) = exchange.result() else {
@@ -192,7 +192,7 @@ pub async fn subscribe(peer: &mut impl Peer, capabilities: &Value, resources: &[
                     format!("`{uri}`: {}", exchange.received()),
                 )
                 .sent(&exchange.sent)
-                .received(Some(exchange.received())),
+                .reply(&exchange),
             );
         }
     }

@@ -63,7 +63,7 @@ pub fn not_modern(discover: &Exchange) -> Option<String> {
     match (&discover.reply, discover.result()) {
         (Err(why), _) if discover.heard() => Some(format!(
             "`server/discover` got no JSON-RPC answer of its own: {}",
-            excerpt(why)
+            excerpt(&why.why)
         )),
         (Err(_), _) | (Ok(_), Some(_)) => None,
         (Ok(reply), None) if code == Some(-32022) => {
@@ -106,7 +106,7 @@ pub fn judge_discover(exchange: &Exchange) -> Finding {
         return Finding::Fail(
             Failure::new("a DiscoverResult", "no result")
                 .sent(&exchange.sent)
-                .received(Some(exchange.received())),
+                .reply(&exchange),
         );
     };
     let mut wrong = Vec::new();
@@ -139,7 +139,7 @@ pub fn judge_discover(exchange: &Exchange) -> Finding {
     Finding::Fail(
         Failure::new("a result with supportedVersions (strings, 2026-07-28 among them) and capabilities (an object)", wrong.join("; "))
             .sent(&exchange.sent)
-            .received(Some(exchange.received())),
+            .reply(&exchange),
     )
 }
 
@@ -179,7 +179,7 @@ fn judge_error(
     Some(Finding::Fail(
         Failure::new(expected, actual)
             .sent(&exchange.sent)
-            .received(Some(exchange.received())),
+            .reply(&exchange),
     ))
 }
 
@@ -236,7 +236,7 @@ pub async fn unsupported_version<S: Transport>(
         _ => Finding::Fail(
             Failure::new(expected, "-32022 without a data.supported list of versions")
                 .sent(&exchange.sent)
-                .received(Some(exchange.received())),
+                .reply(&exchange),
         ),
     }
 }
@@ -264,7 +264,7 @@ pub async fn resource_not_found<S: Transport>(session: &mut S, capabilities: &Va
             actual,
         )
         .sent(&exchange.sent)
-        .received(Some(exchange.received())),
+        .reply(&exchange),
     )
 }
 
@@ -341,7 +341,14 @@ pub async fn listen_ack<S: Transport>(session: &mut S, capabilities: &Value) -> 
     };
     let first = match first {
         Ok(first) => first,
-        Err(why) => return fail("no acknowledgement".into(), why),
+        Err(why) => {
+            return Finding::Fail(
+                Failure::new(expected, "no acknowledgement")
+                    .sent(&sent)
+                    .received(Some(&why.why))
+                    .timed(why.ran_out),
+            )
+        }
     };
     let tag = first
         .pointer("/params/_meta")

@@ -184,7 +184,7 @@ pub async fn probe_invalid(peer: &mut impl Peer, tools: &[Value], patience: Dura
                     format!("`{name}` ({how}) answered a result without isError: it ran"),
                 )
                 .sent(&exchange.sent)
-                .received(Some(exchange.received())),
+                .reply(&exchange),
             );
         }
     }

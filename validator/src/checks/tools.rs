@@ -36,7 +36,7 @@ pub async fn list(session: &mut impl Rpc, capabilities: &Value) -> Finding {
             Finding::Fail(
                 Failure::new(expected, actual)
                     .sent(&exchange.sent)
-                    .received(Some(exchange.received())),
+                    .reply(&exchange),
             )
         };
         let Some(tools) = exchange
@@ -126,6 +126,6 @@ pub async fn unknown(session: &mut impl Rpc, capabilities: &Value) -> Finding {
     Finding::Fail(
         Failure::new("a JSON-RPC error or a result with `isError: true`", actual)
             .sent(&exchange.sent)
-            .received(Some(exchange.received())),
+            .reply(&exchange),
     )
 }

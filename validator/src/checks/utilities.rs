@@ -75,7 +75,7 @@ pub async fn complete(
         Finding::Fail(
             Failure::new("a CompleteResult: `completion.values` at most 100 strings, `total` an integer, `hasMore` a boolean", why)
                 .sent(&exchange.sent)
-                .received(Some(exchange.received())),
+                .reply(&exchange),
         )
     };
     let Some(completion) = exchange.result().and_then(|r| r.get("completion")) else {
@@ -127,7 +127,7 @@ pub async fn set_level(peer: &mut impl Peer) -> (Finding, usize) {
     }
     let failure = Failure::new("an empty result", exchange.received())
         .sent(&exchange.sent)
-        .received(Some(exchange.received()));
+        .reply(&exchange);
     (Finding::Fail(failure), after)
 }
 
@@ -299,7 +299,8 @@ pub async fn cancellation(
                 "the server keeps serving after notifications/cancelled: `ping` answered",
                 ping.received(),
             )
-            .sent(&ping.sent),
+            .sent(&ping.sent)
+            .timed(ping.ran_out()),
         );
     }
     let late = since(peer, mark)
@@ -353,7 +354,8 @@ pub async fn concurrent(
                     ),
                     exchange.received(),
                 )
-                .sent(&exchange.sent),
+                .sent(&exchange.sent)
+                .timed(exchange.ran_out()),
             );
         }
         if exchange.error_code().is_some() {
@@ -362,7 +364,8 @@ pub async fn concurrent(
                     "results for requests in flight together",
                     exchange.received(),
                 )
-                .sent(&exchange.sent),
+                .sent(&exchange.sent)
+                .timed(exchange.ran_out()),
             );
         }
     }

@@ -18,5 +18,6 @@ mod wire;
 pub use headers::{check_headers, standard_headers, with, without};
 pub use reply::{Posted, Reply, Until, WireError, MAX_BODY};
 pub use session::{Handshake, HttpSession, PROTOCOL_VERSION_HEADER_SINCE};
+pub use sse::{events, Event};
 pub use tls::check_ca_cert;
 pub use wire::Wire;

@@ -1,5 +1,6 @@
 //! A response as read, and why none came.
 
+use crate::exchange::{Heard, Unanswered};
 use crate::outcome::excerpt;
 use crate::stdio::is_response_to;
 use serde_json::Value;
@@ -42,6 +43,12 @@ impl WireError {
         matches!(self, WireError::Connect { .. } | WireError::NoAnswer(_))
     }
 
+    /// The figure, when all this error shows is that time ran out: no response head within the
+    /// bound, or not sent because an earlier request got no answer within the bounds.
+    pub fn ran_out(&self) -> Option<String> {
+        self.is_stall().then(|| self.to_string())
+    }
+
     /// Whether the server stopped answering in time (now or on an earlier request): a session
     /// asks it nothing more.
     pub fn is_stall(&self) -> bool {
@@ -61,6 +68,10 @@ pub enum Until {
     /// Up to the first notification with this method (a `subscriptions/listen` stream's
     /// acknowledgement); the stream is then closed.
     Notification(String),
+    /// A resumed stream (a GET with `Last-Event-ID`): up to the first JSON-RPC response with
+    /// one of these ids, the end of the body, or the bound. A stream that replays nothing may
+    /// stay open by design: running out of time on it never stalls the server.
+    Replay(Vec<Value>),
 }
 
 /// A response as read.
@@ -84,12 +95,29 @@ pub struct Reply {
     pub timed_out: bool,
     /// Whether reading stopped at [`MAX_BODY`] before the body ended.
     pub over_limit: bool,
+    /// Whether the whole JSON body was read and refused (not JSON, or over the value
+    /// limit): nothing in it could be read, which says nothing of what the server speaks.
+    pub refused: bool,
 }
 
 impl Reply {
+    /// The figure (`no end of the body within 3s`), when reading stopped only because time
+    /// ran out: the body did not end in time and no event in it was refused.
+    pub fn ran_out(&self) -> Option<String> {
+        if self.timed_out && self.bad_frames.is_empty() {
+            self.cut.clone()
+        } else {
+            None
+        }
+    }
+
     /// Keeps a message while under [`KEPT_MESSAGES`]; the response awaited is always kept.
     pub(super) fn keep(&mut self, message: Value, until: &Until) {
-        let awaited = matches!(until, Until::Response(id) if is_response_to(&message, id));
+        let awaited = match until {
+            Until::Response(id) => is_response_to(&message, id),
+            Until::Replay(ids) => ids.iter().any(|id| is_response_to(&message, id)),
+            _ => false,
+        };
         if awaited || self.messages.len() < KEPT_MESSAGES {
             self.messages.push(message);
         } else {
@@ -190,10 +218,13 @@ impl Posted {
 
     /// The status of a whole response that did not carry the JSON-RPC answer (`answer` is
     /// what was read of it): the server was heard, it did not answer in JSON-RPC. `None` for
-    /// an answer, no response, and a response that timed out or was cut at the size bound.
-    pub fn unanswered_status(&self, answer: &Result<serde_json::Value, String>) -> Option<u16> {
+    /// an answer, no response, a response that timed out or was cut at the size bound, and
+    /// a JSON body the reader refused (it may hold the answer: nothing of it was read).
+    pub fn unanswered_status(&self, answer: &Result<Value, Unanswered>) -> Option<u16> {
         match &self.reply {
-            Ok(reply) if answer.is_err() && !reply.timed_out && !reply.over_limit => {
+            Ok(reply)
+                if answer.is_err() && !reply.timed_out && !reply.over_limit && !reply.refused =>
+            {
                 Some(reply.status)
             }
             _ => None,
@@ -206,6 +237,44 @@ impl Posted {
             Ok(reply) => reply.describe(),
             Err(e) => format!("no response: {e}"),
         }
+    }
+
+    /// The figure, when no response came only because time ran out: a response that came,
+    /// even cut short, is quoted as such.
+    pub fn ran_out(&self) -> Option<String> {
+        self.reply.as_ref().err().and_then(WireError::ran_out)
+    }
+
+    /// Why no JSON-RPC response with `id` is in this answer: a body that did not end in time
+    /// (and carried no refused event) only ran out of time, as does no response at all for
+    /// lack of time.
+    pub fn unanswered(&self, id: &Value) -> Unanswered {
+        match &self.reply {
+            Ok(reply) => {
+                let why = format!("no JSON-RPC response with id {id}: {}", reply.describe());
+                match reply.ran_out() {
+                    Some(figure) => Unanswered {
+                        why,
+                        ran_out: Some(figure),
+                    },
+                    None => Unanswered::new(why),
+                }
+            }
+            Err(e) => Unanswered {
+                why: e.to_string(),
+                ran_out: e.ran_out(),
+            },
+        }
+    }
+}
+
+impl Heard for Posted {
+    fn received(&self) -> String {
+        Posted::received(self)
+    }
+
+    fn ran_out(&self) -> Option<String> {
+        Posted::ran_out(self)
     }
 }
 
@@ -228,10 +297,34 @@ mod tests {
             dropped: 0,
             timed_out: false,
             over_limit: false,
+            refused: false,
         };
         assert_eq!(
             reply.describe(),
             "406 Not Acceptable (application/json): {\"error\":1}"
         );
+    }
+    /// A whole response without the answer was heard; a body the reader refused was not
+    /// (it may hold the answer), so it never says what revision the server speaks.
+    #[test]
+    fn a_refused_body_is_not_a_response_without_an_answer() {
+        let posted = |refused| Posted {
+            sent: String::new(),
+            reply: Ok(Reply {
+                status: 200,
+                headers: vec![("content-type".into(), "application/json".into())],
+                body: b"{\"ttlMs\":1e400}".to_vec(),
+                messages: vec![],
+                bad_frames: vec![],
+                cut: None,
+                dropped: 0,
+                timed_out: false,
+                over_limit: false,
+                refused,
+            }),
+        };
+        let none = Err(Unanswered::new("no JSON-RPC response with id 1"));
+        assert_eq!(posted(false).unanswered_status(&none), Some(200));
+        assert_eq!(posted(true).unanswered_status(&none), None);
     }
 }

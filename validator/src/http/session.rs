@@ -5,7 +5,7 @@ use super::headers::standard_headers;
 use super::reply::{Posted, Until};
 use super::wire::Wire;
 use crate::log::{SessionLog, SharedLog};
-use crate::stdio::Exchange;
+use crate::stdio::{Exchange, Unanswered};
 use hyper::Method;
 use serde_json::{json, Value};
 use std::sync::{Arc, Mutex};
@@ -37,10 +37,15 @@ pub struct HttpSession {
     /// The revision the server answered in `initialize`.
     pub revision: Option<String>,
     /// Why the session stopped answering, once a request got no answer within the bound.
-    pub stalled: Option<String>,
+    pub stalled: Option<Unanswered>,
     /// The client capabilities the handshake declares (none unless set before it); the
     /// server's requests for them get canned answers ([`crate::declared`]).
     pub declared: Value,
+    /// The patience of the handshake, once the probe's first answer set it
+    /// ([`crate::patience`]): its `initialize` POST waits that long instead of `--timeout`.
+    pub patience: Option<Arc<std::sync::OnceLock<Duration>>>,
+    /// The bound of the requests now sent, when not `--timeout`.
+    bound: Option<Duration>,
     next_id: i64,
     ended: bool,
 }
@@ -55,6 +60,8 @@ impl HttpSession {
             revision: None,
             stalled: None,
             declared: json!({}),
+            patience: None,
+            bound: None,
             next_id: 0,
             ended: false,
         }
@@ -81,6 +88,8 @@ impl HttpSession {
             revision: self.revision.clone(),
             stalled: None,
             declared: self.declared.clone(),
+            patience: self.patience.clone(),
+            bound: None,
             next_id: 0,
             ended: true,
         }
@@ -131,9 +140,10 @@ impl HttpSession {
                 collected.push(message.clone());
             }
         };
+        let bound = self.bound.unwrap_or_else(|| self.wire.timeout());
         let reply = self
             .wire
-            .send(method, &headers, body, &until, on_message)
+            .send_within(bound, method, &headers, body, &until, on_message)
             .await;
         if let Ok(reply) = &reply {
             let mut log = self.log.lock().unwrap_or_else(|e| e.into_inner());
@@ -177,14 +187,14 @@ impl HttpSession {
         let reply = match &posted.reply {
             // A body that did not end within the bound is no answer, whatever it held.
             Ok(reply) if reply.timed_out && !reply.is_sse() => {
-                let why = format!("no JSON-RPC response with id {id}: {}", reply.describe());
+                let why = posted.unanswered(&id);
                 self.stalled = Some(why.clone());
                 Err(why)
             }
             Ok(reply) => match reply.response_to(&id) {
                 Some(response) => Ok(response.clone()),
                 None => {
-                    let why = format!("no JSON-RPC response with id {id}: {}", reply.describe());
+                    let why = posted.unanswered(&id);
                     // A server that streams the byte limit without the answer is flooding:
                     // asking it again would only cost another 8 MiB of reading.
                     if reply.timed_out || reply.over_limit {
@@ -194,10 +204,11 @@ impl HttpSession {
                 }
             },
             Err(e) => {
+                let why = posted.unanswered(&id);
                 if e.is_unreachable() || e.is_stall() {
-                    self.stalled = Some(e.to_string());
+                    self.stalled = Some(why.clone());
                 }
-                Err(e.to_string())
+                Err(why)
             }
         };
         let unanswered_status = posted.unanswered_status(&reply);
@@ -214,6 +225,15 @@ impl HttpSession {
     /// A request with the next id.
     pub async fn request(&mut self, method: &str, params: Option<Value>) -> Exchange {
         self.request_posted(method, params).await.0
+    }
+
+    /// [`HttpSession::request`] bounded by the patience ([`crate::patience`]) once it is set,
+    /// instead of `--timeout`: a server's first answer may come late on a busy machine.
+    pub async fn request_patient(&mut self, method: &str, params: Option<Value>) -> Exchange {
+        self.bound = self.patience.as_ref().and_then(|p| p.get().copied());
+        let exchange = self.request(method, params).await;
+        self.bound = None;
+        exchange
     }
 
     /// A request with the next id, with the HTTP exchange.
@@ -259,7 +279,10 @@ impl HttpSession {
                 "clientInfo": {"name": "mcp-conformance-validate", "version": env!("CARGO_PKG_VERSION")},
             },
         });
+        // A server slow to answer its first `initialize` gets as long on every later one.
+        self.bound = self.patience.as_ref().and_then(|p| p.get().copied());
         let (init, init_posted) = self.call(message).await;
+        self.bound = None;
         if let Ok(reply) = &init_posted.reply {
             self.session_id = reply.header("mcp-session-id").map(str::to_string);
         }
@@ -389,9 +412,12 @@ mod tests {
             .await;
         let why = exchange.reply.unwrap_err();
         assert!(
-            why.contains(&format!("stopped reading at the {MAX_BODY}-byte limit")),
+            why.why
+                .contains(&format!("stopped reading at the {MAX_BODY}-byte limit")),
             "{why}"
         );
-        assert_eq!(session.stalled.as_deref(), Some(why.as_str()));
+        // A flood is not time running out: judged, not inconclusive.
+        assert_eq!(why.ran_out, None, "{why:?}");
+        assert_eq!(session.stalled, Some(why));
     }
 }

@@ -65,9 +65,87 @@ impl SseParser {
     }
 }
 
+/// One SSE event's fields as sent (the block of lines up to a blank line, or up to the end
+/// of what was read): what the resumability checks look at.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Event {
+    /// The `id` field's value (the last one in the block), if there is one.
+    pub id: Option<String>,
+    /// The `data` lines joined with newlines; `None` when the block has no `data` field.
+    pub data: Option<String>,
+    /// Whether the block has a `retry` field with a number of milliseconds.
+    pub retry: bool,
+}
+
+/// The events of an SSE body read (or of its kept start), in order; comment-only blocks are
+/// left out.
+pub fn events(body: &[u8]) -> Vec<Event> {
+    let text = String::from_utf8_lossy(body);
+    let text = text.replace("\r\n", "\n").replace('\r', "\n");
+    let mut out = Vec::new();
+    let mut event: Option<Event> = None;
+    for line in text.split('\n') {
+        if line.is_empty() {
+            out.extend(event.take());
+            continue;
+        }
+        if line.starts_with(':') {
+            continue;
+        }
+        let (field, value) = match line.split_once(':') {
+            Some((field, value)) => (field, value.strip_prefix(' ').unwrap_or(value)),
+            None => (line, ""),
+        };
+        let current = event.get_or_insert_with(Event::default);
+        match field {
+            "id" => current.id = Some(value.to_string()),
+            "data" => match &mut current.data {
+                Some(data) => {
+                    data.push('\n');
+                    data.push_str(value);
+                }
+                None => current.data = Some(value.to_string()),
+            },
+            "retry" => {
+                current.retry |= !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit())
+            }
+            _ => {}
+        }
+    }
+    out.extend(event);
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn events_keep_ids_empty_data_and_retry_in_order() {
+        let body = b"id: a1\ndata:\n\n: comment\n\nid: a2\r\ndata: {\"x\":\r\ndata: 1}\r\n\r\nretry: 500\nid: a3";
+        let got = events(body);
+        assert_eq!(
+            got,
+            [
+                Event {
+                    id: Some("a1".into()),
+                    data: Some(String::new()),
+                    retry: false
+                },
+                Event {
+                    id: Some("a2".into()),
+                    data: Some("{\"x\":\n1}".into()),
+                    retry: false
+                },
+                Event {
+                    id: Some("a3".into()),
+                    data: None,
+                    retry: true
+                },
+            ]
+        );
+        assert!(!events(b"retry: soon\n\n")[0].retry);
+    }
 
     #[test]
     fn sse_events_join_data_lines_across_chunks_and_line_endings() {

@@ -88,7 +88,7 @@ impl Wire {
         }
     }
 
-    async fn connect(&self, deadline: Instant) -> Result<Box<dyn Io>, WireError> {
+    async fn connect(&self, deadline: Instant, bound: Duration) -> Result<Box<dyn Io>, WireError> {
         let address = self.address();
         let fail = |reason: String| WireError::Connect {
             address: address.clone(),
@@ -106,7 +106,7 @@ impl Wire {
         let tcp = match tokio::time::timeout(left(deadline), connect).await {
             Ok(Ok(tcp)) => tcp,
             Ok(Err(e)) => return Err(fail(e.to_string())),
-            Err(_) => return Err(fail(format!("no connection within {:?}", self.timeout))),
+            Err(_) => return Err(fail(format!("no connection within {bound:?}"))),
         };
         let _ = tcp.set_nodelay(true);
         let Some(tls) = &self.tls else {
@@ -128,7 +128,7 @@ impl Wire {
         match tokio::time::timeout(left(deadline), tls.connect(name, tcp)).await {
             Ok(Ok(stream)) => Ok(Box::new(stream)),
             Ok(Err(e)) => Err(fail(format!("TLS handshake failed: {e}"))),
-            Err(_) => Err(fail(format!("no TLS handshake within {:?}", self.timeout))),
+            Err(_) => Err(fail(format!("no TLS handshake within {bound:?}"))),
         }
     }
 
@@ -156,11 +156,26 @@ impl Wire {
         until: &Until,
         on_message: impl FnMut(&Value) + Send,
     ) -> Result<Reply, WireError> {
+        self.send_within(self.timeout, method, headers, body, until, on_message)
+            .await
+    }
+
+    /// [`Wire::send`] bounded by `bound` instead of `--timeout` (a handshake's patience with
+    /// a server slow to answer, see [`crate::patience`]).
+    pub async fn send_within(
+        &self,
+        bound: Duration,
+        method: Method,
+        headers: &[(String, String)],
+        body: Option<Vec<u8>>,
+        until: &Until,
+        on_message: impl FnMut(&Value) + Send,
+    ) -> Result<Reply, WireError> {
         if let Some(why) = self.stalled() {
             return Err(WireError::Stalled(why));
         }
         let result = self
-            .exchange(method, headers, body, until, on_message)
+            .exchange(bound, method, headers, body, until, on_message)
             .await;
         let ran_out = match &result {
             Err(e @ WireError::NoAnswer(_)) => Some(e.to_string()),
@@ -179,19 +194,20 @@ impl Wire {
     /// One request and its answer, bounded by one `--timeout` (see [`Wire::send`]).
     async fn exchange(
         &self,
+        bound: Duration,
         method: Method,
         headers: &[(String, String)],
         body: Option<Vec<u8>>,
         until: &Until,
         mut on_message: impl FnMut(&Value) + Send,
     ) -> Result<Reply, WireError> {
-        let deadline = Instant::now() + self.timeout;
-        let io = self.connect(deadline).await?;
+        let deadline = Instant::now() + bound;
+        let io = self.connect(deadline, bound).await?;
         let handshake = hyper::client::conn::http1::handshake::<_, Full<Bytes>>(TokioIo::new(io));
         let (mut sender, connection) = match tokio::time::timeout(left(deadline), handshake).await {
             Ok(Ok(pair)) => pair,
             Ok(Err(e)) => return Err(WireError::Broken(e.to_string())),
-            Err(_) => return Err(WireError::NoAnswer(self.timeout)),
+            Err(_) => return Err(WireError::NoAnswer(bound)),
         };
         let task = AbortOnDrop(tokio::spawn(connection));
         let host = match self.url.port() {
@@ -225,7 +241,7 @@ impl Wire {
             match tokio::time::timeout(left(deadline), sender.send_request(request)).await {
                 Ok(Ok(response)) => response,
                 Ok(Err(e)) => return Err(WireError::Broken(e.to_string())),
-                Err(_) => return Err(WireError::NoAnswer(self.timeout)),
+                Err(_) => return Err(WireError::NoAnswer(bound)),
             };
         let (parts, mut body) = response.into_parts();
         let mut reply = Reply {
@@ -247,6 +263,7 @@ impl Wire {
             dropped: 0,
             timed_out: false,
             over_limit: false,
+            refused: false,
         };
         if matches!(until, Until::Head) {
             drop(task);
@@ -274,7 +291,7 @@ impl Wire {
             let frame = match next {
                 None => {
                     reply.timed_out = true;
-                    reply.cut = Some(format!("no end of the body within {:?}", self.timeout));
+                    reply.cut = Some(format!("no end of the body within {bound:?}"));
                     break;
                 }
                 Some(None) => break,
@@ -332,6 +349,9 @@ impl Wire {
                 let added = &reply.messages[before..];
                 let done = match until {
                     Until::Response(id) => added.iter().any(|m| is_response_to(m, id)),
+                    Until::Replay(ids) => added
+                        .iter()
+                        .any(|m| ids.iter().any(|id| is_response_to(m, id))),
                     Until::Notification(method) => added
                         .iter()
                         .any(|m| m.get("method").and_then(Value::as_str) == Some(method)),
@@ -356,6 +376,7 @@ impl Wire {
                 // Said in the report: a refused body is not "no answer".
                 Err(why) if reply.cut.is_none() && reply.media_type() == "application/json" => {
                     reply.cut = Some(format!("the body is refused: {why}"));
+                    reply.refused = true;
                 }
                 Err(_) => {}
             }

@@ -31,7 +31,7 @@ impl Call {
         Finding::Fail(
             Failure::new(expected, actual)
                 .sent(&self.exchange.sent)
-                .received(Some(self.exchange.received())),
+                .reply(&self.exchange),
         )
     }
 }

@@ -21,17 +21,17 @@ pub fn expect_code(exchange: &Exchange, what: &str, code: i64, named: &str) -> F
     Finding::Fail(
         Failure::new(format!("a JSON-RPC error {named}"), actual)
             .sent(&exchange.sent)
-            .received(Some(exchange.received())),
+            .reply(&exchange),
     )
 }
 
 /// A listing that stopped short, as a failure.
 pub fn broken(listed: &Listed) -> Option<Finding> {
-    listed.broken.as_ref().map(|(why, sent, received)| {
-        Finding::Fail(
-            Failure::new("a list whose pages end", why.clone())
-                .sent(sent)
-                .received(Some(received)),
-        )
+    listed.broken.as_ref().map(|(why, exchange)| {
+        let failure = Failure::new("a list whose pages end", why.clone());
+        Finding::Fail(match exchange {
+            Some(exchange) => failure.sent(&exchange.sent).reply(exchange),
+            None => failure.sent("").received(Some("")),
+        })
     })
 }

@@ -72,7 +72,7 @@ pub async fn run_stdio(
             out.extend(
                 wanted
                     .iter()
-                    .map(|id| (*id, revision.to_string(), not_asked(&why), 0)),
+                    .map(|id| (*id, revision.to_string(), not_asked(&why.why), 0)),
             );
         }
         None => {

@@ -159,7 +159,7 @@ pub async fn run(
             tools_skip = Some("the server does not declare `tools`".into());
         } else {
             let listed = fixtures::list_all(peer, fixtures::TOOLS).await;
-            if let Some((why, _, _)) = &listed.broken {
+            if let Some((why, _)) = &listed.broken {
                 tools_skip = Some(format!(
                     "the tool list stopped short (see server.tools.list): {why}"
                 ));
@@ -482,6 +482,6 @@ trait StalledPeer {
 
 impl<T: Rpc> StalledPeer for T {
     fn why(&self) -> Option<String> {
-        self.stalled()
+        self.stalled().map(|why| why.why)
     }
 }

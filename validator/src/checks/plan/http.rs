@@ -17,6 +17,7 @@ use crate::checks::{initialize, jsonrpc, lifecycle, requests, schema, stdio};
 use crate::declared::declared_at;
 use crate::http::{Wire, WireError};
 use crate::outcome::{excerpt, Finding};
+use crate::patience::patience_after;
 use crate::rules::Level;
 use crate::schema::LATEST;
 use crate::stdio::Exchange;
@@ -46,7 +47,9 @@ pub async fn run_http(target: &Target, plan: &Plan) -> Result<Vec<Found>, Unreac
     };
     let wire =
         Wire::new(url, headers, plan.ca_cert.as_deref(), plan.timeout).map_err(Unreachable)?;
-    let ctx = Arc::new(HttpCtx::new(wire));
+    let mut ctx = HttpCtx::new(wire);
+    ctx.patience = plan.patience();
+    let ctx = Arc::new(ctx);
     let first = plan
         .revisions
         .first()
@@ -75,6 +78,10 @@ pub async fn run_http(target: &Target, plan: &Plan) -> Result<Vec<Found>, Unreac
         _ => {}
     }
     let probe_millis = started.elapsed().as_millis();
+    // Over HTTP the server is started already: its start-up is the time to the first answer.
+    let _ = ctx
+        .patience
+        .set(patience_after(started.elapsed(), plan.timeout));
     if let Some(probed) = &plan.probed {
         probed.notify_one();
     }
@@ -126,6 +133,34 @@ pub async fn run_http(target: &Target, plan: &Plan) -> Result<Vec<Found>, Unreac
             .copied()
             .filter(|id| plan.wants(id))
             .collect();
+        let sse: Vec<&'static str> = http::SSE_CHECKS
+            .iter()
+            .copied()
+            .filter(|id| plan.wants(id))
+            .collect();
+        if !sse.is_empty() {
+            let (ctx, revision) = (ctx.clone(), revision.clone());
+            tasks.spawn(async move {
+                let started = Instant::now();
+                let found = match ctx.open_initialized("sse", &revision).await {
+                    Ok((mut session, _)) => {
+                        let negotiated = session.revision.clone().unwrap_or_default();
+                        let found = http::sse(&mut session, &negotiated, &sse).await;
+                        session.close().await;
+                        found
+                    }
+                    Err(reason) => sse
+                        .iter()
+                        .map(|id| (*id, Finding::skip(reason.clone())))
+                        .collect(),
+                };
+                let millis = started.elapsed().as_millis();
+                found
+                    .into_iter()
+                    .map(|(id, finding)| (id, revision.clone(), finding, millis, None))
+                    .collect()
+            });
+        }
         for id in own {
             let (ctx, revision) = (ctx.clone(), revision.clone());
             tasks.spawn(async move {
@@ -282,7 +317,7 @@ async fn run_queries(
         let started = Instant::now();
         let finding = match *id {
             _ if session.stalled.is_some() => {
-                not_asked(session.stalled.as_deref().unwrap_or_default())
+                not_asked(session.stalled.as_ref().map_or("", |why| why.why.as_str()))
             }
             jsonrpc::NOTIFICATION_SILENT => jsonrpc::notification_silent_http(&mut session).await,
             other => query(other, &mut session, &capabilities).await,

@@ -48,7 +48,7 @@ pub(crate) async fn queries_on(
         timeline::event("check", id);
         let finding = match *id {
             _ if session.stalled.is_some() => {
-                not_asked(session.stalled.as_deref().unwrap_or_default())
+                not_asked(session.stalled.as_ref().map_or("", |why| why.why.as_str()))
             }
             jsonrpc::NOTIFICATION_SILENT => jsonrpc::notification_silent(session).await,
             other => query(other, session, capabilities).await,

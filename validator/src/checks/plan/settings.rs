@@ -62,6 +62,17 @@ pub struct Plan {
     /// Told once the probe's handshake is over (answered or not), so a run beside this one
     /// can start its own server without slowing the probe's start-up.
     pub probed: Option<Arc<tokio::sync::Notify>>,
+    /// One target's handshake patience ([`crate::patience`]), set from its probe's first
+    /// answer and shared by the `initialize` plan's sessions and the 2026-07-28 session's
+    /// `server/discover`; a fresh one per target (`None` until the target's run sets it).
+    pub patience: Option<Arc<std::sync::OnceLock<Duration>>>,
+}
+
+impl Plan {
+    /// The target's patience cell (a fresh one when none was set).
+    pub fn patience(&self) -> Arc<std::sync::OnceLock<Duration>> {
+        self.patience.clone().unwrap_or_default()
+    }
 }
 
 impl Plan {

@@ -115,6 +115,7 @@ pub async fn run_stdio<A: Future<Output = ()> + Send>(
         .await
         .map_err(|e| Unreachable(e.to_string()))?;
     let mut session = ctx.open("2026-07-28").map_err(Unreachable)?;
+    session.patience = Some(plan.patience());
     session
         .log()
         .lock()
@@ -147,6 +148,7 @@ pub async fn run_http<A: Future<Output = ()> + Send>(
     let wire =
         Wire::new(url, headers, plan.ca_cert.as_deref(), plan.timeout).map_err(Unreachable)?;
     let mut session = HttpSession::new(Arc::new(wire), "2026-07-28");
+    session.patience = Some(plan.patience());
     session.revision = Some(STATELESS.into());
     session
         .log()
@@ -211,7 +213,7 @@ async fn run_session<S: Transport + Peer, A: Future<Output = ()> + Send>(
     }
     let mut modern = Modern(&mut *session);
     let discover = tokio::select! {
-        exchange = modern.request("server/discover", None) => exchange,
+        exchange = modern.request_patient("server/discover", None) => exchange,
         () = abandon() => {
             return Spoken::Unanswered(format!(
                 "no answer to `server/discover` within {} ms, by when the `initialize` checks were done",
@@ -221,7 +223,12 @@ async fn run_session<S: Transport + Peer, A: Future<Output = ()> + Send>(
     };
     drop(answered);
     if !discover.heard() {
-        let why = discover.reply.as_ref().err().cloned().unwrap_or_default();
+        let why = discover
+            .reply
+            .as_ref()
+            .err()
+            .map(|why| why.why.clone())
+            .unwrap_or_default();
         return Spoken::Unanswered(format!(
             "`server/discover` got no answer that could be read: {}",
             crate::outcome::excerpt(&why)
@@ -272,7 +279,9 @@ async fn run_session<S: Transport + Peer, A: Future<Output = ()> + Send>(
             HEADER_MISMATCH if !http => {
                 Finding::skip("an HTTP check; the target is a stdio command")
             }
-            _ if session.stalled().is_some() => not_asked(&session.stalled().unwrap_or_default()),
+            _ if session.stalled().is_some() => {
+                not_asked(&session.stalled().map(|why| why.why).unwrap_or_default())
+            }
             META_REQUIRED => stateless::meta_required(session, &capabilities, http).await,
             UNSUPPORTED_VERSION => {
                 stateless::unsupported_version(session, &capabilities, http).await

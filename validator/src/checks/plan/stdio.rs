@@ -38,6 +38,7 @@ pub async fn run_stdio(
     spare: Option<Spare>,
 ) -> Result<Vec<Found>, Unreachable> {
     let mut ctx = Ctx::new(target.clone(), plan.timeout);
+    ctx.patience = plan.patience();
     let mut found = Vec::new();
     let first = plan
         .revisions

@@ -12,6 +12,9 @@ pub struct HttpCtx {
     wire: Arc<Wire>,
     logs: Mutex<Vec<SharedLog>>,
     issued: Mutex<Vec<(String, String)>>,
+    /// Every later handshake's patience, set from the time the probe's `initialize` took to
+    /// be answered ([`crate::patience`]).
+    pub patience: Arc<std::sync::OnceLock<std::time::Duration>>,
 }
 
 impl HttpCtx {
@@ -21,12 +24,14 @@ impl HttpCtx {
             wire: Arc::new(wire),
             logs: Mutex::new(Vec::new()),
             issued: Mutex::new(Vec::new()),
+            patience: Arc::new(std::sync::OnceLock::new()),
         }
     }
 
     /// A new session (nothing sent yet), logged under `label`.
     pub fn open(&self, label: &str) -> HttpSession {
-        let session = HttpSession::new(self.wire.clone(), label);
+        let mut session = HttpSession::new(self.wire.clone(), label);
+        session.patience = Some(self.patience.clone());
         self.logs
             .lock()
             .unwrap_or_else(|e| e.into_inner())

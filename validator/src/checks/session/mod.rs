@@ -12,7 +12,7 @@ pub mod transport;
 
 use crate::http::HttpSession;
 use crate::outcome::{excerpt, Finding};
-use crate::stdio::{Exchange, Session};
+use crate::stdio::{Exchange, Session, Unanswered};
 use serde_json::Value;
 use std::future::Future;
 
@@ -26,9 +26,18 @@ pub trait Rpc: Send {
         params: Option<Value>,
     ) -> impl Future<Output = Exchange> + Send;
 
+    /// [`Rpc::request`], but a wait that only ran out of time goes on up to the session's
+    /// patience ([`crate::patience`]): a first request of a server that may still be
+    /// starting (`server/discover`).
+    fn request_patient(
+        &mut self,
+        method: &str,
+        params: Option<Value>,
+    ) -> impl Future<Output = Exchange> + Send;
+
     /// Why the session stopped answering (a wait ran out, the server left), if it did: the
     /// checks after it in the session are skipped instead of each waiting out `--timeout`.
-    fn stalled(&self) -> Option<String>;
+    fn stalled(&self) -> Option<Unanswered>;
 }
 
 impl Rpc for Session {
@@ -40,7 +49,15 @@ impl Rpc for Session {
         Session::request(self, method, params)
     }
 
-    fn stalled(&self) -> Option<String> {
+    fn request_patient(
+        &mut self,
+        method: &str,
+        params: Option<Value>,
+    ) -> impl Future<Output = Exchange> + Send {
+        Session::request_patient(self, method, params)
+    }
+
+    fn stalled(&self) -> Option<Unanswered> {
         self.stalled.clone()
     }
 }
@@ -54,7 +71,15 @@ impl Rpc for HttpSession {
         HttpSession::request(self, method, params)
     }
 
-    fn stalled(&self) -> Option<String> {
+    fn request_patient(
+        &mut self,
+        method: &str,
+        params: Option<Value>,
+    ) -> impl Future<Output = Exchange> + Send {
+        HttpSession::request_patient(self, method, params)
+    }
+
+    fn stalled(&self) -> Option<Unanswered> {
         self.stalled.clone()
     }
 }

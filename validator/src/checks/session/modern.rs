@@ -62,7 +62,16 @@ impl<S: Rpc> Rpc for Modern<'_, S> {
             .request(modern_method(method), Some(with_meta(params, STATELESS)))
     }
 
-    fn stalled(&self) -> Option<String> {
+    fn request_patient(
+        &mut self,
+        method: &str,
+        params: Option<Value>,
+    ) -> impl Future<Output = Exchange> + Send {
+        self.0
+            .request_patient(modern_method(method), Some(with_meta(params, STATELESS)))
+    }
+
+    fn stalled(&self) -> Option<crate::exchange::Unanswered> {
         self.0.stalled()
     }
 }

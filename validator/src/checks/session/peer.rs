@@ -5,7 +5,7 @@
 use super::Rpc;
 use crate::http::HttpSession;
 use crate::log::SharedLog;
-use crate::stdio::{is_response, is_response_to, Exchange, Session};
+use crate::stdio::{is_response, is_response_to, Exchange, Session, Unanswered};
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::future::Future;
@@ -183,11 +183,11 @@ impl Peer for Session {
         for (index, (sent, id, written)) in in_flight.sent.into_iter().enumerate() {
             let answered = seen.iter().find(|m| is_response_to(m, &id)).cloned();
             let reply = match (written, answered) {
-                (Err(why), _) => Err(why),
+                (Err(why), _) => Err(Unanswered::new(why)),
                 (Ok(()), Some(answer)) => Ok(answer),
                 (Ok(()), None) => {
                     pending.insert(id.to_string(), index);
-                    Err("not answered".to_string())
+                    Err(Unanswered::new("not answered"))
                 }
             };
             out.push(Exchange {
@@ -215,18 +215,27 @@ impl Peer for Session {
                 }
                 Err(why) => {
                     let stray = stray_responses(self, in_flight_mark, &asked);
+                    let why = if stray.is_empty() {
+                        why
+                    } else {
+                        Unanswered::new(format!("{why}{stray}"))
+                    };
                     for index in pending.values() {
-                        out[*index].reply = Err(format!("{why}{stray}"));
+                        out[*index].reply = Err(why.clone());
                     }
                     return out;
                 }
             }
         }
         let stray = stray_responses(self, in_flight_mark, &asked);
+        let figure = format!("no answer in time ({in_flight} request(s) were still in flight)");
+        let why = if stray.is_empty() {
+            Unanswered::ran_out(figure)
+        } else {
+            Unanswered::new(format!("{figure}{stray}"))
+        };
         for index in pending.values() {
-            out[*index].reply = Err(format!(
-                "no answer in time ({in_flight} request(s) were still in flight){stray}"
-            ));
+            out[*index].reply = Err(why.clone());
         }
         out
     }
@@ -259,7 +268,7 @@ impl Peer for HttpSession {
             .into_iter()
             .map(|sent| Exchange {
                 sent,
-                reply: Err("no answer in time".to_string()),
+                reply: Err(Unanswered::ran_out("no answer in time")),
                 unanswered_status: None,
             })
             .collect();

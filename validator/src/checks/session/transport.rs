@@ -5,7 +5,7 @@
 use super::peer::Basics;
 use super::Rpc;
 use crate::http::{standard_headers, HttpSession, Posted, Until};
-use crate::stdio::{is_response_to, Exchange, Session};
+use crate::stdio::{is_response_to, Exchange, Session, Unanswered};
 use hyper::Method;
 use serde_json::{json, Value};
 use std::future::Future;
@@ -33,7 +33,7 @@ pub trait Transport: Rpc + Basics {
     fn listen(
         &mut self,
         message: Value,
-    ) -> impl Future<Output = (String, Result<Value, String>)> + Send;
+    ) -> impl Future<Output = (String, Result<Value, Unanswered>)> + Send;
 }
 
 impl Transport for Session {
@@ -41,7 +41,7 @@ impl Transport for Session {
         (self.request_raw(message).await, None)
     }
 
-    async fn listen(&mut self, message: Value) -> (String, Result<Value, String>) {
+    async fn listen(&mut self, message: Value) -> (String, Result<Value, Unanswered>) {
         let sent = message.to_string();
         let id = message.get("id").cloned().unwrap_or(Value::Null);
         self.log()
@@ -50,7 +50,7 @@ impl Transport for Session {
             .methods
             .insert(id.to_string(), "subscriptions/listen".into());
         if let Err(why) = self.send_line(&sent).await {
-            return (sent, Err(why));
+            return (sent, Err(Unanswered::new(why)));
         }
         let first = self.wait_for(|m| belongs_to(m, &id)).await;
         // Ends the subscription (stdio has no stream of its own to close).
@@ -92,7 +92,7 @@ impl Transport for HttpSession {
         )
     }
 
-    async fn listen(&mut self, message: Value) -> (String, Result<Value, String>) {
+    async fn listen(&mut self, message: Value) -> (String, Result<Value, Unanswered>) {
         let id = message.get("id").cloned().unwrap_or(Value::Null);
         self.log()
             .lock()
@@ -117,21 +117,32 @@ impl Transport for HttpSession {
                 .iter()
                 .find(|m| belongs_to(m, &id))
                 .cloned()
-                .ok_or_else(|| format!("nothing for the subscription: {}", reply.describe())),
-            Err(e) => Err(format!("no response: {e}")),
+                .ok_or_else(|| {
+                    Unanswered::new(format!(
+                        "nothing for the subscription: {}",
+                        reply.describe()
+                    ))
+                }),
+            Err(e) => Err(Unanswered {
+                why: format!("no response: {e}"),
+                ran_out: e.ran_out(),
+            }),
         };
         (posted.sent, first)
     }
 }
 
 /// The JSON-RPC response with `id` in a POST's answer, or why there is none.
-fn answer(posted: &Posted, id: &Value) -> Result<Value, String> {
+fn answer(posted: &Posted, id: &Value) -> Result<Value, Unanswered> {
     match &posted.reply {
         Ok(reply) => reply
             .response_to(id)
             .cloned()
-            .ok_or_else(|| format!("no JSON-RPC response with id {id}: {}", reply.describe())),
-        Err(e) => Err(format!("no response: {e}")),
+            .ok_or_else(|| posted.unanswered(id)),
+        Err(e) => Err(Unanswered {
+            why: format!("no response: {e}"),
+            ran_out: e.ran_out(),
+        }),
     }
 }
 
