@@ -23,8 +23,10 @@
 
 #[path = "hostile/support.rs"]
 mod support;
+#[path = "support/trials.rs"]
+mod trials;
 
-use libtest_mimic::{Arguments, Trial};
+use libtest_mimic::Trial;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 use support::*;
@@ -40,13 +42,8 @@ const DRIVER_RUN_BOUND: Duration = Duration::from_secs(60);
 const FORGED: &[&str] = &["FORGED-LINE", "99 passed"];
 
 fn main() {
-    let mut args = Arguments::from_args();
-    if args.test_threads.is_none() {
-        let cores = std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(2);
-        args.test_threads = Some(cores * 3);
-    }
+    // The trials wait on servers and bounds far more than they compute.
+    let args = trials::waiting_trials(3);
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/hostile");
     let mut trials = Vec::new();
     for (folder, case) in [

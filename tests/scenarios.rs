@@ -3,7 +3,10 @@
 //! Each trial runs the scenario under every profile it applies to, checks its `[expect]`,
 //! and pins the normalized transcripts in `snapshots/<same path>.snap`.
 
-use libtest_mimic::{Arguments, Failed, Trial};
+#[path = "support/trials.rs"]
+mod trials;
+
+use libtest_mimic::{Failed, Trial};
 use mcp_conformance::error_chain;
 use mcp_conformance::runner::{transcript, MockLauncher};
 use mcp_conformance::scenario::{self, LoadedScenario};
@@ -12,15 +15,8 @@ use mcp_refclient::TestHooks;
 use std::path::Path;
 
 fn main() {
-    let mut args = Arguments::from_args();
-    // Scenarios wait on servers and bounds far more than they compute: run several per core
-    // unless told otherwise (`--test-threads`).
-    if args.test_threads.is_none() {
-        let cores = std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(2);
-        args.test_threads = Some(cores * 4);
-    }
+    // The trials wait on servers and bounds far more than they compute.
+    let args = trials::waiting_trials(4);
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
     let paths = scenario::discover(&root).expect("the scenarios folder can be listed");
     let trials = paths
