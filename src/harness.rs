@@ -235,11 +235,10 @@ where
     libtest_mimic::run(&args, trials).exit_code()
 }
 
-/// Whether the client `described` is judged on `loaded`: it can express the scenario and its
-/// profile promises every rule of it; else why not.
+/// Whether the client `described` is judged on `loaded`, as `run --client` and the matrix
+/// judge it ([`verdict::applicable`]); else why not.
 fn applicability(described: &cut::Described, loaded: &LoadedScenario) -> Result<(), String> {
-    cut::can_express(described, &cut::needs::of(&loaded.scenario))
-        .and_then(|()| cut::sources::held_to(&described.profile, loaded))
+    verdict::applicable(described, loaded, RunOptions::portable())
 }
 
 /// A trial; one that is not applicable (ignored, but run all the same by `--ignored`,
@@ -372,13 +371,13 @@ mod tests {
     #[test]
     fn an_ignored_trial_run_anyway_is_not_applicable_not_judged() {
         let root = bundled_scenarios();
-        // A rule of yoagent's documentation: a strict client does not promise it.
-        let loaded = scenario::load(&root, &root.join("stdio/banner-then-exit.toml")).unwrap();
+        // A profile-tier promise of yoagent's documentation: it does not bind a strict client.
+        let loaded = scenario::load(&root, &root.join("stdio/exit-error-text.toml")).unwrap();
         let applicable = applicability(&Untouchable.describe(), &loaded);
         assert!(
             applicable
                 .as_ref()
-                .is_err_and(|why| why.contains("holds the reference client only")),
+                .is_err_and(|why| why.contains("is a profile-tier promise of yoagent's")),
             "{applicable:?}"
         );
         let launcher = MockLauncher::conformance_binary("/nonexistent");

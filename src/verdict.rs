@@ -137,8 +137,26 @@ pub fn run_one(
     (result, outcome)
 }
 
+/// Whether the client `described` is judged on `scenario`: it can express what the scenario
+/// needs, and (unless `options` hold it to every rule) every rule of the scenario binds its
+/// profile by its tier ([`cut::sources::held_to`]); else why not. `run --client`, the matrix
+/// and the Rust harness all judge through this one check.
+pub fn applicable(
+    described: &Described,
+    scenario: &LoadedScenario,
+    options: RunOptions,
+) -> Result<(), String> {
+    cut::can_express(described, &cut::needs::of(&scenario.scenario))?;
+    if options.every_rule {
+        Ok(())
+    } else {
+        cut::sources::held_to(&described.profile, scenario)
+    }
+}
+
 /// Runs one scenario with any client under test and judges it; a scenario the client
-/// cannot express is not applicable, and does not run (no outcome).
+/// cannot express, or whose rules do not bind its profile, is not applicable, and does not
+/// run (no outcome).
 pub fn run_client_one<A: ClientUnderTest + 'static>(
     scenario: &LoadedScenario,
     adapter: A,
@@ -147,7 +165,7 @@ pub fn run_client_one<A: ClientUnderTest + 'static>(
 ) -> (ScenarioResult, Option<Outcome>) {
     let started = std::time::Instant::now();
     let described = adapter.describe();
-    if let Err(reason) = cut::can_express(&described, &cut::needs::of(&scenario.scenario)) {
+    if let Err(reason) = applicable(&described, scenario, options) {
         return (
             result(
                 scenario,

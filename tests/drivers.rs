@@ -53,9 +53,12 @@ fn run_driver_pooled(
     reuse: bool,
 ) -> (Vec<ScenarioResult>, PoolCounts) {
     let described = driver::probe(&argv, HELLO_WITHIN).expect("the driver says hello");
+    // Every driver here is the reference client, or one broken on purpose behind a proxy:
+    // held to every rule of its profile's scenarios, as the matrix's reference rows are.
     let options = RunOptions {
         step_guard: guard,
         workers: WORKERS,
+        every_rule: true,
         ..RunOptions::portable()
     };
     let pool = DriverPool::new(argv, described.clone(), HELLO_WITHIN, reuse);

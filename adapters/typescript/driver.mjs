@@ -84,7 +84,9 @@ function errorText(error) {
     // A JSON-RPC error's code is a field of the SDK's error (`ProtocolError.code`), as the
     // application reads it.
     const code = error instanceof Error && typeof error.code === 'number' ? ` (code ${error.code})` : '';
-    parts.push(error instanceof Error ? `${error.name}${code}: ${error.message}` : String(error));
+    // An HTTP failure's status is a field too (`SdkHttpError.status`), read as the code is.
+    const status = error instanceof Error && typeof error.status === 'number' ? ` (HTTP ${error.status})` : '';
+    parts.push(error instanceof Error ? `${error.name}${code}${status}: ${error.message}` : String(error));
     error = error instanceof Error ? error.cause : undefined;
   }
   return parts.join(': caused by ');

@@ -1,10 +1,13 @@
-//! What a client other than the reference one is held to: the rules its profile's promises
-//! come from. A client claiming `strict` claims the MCP specification (rules sourced `S`);
-//! `yoagent` and `kova` claim their own documentation (`Y`, `K`). The reference client's
-//! profiles bundle more (strict is yoagent's behaviour plus Kova's token provider plus the
-//! specification, and this project's choices, `R`): a scenario of such a rule judges the
-//! reference client only, and is not applicable to another client, with the reason.
+//! What a client other than the reference one is held to, by the tier of each rule (see
+//! `tier` in the rule registry): every client, whatever its profile, is held to the
+//! specification-tier and the robustness-tier rules; a profile-tier rule (a seed document's
+//! exact promise: its error texts, its defaults) binds only the profile whose source letter
+//! it carries (`yoagent`: Y, `kova`: K). A scenario is judged when every rule it names binds
+//! the client; one naming another profile's promise is not applicable, with the reason. The
+//! reference client is held to every scenario of its profile (profile-tier rules of this
+//! project's own choice, R, bind it alone).
 
+use crate::rules::{self, Tier};
 use crate::scenario::LoadedScenario;
 
 /// The source letter of the promises a client under `profile` claims.
@@ -27,48 +30,76 @@ fn source_name(source: &str) -> &'static str {
     }
 }
 
-/// Whether every rule of `scenario` comes from the promises of `profile`, else why not.
-pub fn held_to(profile: &str, scenario: &LoadedScenario) -> Result<(), String> {
+/// Whether rule `id` binds a client under `profile`, else why not.
+pub fn binds(profile: &str, id: &str) -> Result<(), String> {
     let Some(source) = source_of(profile) else {
         return Err(format!("unknown profile `{profile}`"));
     };
-    for id in &scenario.scenario.rules {
-        let sources: Vec<&str> = crate::rules::all()
-            .iter()
-            .find(|r| &r.id == id)
-            .map(|r| r.sources.iter().map(String::as_str).collect())
-            .unwrap_or_default();
-        if !sources.contains(&source) {
-            let from: Vec<&str> = sources.iter().map(|s| source_name(s)).collect();
+    let Some(rule) = rules::find(id) else {
+        return Err(format!("rule `{id}` is not in the registry"));
+    };
+    match rule.tier {
+        Some(Tier::Specification | Tier::Robustness) => Ok(()),
+        Some(Tier::Profile) if rule.sources.iter().any(|s| s == source) => Ok(()),
+        Some(Tier::Profile) => {
+            let from: Vec<&str> = rule.sources.iter().map(|s| source_name(s)).collect();
             let from = if from.is_empty() {
-                "no source".to_string()
+                "no document".to_string()
             } else {
                 from.join(" and ")
             };
-            return Err(format!(
-                "rule `{id}` is {from}'s, not {}'s: it holds the reference client only",
-                source_name(source)
-            ));
+            Err(format!(
+                "rule `{id}` is a profile-tier promise of {from}, not of the `{profile}` \
+                 profile's"
+            ))
         }
+        None => Err(format!("rule `{id}` is a server check, not a client rule")),
     }
-    Ok(())
+}
+
+/// Whether every rule of `scenario` binds a client under `profile`, else why not.
+pub fn held_to(profile: &str, scenario: &LoadedScenario) -> Result<(), String> {
+    scenario
+        .scenario
+        .rules
+        .iter()
+        .try_for_each(|id| binds(profile, id))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn a_strict_client_is_held_to_the_specifications_rules_and_a_seed_client_to_its_docs() {
+    fn load(path: &str) -> LoadedScenario {
         let root = crate::harness::bundled_scenarios();
-        let sent_first =
-            crate::scenario::load(&root, &root.join("lifecycle/initialize-sent-first.toml"))
-                .unwrap();
-        assert_eq!(held_to("strict", &sent_first), Ok(()));
-        let exit_text =
-            crate::scenario::load(&root, &root.join("stdio/exit-error-text.toml")).unwrap();
-        let why = held_to("strict", &exit_text).unwrap_err();
-        assert!(why.contains("rule `stdio.exit.error-text` is yoagent's documentation's, not the MCP specification's"), "{why}");
+        crate::scenario::load(&root, &root.join(path)).unwrap()
+    }
+
+    #[test]
+    fn every_profile_is_held_to_specification_and_robustness_rules_and_its_own_promises_alone() {
+        // Specification tier: every profile.
+        let sent_first = load("lifecycle/initialize-sent-first.toml");
+        for profile in ["strict", "yoagent", "kova"] {
+            assert_eq!(held_to(profile, &sent_first), Ok(()), "{profile}");
+        }
+        // Robustness tier (sourced Y alone): every profile too.
+        assert_eq!(
+            binds("strict", "lifecycle.initialized.undeliverable"),
+            Ok(())
+        );
+        assert_eq!(binds("kova", "lifecycle.initialized.undeliverable"), Ok(()));
+        // Profile tier: yoagent's error text binds yoagent alone.
+        let exit_text = load("stdio/exit-error-text.toml");
         assert_eq!(held_to("yoagent", &exit_text), Ok(()));
+        for profile in ["strict", "kova"] {
+            let why = held_to(profile, &exit_text).unwrap_err();
+            assert!(
+                why.contains("rule `stdio.exit.error-text` is a profile-tier promise of yoagent's documentation, not of the"),
+                "{why}"
+            );
+        }
+        assert!(held_to("nobody", &sent_first)
+            .unwrap_err()
+            .contains("unknown profile"));
     }
 }

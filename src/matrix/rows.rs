@@ -47,8 +47,9 @@ pub struct Row {
     #[serde(default)]
     pub about: String,
     /// The reference client: held to every scenario of its profile. Any other client is
-    /// held to the rules its profile promises (see [`crate::cut::sources`]): the others
-    /// are not applicable to it.
+    /// held to the specification and robustness rules and its own profile's promises (see
+    /// [`crate::cut::sources`]): a scenario naming another profile's promise is not
+    /// applicable to it.
     #[serde(default)]
     pub reference: bool,
 }

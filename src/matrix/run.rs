@@ -332,9 +332,10 @@ pub fn run(
                 .map(move |(s, _)| (r, s))
         })
         .collect();
-    let run_options = RunOptions {
+    let run_options = |reference: bool| RunOptions {
         step_guard: options.step_guard,
         workers: options.workers,
+        every_rule: reference,
         ..RunOptions::portable()
     };
     let progress = Progress::new(&ready, &jobs);
@@ -352,9 +353,10 @@ pub fn run(
         .collect();
     let results = verdict::in_parallel(&jobs, options.workers, |&(r, s)| {
         let row = &ready[r];
-        let result = match crate::cut::sources::held_to(&row.row.profile, &scenarios[s]) {
-            Err(reason) if !row.row.reference => not_held(&scenarios[s], &row.described, reason),
-            _ => {
+        let run_options = run_options(row.row.reference);
+        let result = match verdict::applicable(&row.described, &scenarios[s], run_options) {
+            Err(reason) => not_held(&scenarios[s], &row.described, reason),
+            Ok(()) => {
                 let client = pools[r].client(&scenarios[s].scenario);
                 verdict::run_client_one(&scenarios[s], client, launcher, run_options).0
             }
@@ -398,7 +400,8 @@ pub fn run(
     })
 }
 
-/// A scenario of a rule the row's profile does not promise: not applicable, not run.
+/// A scenario the row's client cannot express, or naming a rule that does not bind its
+/// profile: not applicable, not run.
 fn not_held(scenario: &LoadedScenario, described: &Described, reason: String) -> ScenarioResult {
     ScenarioResult {
         scenario: scenario.name.clone(),

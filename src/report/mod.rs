@@ -47,3 +47,36 @@ impl Summary {
         summary
     }
 }
+
+/// The run by tier (see `tier` in the rule registry): for each tier, the judged scenarios
+/// naming a rule of it that passed, of those judged, then the scenarios not applicable —
+/// `spec 51/54 · robustness 80/121 · profile 9/9 · n/a 12`. A scenario naming rules of
+/// several tiers counts under each; a tier no judged scenario names is left out.
+pub fn tiers_line(results: &[ScenarioResult]) -> String {
+    use crate::rules::{self, Tier};
+    let mut parts = Vec::new();
+    for tier in Tier::ALL {
+        let of_tier = results.iter().filter(|r| {
+            r.rules
+                .iter()
+                .any(|id| rules::find(id).is_some_and(|rule| rule.tier == Some(tier)))
+        });
+        let (mut passed, mut judged) = (0, 0);
+        for result in of_tier {
+            match result.verdict {
+                Verdict::Pass => (passed, judged) = (passed + 1, judged + 1),
+                Verdict::Fail { .. } => judged += 1,
+                Verdict::NotApplicable { .. } | Verdict::HarnessFault { .. } => {}
+            }
+        }
+        if judged > 0 {
+            let name = match tier {
+                Tier::Specification => "spec",
+                other => other.name(),
+            };
+            parts.push(format!("{name} {passed}/{judged}"));
+        }
+    }
+    parts.push(format!("n/a {}", Summary::of(results).not_applicable));
+    parts.join(" · ")
+}

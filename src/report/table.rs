@@ -78,6 +78,7 @@ pub fn render(results: &[ScenarioResult]) -> String {
     if summary.harness_faults > 0 {
         let _ = write!(out, ", {} harness faults", summary.harness_faults);
     }
+    let _ = write!(out, "\nby tier: {}", super::tiers_line(results));
     out.push('\n');
     out
 }
@@ -195,7 +196,10 @@ mod tests {
             table.contains("expected: success") && table.contains("actual:   error"),
             "{table}"
         );
-        assert!(table.ends_with("0 passed, 1 failed\n"), "{table}");
+        assert!(
+            table.ends_with("0 passed, 1 failed\nby tier: spec 0/1 · n/a 0\n"),
+            "{table}"
+        );
         assert!(
             table.starts_with("client: mcp-refclient 0.1.0\n"),
             "{table}"
@@ -214,8 +218,32 @@ mod tests {
             "{table}"
         );
         assert!(
-            table.ends_with("1 passed, 0 failed, 1 not applicable\n"),
+            table.ends_with("1 passed, 0 failed, 1 not applicable\nby tier: spec 1/1 · n/a 1\n"),
             "{table}"
+        );
+    }
+
+    #[test]
+    fn the_tiers_line_keeps_specification_robustness_and_profile_apart() {
+        let results = [
+            result("a", "strict", &["stdio.ping.answered"], true),
+            result(
+                "b",
+                "strict",
+                &["lifecycle.initialized.undeliverable"],
+                false,
+            ),
+            result(
+                "c",
+                "strict",
+                &["stdio.ping.answered", "lifecycle.initialized.undeliverable"],
+                true,
+            ),
+            result("d", "strict", &["stdio.exit.error-text"], true),
+        ];
+        assert_eq!(
+            crate::report::tiers_line(&results),
+            "spec 2/2 · robustness 1/2 · profile 1/1 · n/a 0"
         );
     }
 

@@ -72,6 +72,11 @@ pub struct RunOptions {
     pub step_guard: Duration,
     /// How many scenarios run at once (several per core: runs mostly wait).
     pub workers: usize,
+    /// Whether the client is held to every rule of its profile's scenarios (the reference
+    /// client), or only to the rules that bind its profile by their tier (any other client,
+    /// see [`crate::cut::sources`]): a scenario naming another profile's promise is then
+    /// not applicable.
+    pub every_rule: bool,
 }
 
 impl Default for RunOptions {
@@ -83,6 +88,7 @@ impl Default for RunOptions {
             judged: Judged::Everything,
             step_guard: steps::STEP_GUARD,
             workers,
+            every_rule: true,
         }
     }
 }
@@ -92,6 +98,7 @@ impl RunOptions {
     pub fn portable() -> Self {
         RunOptions {
             judged: Judged::Portable,
+            every_rule: false,
             ..Default::default()
         }
     }

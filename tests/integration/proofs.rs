@@ -567,6 +567,7 @@ pub const NOT_YET_PROVEN: &[&str] = &[
     "headers.sensitive",
     "headers.validated",
     "redirects.same-origin",
+    "redirects.cross-origin-named",
     "redirects.none",
     "redirects.any",
     "auth.no-loop",

@@ -64,12 +64,14 @@ impl ClientUnderTest for Adapter {
                 env: stdio.env.clone().into_iter().collect(),
             },
             Target::Http(http) => {
-                // A name set again replaces its value, as a map does.
-                let headers: HashMap<String, String> = http
-                    .headers
-                    .iter()
-                    .map(|[n, v]| (n.clone(), v.clone()))
-                    .collect();
+                // A name set again replaces its value. kova takes a `HashMap<String, String>`,
+                // whose keys differ by case where header names do not: the caller keeps one
+                // entry per name (else both would go out, in the map's random order).
+                let mut headers: HashMap<String, String> = HashMap::new();
+                for [name, value] in &http.headers {
+                    headers.retain(|old, _| !old.eq_ignore_ascii_case(name));
+                    headers.insert(name.clone(), value.clone());
+                }
                 if http.legacy_sse {
                     McpTransport::HttpSse {
                         url: http.url.clone(),

@@ -5,8 +5,9 @@
 //! (reqwest, no TLS stack built), a per-call timeout (`PeerRequestOptions::timeout`),
 //! cancelling a call by dropping its future (rmcp's `send_request_cancel_on_drop`), custom
 //! headers (`StreamableHttpClientTransportConfig::custom_headers`), and the count of
-//! `notifications/tools/list_changed` (its `ClientHandler::on_tool_list_changed`). No
-//! timeout, retry or redaction of the adapter's own.
+//! `notifications/tools/list_changed` (its `ClientHandler::on_tool_list_changed`), and the
+//! server's initialize result as kept (`Peer::peer_info`). No timeout, retry or redaction
+//! of the adapter's own.
 
 use mcp_conformance::cut::{
     Capability, ClientUnderTest, Described, Settings, StepError, StepResult, Target, TransportKind,
@@ -92,6 +93,8 @@ impl ClientUnderTest for Adapter {
                 Capability::ListChangedCount,
                 Capability::Stateless,
                 Capability::Drop,
+                // `Peer::peer_info`: the server's initialize (or discover) result as kept.
+                Capability::ServerInfo,
             ],
             profile: "strict".into(),
         }
@@ -121,9 +124,16 @@ impl ClientUnderTest for Adapter {
             Target::Http(http) => {
                 let mut headers = HashMap::new();
                 for [name, value] in &http.headers {
-                    let name = http::HeaderName::try_from(name.as_str()).map_err(|e| text(&e))?;
+                    // rmcp takes typed headers (`custom_headers`), so a value `http` refuses
+                    // is refused here, by its caller: the error names the header, never the
+                    // value, as an rmcp user's code would.
+                    let refused = |e: &dyn std::error::Error| {
+                        StepError::new(format!("header `{name}`: {}", e))
+                    };
                     let value =
-                        http::HeaderValue::try_from(value.as_str()).map_err(|e| text(&e))?;
+                        http::HeaderValue::try_from(value.as_str()).map_err(|e| refused(&e))?;
+                    let name =
+                        http::HeaderName::try_from(name.as_str()).map_err(|e| refused(&e))?;
                     headers.insert(name, value);
                 }
                 let config = StreamableHttpClientTransportConfig::with_uri(http.url.as_str())
@@ -237,6 +247,17 @@ impl ClientUnderTest for Adapter {
                 Ok(json!("cancelled"))
             }
         }
+    }
+
+    async fn server_info(&self) -> StepResult {
+        let service = self.service.borrow();
+        let service = service
+            .as_ref()
+            .ok_or_else(|| StepError::new("not connected"))?;
+        let info = service
+            .peer_info()
+            .ok_or_else(|| StepError::new("rmcp keeps no server info"))?;
+        serde_json::to_value(info).map_err(|e| text(&e))
     }
 
     async fn drop_connection(&self) -> StepResult {

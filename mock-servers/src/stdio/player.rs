@@ -405,7 +405,14 @@ impl<'a> Player<'a> {
         // touched. (0, 0): this process, a group named by its own pid.
         if unsafe { libc::setpgid(0, 0) } != 0 {
             let e = std::io::Error::last_os_error();
-            return self.script_error(&format!("cannot lead a process group of its own: {e}"));
+            // A client that started this server as a session leader (Python's
+            // `start_new_session`) made it lead a group of its own already, and a session
+            // leader may not move: that is the group the step asks for.
+            // SAFETY: getpgrp(2) and getpid(2) only read this process's ids.
+            let leads = unsafe { libc::getpgrp() == libc::getpid() };
+            if !leads {
+                return self.script_error(&format!("cannot lead a process group of its own: {e}"));
+            }
         }
         Flow::Next
     }

@@ -74,9 +74,70 @@ pub(super) fn bounded(line: &[u8]) -> Result<(), String> {
     })
 }
 
+/// Parses a line from a driver that [`bounded`] let through, without serde_json's recursion
+/// limit (the line's nesting is bounded already, by [`MAX_REPLY_DEPTH`]).
+pub(super) fn parse_bounded<T: serde::de::DeserializeOwned>(
+    line: &[u8],
+) -> Result<T, serde_json::Error> {
+    let mut deserializer = serde_json::Deserializer::from_slice(line);
+    deserializer.disable_recursion_limit();
+    let parsed = T::deserialize(&mut deserializer)?;
+    deserializer.end()?;
+    Ok(parsed)
+}
+
 /// A line from the driver as an error may show it: cut, control characters escaped.
 pub(super) fn shown(line: &[u8]) -> String {
     let text = String::from_utf8_lossy(line);
     let cut = crate::text::cut(&text, 200);
     format!("{:?}", cut)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cut::driver::protocol::Reply;
+    use crate::cut::driver::READER_STACK;
+
+    fn nested(levels: usize) -> Vec<u8> {
+        let mut line = br#"{"id": 7, "ok": true, "value": "#.to_vec();
+        line.extend(std::iter::repeat_n(b'[', levels));
+        line.extend(std::iter::repeat_n(b']', levels));
+        line.push(b'}');
+        line
+    }
+
+    fn depth(value: &serde_json::Value) -> usize {
+        let mut depth = 0;
+        let mut at = value;
+        while let Some(inner) = at.as_array().and_then(|a| a.first()) {
+            (depth, at) = (depth + 1, inner);
+        }
+        depth + usize::from(at.is_array())
+    }
+
+    #[test]
+    fn a_reply_as_deep_as_the_bound_is_carried_and_one_deeper_is_refused_naming_it() {
+        // 200 levels is what `stdio/response-nested-too-deep-skipped` sends; the bound (the
+        // reply's own object is a level) is the most a reply may carry, parsed on the
+        // reader's stack.
+        for levels in [200, MAX_REPLY_DEPTH - 1] {
+            let line = nested(levels);
+            assert_eq!(bounded(&line), Ok(()), "{levels} levels");
+            let reply = std::thread::Builder::new()
+                .stack_size(READER_STACK)
+                .spawn(move || parse_bounded::<Reply>(&line).unwrap())
+                .unwrap()
+                .join()
+                .unwrap();
+            let value = reply.value.unwrap();
+            assert_eq!(depth(&value), levels);
+            // The runner's threads (default stacks) show and drop it.
+            std::thread::spawn(move || serde_json::to_string(&value).unwrap().len())
+                .join()
+                .unwrap();
+        }
+        let why = bounded(&nested(MAX_REPLY_DEPTH)).unwrap_err();
+        assert!(why.contains("deeper than 1000 levels"), "{why}");
+    }
 }

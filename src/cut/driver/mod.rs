@@ -39,9 +39,16 @@ pub const MAX_LINE: usize = 8 * 1024 * 1024;
 /// (and every report that keeps it as much again). A heavier reply is the driver's fault.
 pub const MAX_REPLY_VALUES: usize = 50_000;
 
-/// The deepest nesting of arrays and objects in one line from a driver (serde_json's own
-/// recursion limit, stated here so the error names it).
-pub const MAX_REPLY_DEPTH: usize = 128;
+/// The deepest nesting of arrays and objects in one line from a driver: far past what any
+/// scenario sends (`stdio/response-nested-too-deep-skipped`: 200 levels, a valid response a
+/// client may well read and hand back), so the protocol carries whatever JSON the client
+/// received; the bound is weighed before parsing, which then goes without serde_json's own
+/// limit of 128 (on a reader thread with [`READER_STACK`] of stack).
+pub const MAX_REPLY_DEPTH: usize = 1_000;
+
+/// The stack of the thread that reads and parses a driver's replies: room for a reply
+/// [`MAX_REPLY_DEPTH`] levels deep (parsing recurses once per level).
+pub const READER_STACK: usize = 16 * 1024 * 1024;
 
 /// The most characters of a driver's error text kept (a report repeats it; the rest is cut
 /// and marked): room for a client's kept stderr tail (a few KiB) with its context.

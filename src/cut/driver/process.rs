@@ -2,9 +2,9 @@
 //! stderr's log, the lines written to its stdin): it outlives any one scenario's runtime, so
 //! that a reusable driver serves scenario after scenario.
 
-use super::hello::{bounded, parse_hello, shown};
+use super::hello::{bounded, parse_bounded, parse_hello, shown};
 use super::protocol::{DriverStep, Reply, Request};
-use super::{lines, MAX_ERROR_TEXT, MAX_LINE};
+use super::{lines, MAX_ERROR_TEXT, MAX_LINE, READER_STACK};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::io::Write;
@@ -72,7 +72,12 @@ impl DriverProcess {
         let writing = Arc::downgrade(&process);
         std::thread::spawn(move || write_lines(stdin, receive, writing));
         let reading = process.clone();
-        std::thread::spawn(move || read_replies(&reading, stdout));
+        // Parsing a reply recurses once per level of its nesting. A thread that cannot start
+        // panics here as `std::thread::spawn` would beside it.
+        std::thread::Builder::new()
+            .stack_size(READER_STACK)
+            .spawn(move || read_replies(&reading, stdout))
+            .expect("a thread to read the driver's replies");
         let logging = Arc::downgrade(&process);
         std::thread::spawn(move || log_stderr(stderr, logging));
         Ok(process)
@@ -250,7 +255,7 @@ fn read_replies(process: &DriverProcess, stdout: std::process::ChildStdout) {
             process.fail(format!("the driver `{}` wrote {e}", process.command));
             return;
         }
-        match serde_json::from_slice::<Reply>(&line) {
+        match parse_bounded::<Reply>(&line) {
             Ok(reply) => {
                 let waiting = locked(&process.state).pending.remove(&reply.id);
                 let answer = if reply.ok {

@@ -1,5 +1,5 @@
 # exit: 1
-# says: deeper than 128 levels
+# says: deeper than 1000 levels
 # Answers every step with arrays nested a million deep.
 import _driver
 
