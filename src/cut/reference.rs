@@ -313,6 +313,18 @@ fn http_server(target: &HttpTarget) -> Result<HttpServer, McpError> {
         .tokens
         .as_ref()
         .map(|t| Arc::new(ScriptedTokens::new(t)) as Arc<dyn TokenProvider>);
+    server.oauth = target.oauth.as_ref().map(|client| {
+        let authorizer = mcp_refclient::oauth::FollowRedirects {
+            redirect_uri: client.redirect_uri.clone(),
+        };
+        let mut settings = mcp_refclient::oauth::OAuthSettings::new(
+            client.client_id.clone(),
+            client.redirect_uri.clone(),
+            Arc::new(authorizer),
+        );
+        settings.client_secret = client.client_secret.clone();
+        settings
+    });
     server.root_certificates = target
         .trusted_roots_pem
         .iter()

@@ -13,6 +13,7 @@ use super::json_of;
 struct SeenRequest<'a> {
     origin: &'a str,
     method: &'a str,
+    path: &'a str,
     headers: &'a [(String, String)],
     body: &'a Value,
 }
@@ -24,12 +25,14 @@ fn http_requests(wire: &[Record]) -> Vec<SeenRequest<'_>> {
             Record::HttpRequest {
                 origin,
                 method,
+                path,
                 headers,
                 body,
                 ..
             } => requests.push(SeenRequest {
                 origin,
                 method,
+                path: path.split('?').next().unwrap_or(path),
                 headers,
                 body,
             }),
@@ -56,6 +59,7 @@ fn request_matches(request: &SeenRequest<'_>, want: &HttpRequestExpect) -> bool 
             .method
             .as_ref()
             .is_none_or(|m| m.eq_ignore_ascii_case(request.method))
+        && want.path.as_ref().is_none_or(|p| p == request.path)
         && want.headers.iter().all(|(name, value)| {
             header(name).is_some_and(|v| {
                 value == "*" || mcp_mock_servers::matcher::header_value_matches(name, value, v)
@@ -80,9 +84,10 @@ fn describe_request(request: &SeenRequest<'_>) -> String {
         .and_then(Value::as_str)
         .unwrap_or("-");
     format!(
-        "{} {} ({rpc}) [{}]",
+        "{} {} {} ({rpc}) [{}]",
         request.method,
         request.origin,
+        request.path,
         names.join(", ")
     )
 }
@@ -122,6 +127,15 @@ pub(super) fn check_http(
                 "http_every_request",
                 "some request".into(),
                 "none reached the mock".into(),
+            );
+        }
+    }
+    for unwanted in &expect.http_none {
+        if let Some(odd) = requests.iter().find(|r| request_matches(r, unwanted)) {
+            fail(
+                "http_none",
+                format!("no request matching {}", json_of(unwanted)),
+                describe_request(odd),
             );
         }
     }
