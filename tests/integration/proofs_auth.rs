@@ -27,6 +27,12 @@ pub const AUTH_PROOFS: &[Proof] = &[
         "step 1",
     ),
     switch(
+        &["auth.oauth.issuer-validated"],
+        Breakage::IssuerUnchecked,
+        "auth/metadata-issuer-mismatch",
+        "step 1",
+    ),
+    switch(
         &["auth.oauth.pkce-verified"],
         Breakage::PkceSupportUnchecked,
         "auth/pkce-not-advertised-refused",

@@ -40,15 +40,17 @@ pub struct AuthSettings {
     /// The metadata's `scopes_supported`, when given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scopes_supported: Option<Vec<String>>,
-    /// The metadata's `resource`, when not the MCP endpoint's URL (a resource mismatch).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub prm_resource: Option<String>,
     /// Where the authorization server's metadata is served: `oauth` (RFC 8414, path
     /// inserted), `oidc` (OpenID Connect discovery, path inserted), `oidc-appended` (OpenID
     /// Connect discovery, path appended; only for an issuer with a path). Every one by
     /// default.
     #[serde(default = "default_metadata_at")]
     pub metadata_at: Vec<MetadataAt>,
+    /// The authorization server's metadata names another `issuer` than the one the
+    /// Protected Resource Metadata names (`http://issuer.invalid`): a document a client
+    /// must not use.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub wrong_issuer: bool,
     /// Leave `code_challenge_methods_supported` out of the authorization server's metadata
     /// (a server without PKCE).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]

@@ -281,14 +281,17 @@ impl Endpoint {
             .and_then(Value::as_array)
             .and_then(|a| a.first())
             .and_then(Value::as_str)
-            .and_then(|s| Url::parse(s).ok())
+            .map(str::to_string)
             .ok_or_else(|| {
                 fail("the protected resource metadata names no authorization server".into())
             })?;
+        let issuer_url = Url::parse(&issuer).map_err(|_| {
+            fail("the protected resource metadata names an invalid authorization server".into())
+        })?;
         // Authorization server metadata, in the spec's priority order.
         let mut metadata = None;
         let mut tried = Vec::new();
-        for url in server_metadata_urls(&issuer, broken) {
+        for url in server_metadata_urls(&issuer_url, broken) {
             tried.push(url.path().to_string());
             if let Some(doc) = self.get_json(&url, ctx).await? {
                 metadata = Some(doc);
@@ -298,10 +301,17 @@ impl Endpoint {
         let metadata = metadata.ok_or_else(|| {
             fail(format!(
                 "no authorization server metadata found at {} (tried {})",
-                origin_of(&issuer),
+                origin_of(&issuer_url),
                 tried.join(", ")
             ))
         })?;
+        let named = metadata.get("issuer").and_then(Value::as_str);
+        if named != Some(issuer.as_str()) && !self.broken(Breakage::IssuerUnchecked) {
+            return Err(fail(format!(
+                "refused: the authorization server metadata's issuer is not {} (RFC 8414 section 3.3)",
+                origin_of(&issuer_url)
+            )));
+        }
         let s256_supported = metadata
             .get("code_challenge_methods_supported")
             .and_then(Value::as_array)

@@ -198,7 +198,7 @@ impl Player {
 
     fn protected_resource_metadata(&self, auth: &AuthSettings) -> Answer {
         let mut doc = json!({
-            "resource": auth.prm_resource.clone().unwrap_or_else(|| self.resource()),
+            "resource": self.resource(),
             "authorization_servers": [self.issuer(auth)],
             "bearer_methods_supported": ["header"],
         });
@@ -211,7 +211,10 @@ impl Player {
     fn server_metadata(&self, auth: &AuthSettings) -> Answer {
         let issuer = self.issuer(auth);
         let mut doc = json!({
-            "issuer": issuer,
+            "issuer": match auth.wrong_issuer {
+                true => "http://issuer.invalid".to_string(),
+                false => issuer.clone(),
+            },
             "authorization_endpoint": format!("{issuer}/authorize"),
             "token_endpoint": format!("{issuer}/token"),
             "response_types_supported": ["code"],
