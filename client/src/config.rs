@@ -296,6 +296,8 @@ pub enum Breakage {
     /// Authorization: the authorization server's metadata is looked for at the RFC 8414
     /// URL only, not at the OpenID Connect discovery URLs.
     OAuthMetadataOnly,
+    /// Authorization: the redirect's `state` is not compared with the one sent.
+    StateUnchecked,
     /// Authorization: the authorization server metadata is used whatever `issuer` it names.
     IssuerUnchecked,
     /// Authorization: an authorization server without `S256` in

@@ -39,6 +39,12 @@ pub const AUTH_PROOFS: &[Proof] = &[
         "step 1",
     ),
     switch(
+        &["auth.oauth.state-verified"],
+        Breakage::StateUnchecked,
+        "auth/state-mismatch-discarded",
+        "step 1",
+    ),
+    switch(
         &["auth.oauth.pkce-s256"],
         Breakage::NoPkce,
         "auth/pkce-s256",

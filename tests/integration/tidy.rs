@@ -102,6 +102,7 @@ fn every_knob_of_the_authorization_side_is_used_by_some_scenario() {
         scopes_supported: Some(Vec::new()),
         required_scope: Some(String::new()),
         wrong_issuer: true,
+        wrong_state: true,
         no_pkce_methods: true,
         token_error_echoes: true,
         issuer_path: "/x".into(),

@@ -60,6 +60,10 @@ pub struct AuthSettings {
     /// `error=invalid_scope` on the redirect.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub required_scope: Option<String>,
+    /// The authorization endpoint redirects with another `state` than the request's (a
+    /// forged or replayed authorization response), its code valid all the same.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub wrong_state: bool,
     /// The pre-registered client id the authorization server knows.
     #[serde(default = "default_client_id")]
     pub client_id: String,

@@ -299,8 +299,14 @@ impl Player {
         });
         let mut to = form_urlencoded::Serializer::new(String::new());
         to.append_pair("code", &auth.code);
-        if let Some(state) = &state {
-            to.append_pair("state", state);
+        match (&state, auth.wrong_state) {
+            (_, true) => {
+                to.append_pair("state", "forged-state");
+            }
+            (Some(state), false) => {
+                to.append_pair("state", state);
+            }
+            (None, false) => {}
         }
         Answer::redirect(format!(
             "{redirect_uri}{}{}",
