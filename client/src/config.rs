@@ -296,6 +296,11 @@ pub enum Breakage {
     /// Authorization: the authorization server's metadata is looked for at the RFC 8414
     /// URL only, not at the OpenID Connect discovery URLs.
     OAuthMetadataOnly,
+    /// Authorization: a `403 insufficient_scope` is the answer, no step-up flow.
+    NoStepUp,
+    /// Authorization: the step-up flow is retried for as long as the server answers
+    /// `403 insufficient_scope` (up to five times, so a test ends).
+    StepUpUnlimited,
     /// Authorization: the redirect's `state` is not compared with the one sent.
     StateUnchecked,
     /// Authorization: the authorization server metadata is used whatever `issuer` it names.

@@ -69,6 +69,18 @@ pub const AUTH_PROOFS: &[Proof] = &[
         "step 1",
     ),
     switch(
+        &["auth.oauth.step-up"],
+        Breakage::NoStepUp,
+        "auth/scope-step-up",
+        "step 2",
+    ),
+    switch(
+        &["auth.oauth.step-up-limited"],
+        Breakage::StepUpUnlimited,
+        "auth/scope-retry-limit",
+        "step 2",
+    ),
+    switch(
         &["auth.oauth.token-not-in-query"],
         Breakage::TokenInQuery,
         "auth/token-not-in-query",

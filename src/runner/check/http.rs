@@ -14,6 +14,7 @@ struct SeenRequest<'a> {
     origin: &'a str,
     method: &'a str,
     path: &'a str,
+    query: &'a str,
     headers: &'a [(String, String)],
     body: &'a Value,
 }
@@ -33,6 +34,7 @@ fn http_requests(wire: &[Record]) -> Vec<SeenRequest<'_>> {
                 origin,
                 method,
                 path: path.split('?').next().unwrap_or(path),
+                query: path.split_once('?').map_or("", |(_, q)| q),
                 headers,
                 body,
             }),
@@ -60,6 +62,10 @@ fn request_matches(request: &SeenRequest<'_>, want: &HttpRequestExpect) -> bool 
             .as_ref()
             .is_none_or(|m| m.eq_ignore_ascii_case(request.method))
         && want.path.as_ref().is_none_or(|p| p == request.path)
+        && want
+            .query
+            .iter()
+            .all(|piece| request.query.contains(piece.as_str()))
         && want.headers.iter().all(|(name, value)| {
             header(name).is_some_and(|v| {
                 value == "*" || mcp_mock_servers::matcher::header_value_matches(name, value, v)

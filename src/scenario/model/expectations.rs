@@ -88,6 +88,9 @@ pub struct HttpRequestExpect {
     /// The path, without its query.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
+    /// Pieces its query string contains, as sent (percent-encoded: `scope=mcp%3Aread`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub query: Vec<String>,
     /// Headers with these values (names without regard to case; `*` for any value).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub headers: BTreeMap<String, String>,

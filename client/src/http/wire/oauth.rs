@@ -14,6 +14,13 @@ use crate::{Breakage, McpError};
 
 use super::{bearer, Ctx, Endpoint, Outgoing, Reply};
 
+/// How many times one request is authorized again for a `403 insufficient_scope` (the
+/// step-up flow) before the 403 is the answer: the spec's "no more than a few times".
+pub(crate) const MAX_STEP_UPS: usize = 1;
+
+/// The `StepUpUnlimited` test switch's bound: high enough to be seen, never endless.
+const UNLIMITED_STEP_UPS: usize = 5;
+
 /// What a `WWW-Authenticate: Bearer` challenge says.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Challenge {
@@ -21,6 +28,8 @@ pub(crate) struct Challenge {
     pub(crate) resource_metadata: Option<String>,
     /// `scope`: the scopes the request needs.
     pub(crate) scope: Option<String>,
+    /// `error`: `invalid_token`, `insufficient_scope`, ….
+    pub(crate) error: Option<String>,
 }
 
 impl Challenge {
@@ -36,6 +45,7 @@ impl Challenge {
                 match name.to_ascii_lowercase().as_str() {
                     "resource_metadata" => challenge.resource_metadata = Some(value),
                     "scope" => challenge.scope = Some(value),
+                    "error" => challenge.error = Some(value),
                     _ => {}
                 }
             }
@@ -203,17 +213,31 @@ impl Endpoint {
             Some(tokens) => Some(self.bearer_of(tokens.access_token, ctx)?),
             None => None,
         };
-        let reply = self.send_with_token(out, token.as_ref(), ctx).await?;
-        if reply.status != StatusCode::UNAUTHORIZED {
-            return Ok(reply);
+        let mut reply = self.send_with_token(out, token.as_ref(), ctx).await?;
+        let mut authorized = false;
+        let mut step_ups = 0;
+        let limit = match self.broken(Breakage::StepUpUnlimited) {
+            true => UNLIMITED_STEP_UPS,
+            false => MAX_STEP_UPS,
+        };
+        loop {
+            let challenge = Challenge::parse(&reply.headers);
+            let insufficient = reply.status == StatusCode::FORBIDDEN
+                && challenge.error.as_deref() == Some("insufficient_scope");
+            match (reply.status, insufficient) {
+                (StatusCode::UNAUTHORIZED, _) if !authorized => authorized = true,
+                (_, true) if step_ups < limit && !self.broken(Breakage::NoStepUp) => {
+                    step_ups += 1;
+                }
+                _ => return Ok(reply),
+            }
+            drop(reply);
+            tracing::debug!(target: "mcp_refclient", origin = %self.origin, step_ups, "authorizing");
+            let tokens = self.authorize(oauth, &challenge, &resource, ctx).await?;
+            let token = self.bearer_of(tokens.access_token.clone(), ctx)?;
+            oauth.store.save(&resource, tokens);
+            reply = self.send_with_token(out, Some(&token), ctx).await?;
         }
-        let challenge = Challenge::parse(&reply.headers);
-        drop(reply);
-        tracing::debug!(target: "mcp_refclient", origin = %self.origin, "401: authorizing");
-        let tokens = self.authorize(oauth, &challenge, &resource, ctx).await?;
-        let token = self.bearer_of(tokens.access_token.clone(), ctx)?;
-        oauth.store.save(&resource, tokens);
-        self.send_with_token(out, Some(&token), ctx).await
     }
 
     async fn send_with_token(
