@@ -45,6 +45,12 @@ pub const AUTH_PROOFS: &[Proof] = &[
         "step 1",
     ),
     switch(
+        &["auth.oauth.iss-validated"],
+        Breakage::IssUnchecked,
+        "auth/iss-wrong-issuer",
+        "step 1",
+    ),
+    switch(
         &["auth.oauth.pkce-s256"],
         Breakage::NoPkce,
         "auth/pkce-s256",

@@ -64,6 +64,13 @@ pub struct AuthSettings {
     /// forged or replayed authorization response), its code valid all the same.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub wrong_state: bool,
+    /// `iss` in the authorization response (RFC 9207) and its advertisement in the metadata
+    /// (`authorization_response_iss_parameter_supported`): `none` (neither, the default),
+    /// `supported` (both, the right issuer), `supported-missing` (advertised, left out),
+    /// `wrong` (advertised, another issuer), `unadvertised` (the right issuer, not
+    /// advertised).
+    #[serde(default, skip_serializing_if = "IssMode::is_none")]
+    pub iss: IssMode,
     /// The pre-registered client id the authorization server knows.
     #[serde(default = "default_client_id")]
     pub client_id: String,
@@ -84,6 +91,38 @@ pub struct AuthSettings {
     /// request's code, `code_verifier` and client secret: a server that echoes credentials.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub token_error_echoes: bool,
+}
+
+/// What the authorization response says of its issuer (RFC 9207).
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum IssMode {
+    /// No `iss`, and none advertised.
+    #[default]
+    None,
+    /// Advertised, and the right issuer in every response.
+    Supported,
+    /// Advertised, and left out of the response.
+    SupportedMissing,
+    /// Advertised, and another issuer (`http://issuer.invalid`) in the response.
+    Wrong,
+    /// Not advertised, and the right issuer in the response all the same.
+    Unadvertised,
+}
+
+impl IssMode {
+    /// Whether it is the default (so it is left out when serialized).
+    pub fn is_none(&self) -> bool {
+        *self == IssMode::None
+    }
+
+    /// Whether the metadata advertises `iss`.
+    pub fn advertised(self) -> bool {
+        matches!(
+            self,
+            IssMode::Supported | IssMode::SupportedMissing | IssMode::Wrong
+        )
+    }
 }
 
 /// A URL the Protected Resource Metadata may be served at.

@@ -393,6 +393,28 @@ impl Endpoint {
                 "the redirect's state is not the one sent; refused".into(),
             ));
         }
+        // RFC 9207 section 2.4, before anything of the response is acted on.
+        let iss_advertised = metadata
+            .get("authorization_response_iss_parameter_supported")
+            .and_then(Value::as_bool)
+            == Some(true);
+        if !self.broken(Breakage::IssUnchecked) {
+            match (iss_advertised, param("iss")) {
+                (_, Some(iss)) if iss != issuer => {
+                    return Err(fail(
+                        "the authorization response's iss is not the authorization server's issuer; refused"
+                            .into(),
+                    ))
+                }
+                (true, None) => {
+                    return Err(fail(
+                        "the authorization response carries no iss, which the authorization server advertises; refused"
+                            .into(),
+                    ))
+                }
+                _ => {}
+            }
+        }
         if let Some(error) = param("error") {
             return Err(fail(format!(
                 "the authorization server refused: {}",

@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 
 use crate::http::body::MockBody;
 use crate::http::server::Incoming;
-use crate::script::{AuthSettings, Origin};
+use crate::script::{AuthSettings, IssMode, Origin};
 use crate::wire_log::summarize;
 
 use super::{Head, Player};
@@ -224,6 +224,9 @@ impl Player {
         if !auth.no_pkce_methods {
             doc["code_challenge_methods_supported"] = json!(["S256"]);
         }
+        if auth.iss.advertised() {
+            doc["authorization_response_iss_parameter_supported"] = json!(true);
+        }
         if let Some(scopes) = &auth.scopes_supported {
             doc["scopes_supported"] = json!(scopes);
         }
@@ -299,6 +302,15 @@ impl Player {
         });
         let mut to = form_urlencoded::Serializer::new(String::new());
         to.append_pair("code", &auth.code);
+        match auth.iss {
+            IssMode::Supported | IssMode::Unadvertised => {
+                to.append_pair("iss", &self.issuer(auth));
+            }
+            IssMode::Wrong => {
+                to.append_pair("iss", "http://issuer.invalid");
+            }
+            IssMode::None | IssMode::SupportedMissing => {}
+        }
         match (&state, auth.wrong_state) {
             (_, true) => {
                 to.append_pair("state", "forged-state");
