@@ -301,6 +301,9 @@ pub enum Breakage {
     /// Authorization: the step-up flow is retried for as long as the server answers
     /// `403 insufficient_scope` (up to five times, so a test ends).
     StepUpUnlimited,
+    /// Authorization: a confidential client authenticates with `client_secret_basic` even
+    /// where the token endpoint advertises `client_secret_post` alone.
+    SecretAlwaysBasic,
     /// Authorization: the authorization response's `iss` (RFC 9207) is not checked.
     IssUnchecked,
     /// Authorization: the redirect's `state` is not compared with the one sent.

@@ -99,6 +99,12 @@ pub const AUTH_PROOFS: &[Proof] = &[
         "http_none",
     ),
     switch(
+        &["auth.oauth.token-endpoint-auth"],
+        Breakage::SecretAlwaysBasic,
+        "auth/token-endpoint-auth-post",
+        "step 1",
+    ),
+    switch(
         &["auth.oauth.credentials-redacted"],
         Breakage::TokenErrorQuoted,
         "auth/token-error-redacted",

@@ -103,6 +103,7 @@ fn every_knob_of_the_authorization_side_is_used_by_some_scenario() {
         required_scope: Some(String::new()),
         wrong_issuer: true,
         wrong_state: true,
+        token_auth_methods: Vec::new(),
         iss: mcp_mock_servers::script::IssMode::Wrong,
         no_pkce_methods: true,
         token_error_echoes: true,

@@ -78,6 +78,12 @@ pub struct AuthSettings {
     /// (`client_secret_basic` or `client_secret_post`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_secret: Option<String>,
+    /// The client authentication methods the token endpoint accepts, advertised as
+    /// `token_endpoint_auth_methods_supported`: `client_secret_basic`, `client_secret_post`,
+    /// `none` (every one by default). A token request authenticated another way is
+    /// refused with `401 invalid_client`.
+    #[serde(default = "default_auth_methods")]
+    pub token_auth_methods: Vec<String>,
     /// The authorization code the authorization endpoint issues.
     #[serde(default = "default_code")]
     pub code: String,
@@ -190,6 +196,12 @@ fn default_metadata_at() -> Vec<MetadataAt> {
         MetadataAt::Oidc,
         MetadataAt::OidcAppended,
     ]
+}
+
+fn default_auth_methods() -> Vec<String> {
+    ["client_secret_basic", "client_secret_post", "none"]
+        .map(String::from)
+        .to_vec()
 }
 
 fn default_client_id() -> String {

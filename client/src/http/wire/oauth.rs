@@ -436,7 +436,20 @@ impl Endpoint {
                 form.append_pair("resource", resource);
             }
             let mut headers = HeaderMap::new();
+            // RFC 8414: without token_endpoint_auth_methods_supported, client_secret_basic.
+            let methods: Vec<&str> = metadata
+                .get("token_endpoint_auth_methods_supported")
+                .and_then(Value::as_array)
+                .map(|m| m.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_else(|| vec!["client_secret_basic"]);
+            let post = !methods.contains(&"client_secret_basic")
+                && methods.contains(&"client_secret_post")
+                && !self.broken(Breakage::SecretAlwaysBasic);
             match &oauth.client_secret {
+                Some(secret) if post => {
+                    form.append_pair("client_id", &oauth.client_id);
+                    form.append_pair("client_secret", secret);
+                }
                 Some(secret) => {
                     let pair = format!("{}:{}", form_encode(&oauth.client_id), form_encode(secret));
                     let basic = base64::engine::general_purpose::STANDARD.encode(pair);

@@ -219,7 +219,7 @@ impl Player {
             "token_endpoint": format!("{issuer}/token"),
             "response_types_supported": ["code"],
             "grant_types_supported": ["authorization_code", "refresh_token"],
-            "token_endpoint_auth_methods_supported": ["client_secret_basic", "client_secret_post", "none"],
+            "token_endpoint_auth_methods_supported": auth.token_auth_methods,
         });
         if !auth.no_pkce_methods {
             doc["code_challenge_methods_supported"] = json!(["S256"]);
@@ -400,6 +400,18 @@ impl Player {
                 400,
                 "invalid_target",
                 "resource missing or not the authorization request's (RFC 8707)",
+            );
+        }
+        let method = match (&basic, get("client_secret")) {
+            (Some(_), _) => "client_secret_basic",
+            (None, Some(_)) => "client_secret_post",
+            (None, None) => "none",
+        };
+        if !auth.token_auth_methods.iter().any(|m| m == method) {
+            return Answer::error(
+                401,
+                "invalid_client",
+                &format!("{method} is not a client authentication method of this server"),
             );
         }
         if client_id.as_deref() != Some(grant.client_id.as_str()) {
