@@ -88,6 +88,7 @@ const ALL_CAPABILITIES: &[Capability] = &[
     Capability::ListChangedCount,
     Capability::CustomHeaders,
     Capability::TokenProvider,
+    Capability::Authorization,
     Capability::RedirectPolicy,
     Capability::TrustedRoots,
     Capability::BodyCap,
