@@ -416,3 +416,41 @@ impl TokenProvider for ScriptedTokens {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_reference_client_declares_every_capability_a_scenario_can_need() {
+        // `reusable` is the driver protocol's, never a scenario's need.
+        let schema = serde_json::to_value(schemars::schema_for!(Capability)).unwrap();
+        let mut every: Vec<String> = schema["oneOf"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .chain(schema["enum"].as_array().into_iter().flatten())
+            .flat_map(|v| {
+                v.as_str()
+                    .map(|s| vec![s.to_string()])
+                    .or_else(|| {
+                        v["enum"].as_array().map(|e| {
+                            e.iter()
+                                .filter_map(|s| s.as_str().map(String::from))
+                                .collect()
+                        })
+                    })
+                    .unwrap_or_default()
+            })
+            .filter(|name| name != "reusable")
+            .collect();
+        every.sort();
+        let mut declared: Vec<String> = ALL_CAPABILITIES.iter().map(|c| c.name()).collect();
+        declared.sort();
+        assert!(
+            every.len() > 10,
+            "the schema lists the capabilities: {every:?}"
+        );
+        assert_eq!(declared, every);
+    }
+}
