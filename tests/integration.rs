@@ -13,6 +13,7 @@ mod integration {
     mod leaks;
     mod process_words;
     mod proofs;
+    mod proofs_auth;
     mod redaction_property;
     mod tidy;
     mod wording;

@@ -288,6 +288,46 @@ pub enum Breakage {
     PostResentOnAnyRedirect,
     /// The process group is ended with SIGTERM, so a descendant that ignores it lives on.
     GroupTerminatedPolitely,
+    /// Authorization: the challenge's `resource_metadata` is ignored (the well-known URLs
+    /// are tried instead).
+    ChallengeMetadataIgnored,
+    /// Authorization: the path-aware well-known metadata URL is skipped (the root only).
+    PrmPathAwareSkipped,
+    /// Authorization: the authorization server's metadata is looked for at the RFC 8414
+    /// URL only, not at the OpenID Connect discovery URLs.
+    OAuthMetadataOnly,
+    /// Authorization: a `403 insufficient_scope` is the answer, no step-up flow.
+    NoStepUp,
+    /// Authorization: the step-up flow is retried for as long as the server answers
+    /// `403 insufficient_scope` (up to five times, so a test ends).
+    StepUpUnlimited,
+    /// Authorization: a confidential client authenticates with `client_secret_basic` even
+    /// where the token endpoint advertises `client_secret_post` alone.
+    SecretAlwaysBasic,
+    /// Authorization: the authorization response's `iss` (RFC 9207) is not checked.
+    IssUnchecked,
+    /// Authorization: the redirect's `state` is not compared with the one sent.
+    StateUnchecked,
+    /// Authorization: the authorization server metadata is used whatever `issuer` it names.
+    IssuerUnchecked,
+    /// Authorization: an authorization server without `S256` in
+    /// `code_challenge_methods_supported` is used anyway.
+    PkceSupportUnchecked,
+    /// Authorization: no PKCE (no `code_challenge`, no `code_verifier`).
+    NoPkce,
+    /// Authorization: no `resource` in the authorization and token requests.
+    NoResourceParameter,
+    /// Authorization: the challenge's `scope` is ignored.
+    ChallengeScopeIgnored,
+    /// Authorization: `scopes_supported` is ignored when the challenge has no `scope`.
+    ScopesSupportedIgnored,
+    /// Authorization: the token also goes in the query string (`access_token=`).
+    TokenInQuery,
+    /// Authorization: a refused token request's body is quoted whole, unredacted.
+    TokenErrorQuoted,
+    /// Authorization: the stored access token goes along to the authorization server's
+    /// metadata endpoint.
+    BearerToAuthorizationServer,
 }
 
 /// How the client is configured.

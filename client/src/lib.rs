@@ -34,6 +34,7 @@ pub mod tools;
 pub use client::McpClient;
 pub use config::{Breakage, ClientConfig, Profile, StdioServer, TestHooks, Timeouts};
 pub use error::{ErrorKind, McpError};
+pub use http::oauth;
 pub use http::{
     BoxFuture, HeaderList, HttpServer, Redirects, TokenProvider, DEFAULT_MAX_BODY_BYTES,
     MAX_REDIRECTS,

@@ -820,3 +820,136 @@ fn incidental_methods(log: &[Record]) -> Vec<&str> {
         })
         .collect()
 }
+
+impl<S: AsyncRead + AsyncWrite + Unpin> Client<S> {
+    /// A request with a raw body of its own content type.
+    async fn send_form(&mut self, path: &str, form: &str) {
+        let request = format!(
+            "POST {path} HTTP/1.1\r\nhost: {}\r\ncontent-type: application/x-www-form-urlencoded\r\ncontent-length: {}\r\n\r\n{form}",
+            self.host,
+            form.len()
+        );
+        timeout(BOUND, self.io.write_all(request.as_bytes()))
+            .await
+            .unwrap()
+            .unwrap();
+    }
+}
+
+fn s256(verifier: &str) -> String {
+    use base64::Engine;
+    let digest = ring::digest::digest(&ring::digest::SHA256, verifier.as_bytes());
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(digest.as_ref())
+}
+
+fn encoded(text: &str) -> String {
+    form_urlencoded::byte_serialize(text.as_bytes()).collect()
+}
+
+#[tokio::test]
+async fn the_authorization_side_grants_a_token_only_for_the_right_verifier_and_resource() {
+    let mock = Mock::start(
+        r#"
+        transport = "http"
+        auth = { challenge_scope = "s1" }
+        steps = [
+          { expect = { method = "tools/list", http = { headers = { authorization = "Bearer access-token-7c3d2b" } } } },
+          { reply = {} },
+        ]
+        "#,
+    );
+    let resource = mock.mock.url();
+    let mut mcp = mock.connect().await;
+    mcp.send("POST", "/mcp", &[], Some(&call(1, "tools/list")))
+        .await;
+    let refused = mcp.head().await;
+    assert_eq!(refused.status, 401);
+    let challenge = refused.header("www-authenticate").unwrap().to_owned();
+    assert!(
+        challenge.starts_with("Bearer ")
+            && challenge.contains("/.well-known/oauth-protected-resource/mcp\"")
+            && challenge.contains("scope=\"s1\""),
+        "{challenge}"
+    );
+    mcp.body(&refused).await;
+    let port = Mock::port(&mock.mock.second_origin_url());
+    let verifier = "a-verifier-of-enough-length-0123456789abcdef";
+    // Each authorization is good for one token request.
+    let authorize = |extra: &str| {
+        format!(
+            "/authorize?response_type=code&client_id=mcp-conformance-client&redirect_uri={}&code_challenge={}&code_challenge_method=S256&state=st-1{extra}",
+            encoded("http://127.0.0.1/cb"),
+            s256(verifier),
+        )
+    };
+    let with_resource = format!("&resource={}", encoded(&resource));
+    let mut cases = vec![
+        // Another verifier than the challenge was made from.
+        (
+            with_resource.clone(),
+            "code_verifier=not-the-verifier-at-all-0123456789abcd",
+            true,
+            400,
+        ),
+        // No resource in the token request.
+        (with_resource.clone(), "", false, 400),
+        // As it should be.
+        (with_resource, "", true, 200),
+    ];
+    let mut token = None;
+    for (extra, verifier_field, resource_field, status) in cases.drain(..) {
+        let mut browser = Client::tcp(port, "localhost").await;
+        browser.send("GET", &authorize(&extra), &[], None).await;
+        let redirect = browser.head().await;
+        assert_eq!(redirect.status, 302);
+        let location = redirect.header("location").unwrap();
+        assert!(
+            location.starts_with("http://127.0.0.1/cb?code=authz-code-5f1e9a&state=st-1"),
+            "{location}"
+        );
+        let mut form = format!(
+            "grant_type=authorization_code&code=authz-code-5f1e9a&redirect_uri={}&client_id=mcp-conformance-client",
+            encoded("http://127.0.0.1/cb")
+        );
+        form.push('&');
+        match verifier_field {
+            "" => form.push_str(&format!("code_verifier={verifier}")),
+            other => form.push_str(other),
+        }
+        if resource_field {
+            form.push_str(&format!("&resource={}", encoded(&resource)));
+        }
+        let mut back = Client::tcp(port, "localhost").await;
+        back.send_form("/token", &form).await;
+        let answer = back.head().await;
+        assert_eq!(answer.status, status, "{form}");
+        let body: Value = serde_json::from_slice(&back.body(&answer).await).unwrap();
+        if status == 200 {
+            token = body["access_token"].as_str().map(String::from);
+        }
+    }
+    let token = token.expect("a token was issued");
+    // In the query string it is refused; in the header it reaches the script.
+    let mut mcp = mock.connect().await;
+    mcp.send(
+        "POST",
+        &format!("/mcp?access_token={token}"),
+        &[],
+        Some(&call(2, "tools/list")),
+    )
+    .await;
+    let in_query = mcp.head().await;
+    assert_eq!(in_query.status, 400);
+    mcp.body(&in_query).await;
+    let bearer = format!("Bearer {token}");
+    mcp.send(
+        "POST",
+        "/mcp",
+        &[("authorization", bearer.as_str())],
+        Some(&call(3, "tools/list")),
+    )
+    .await;
+    assert_eq!(mcp.head().await.status, 200);
+    let log = mock.finish();
+    assert!(log.iter().any(|r| matches!(r, Record::Completed {})));
+}

@@ -68,7 +68,7 @@ pub(crate) mod tool_layer;
 
 pub use crate::probe::ServerProbe;
 
-use crate::scenario::{Faults, RedirectPolicy, TimeoutOverrides, Tokens};
+use crate::scenario::{Faults, OAuthClient, RedirectPolicy, TimeoutOverrides, Tokens};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -179,6 +179,9 @@ pub enum Capability {
     ServerPid,
     /// The Streamable HTTP session id the client holds.
     SessionId,
+    /// The MCP authorization flow (OAuth 2.1) as a pre-registered client, on a 401 from an
+    /// HTTP server (`HttpTarget::oauth`).
+    Authorization,
     /// The driver serves scenario after scenario: between two it answers `reset` once it
     /// holds no connection. Never needed by a scenario; it spares a start per scenario.
     Reusable,
@@ -246,6 +249,12 @@ pub struct HttpTarget {
     /// The cap on a response body, in bytes (capability `body_cap`).
     #[serde(default)]
     pub max_body_bytes: Option<usize>,
+    /// The authorization flow as a pre-registered client (capability `authorization`): on
+    /// a 401, discover the authorization server, authorize and retry with the token. The
+    /// user-agent step is the runner's: open the authorization URL and follow its redirects
+    /// to the redirect URI, without requesting that.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub oauth: Option<Box<OAuthClient>>,
 }
 
 /// The scenario's settings for the client.

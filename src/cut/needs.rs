@@ -67,6 +67,9 @@ pub fn of(scenario: &Scenario) -> Needs {
     if http.tokens.is_some() {
         needs.add(Capability::TokenProvider);
     }
+    if http.oauth.is_some() {
+        needs.add(Capability::Authorization);
+    }
     if http.max_body_bytes.is_some() {
         needs.add(Capability::BodyCap);
     }

@@ -88,6 +88,7 @@ const ALL_CAPABILITIES: &[Capability] = &[
     Capability::ListChangedCount,
     Capability::CustomHeaders,
     Capability::TokenProvider,
+    Capability::Authorization,
     Capability::RedirectPolicy,
     Capability::TrustedRoots,
     Capability::BodyCap,
@@ -313,6 +314,18 @@ fn http_server(target: &HttpTarget) -> Result<HttpServer, McpError> {
         .tokens
         .as_ref()
         .map(|t| Arc::new(ScriptedTokens::new(t)) as Arc<dyn TokenProvider>);
+    server.oauth = target.oauth.as_ref().map(|client| {
+        let authorizer = mcp_refclient::oauth::FollowRedirects {
+            redirect_uri: client.redirect_uri.clone(),
+        };
+        let mut settings = mcp_refclient::oauth::OAuthSettings::new(
+            client.client_id.clone(),
+            client.redirect_uri.clone(),
+            Arc::new(authorizer),
+        );
+        settings.client_secret = client.client_secret.clone();
+        settings
+    });
     server.root_certificates = target
         .trusted_roots_pem
         .iter()
@@ -401,5 +414,43 @@ impl TokenProvider for ScriptedTokens {
         Box::pin(async move {
             token.ok_or_else(|| McpError::Transport("the token provider could not refresh".into()))
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_reference_client_declares_every_capability_a_scenario_can_need() {
+        // `reusable` is the driver protocol's, never a scenario's need.
+        let schema = serde_json::to_value(schemars::schema_for!(Capability)).unwrap();
+        let mut every: Vec<String> = schema["oneOf"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .chain(schema["enum"].as_array().into_iter().flatten())
+            .flat_map(|v| {
+                v.as_str()
+                    .map(|s| vec![s.to_string()])
+                    .or_else(|| {
+                        v["enum"].as_array().map(|e| {
+                            e.iter()
+                                .filter_map(|s| s.as_str().map(String::from))
+                                .collect()
+                        })
+                    })
+                    .unwrap_or_default()
+            })
+            .filter(|name| name != "reusable")
+            .collect();
+        every.sort();
+        let mut declared: Vec<String> = ALL_CAPABILITIES.iter().map(|c| c.name()).collect();
+        declared.sort();
+        assert!(
+            every.len() > 10,
+            "the schema lists the capabilities: {every:?}"
+        );
+        assert_eq!(declared, every);
     }
 }

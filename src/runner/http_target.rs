@@ -70,6 +70,11 @@ impl HttpTarget {
                 continue;
             };
             redactions.push((format!("{host}:{port}"), format!("{host}:[PORT{}]", i + 1)));
+            // As a query or form value (the authorization flow's `resource`).
+            redactions.push((
+                format!("{host}%3A{port}"),
+                format!("{host}%3A[PORT{}]", i + 1),
+            ));
             if host == "localhost" {
                 redactions.push((
                     format!("127.0.0.1:{port}"),
@@ -103,6 +108,7 @@ impl HttpTarget {
                 Vec::new()
             },
             max_body_bytes: part.max_body_bytes,
+            oauth: part.oauth.clone().map(Box::new),
         }
     }
 }
@@ -141,7 +147,9 @@ mod tests {
                     "127.0.0.1:4000".to_string(),
                     "127.0.0.1:[PORT1]".to_string()
                 ),
+                ("127.0.0.1%3A4000".into(), "127.0.0.1%3A[PORT1]".into()),
                 ("localhost:4001".into(), "localhost:[PORT2]".into()),
+                ("localhost%3A4001".into(), "localhost%3A[PORT2]".into()),
                 ("127.0.0.1:4001".into(), "127.0.0.1:[PORT2]".into()),
             ]
         );

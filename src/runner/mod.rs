@@ -1,6 +1,7 @@
 //! The runner: plays a scenario's server, drives a client under test through its steps
 //! (the reference client or any other, through one seam) and gathers the outcome.
 
+mod auth_flow;
 pub mod bound;
 pub mod check;
 pub mod estimate;
@@ -317,7 +318,15 @@ pub fn run_client<A: ClientUnderTest + 'static>(
     ));
     redactions.extend(http.iter().flat_map(|target| target.redactions()));
     let http_url = http.as_ref().map(|target| target.client_url(&part.http));
-    let secrets = given_secrets(&part.http, http_url.as_deref());
+    let mut secrets = given_secrets(&part.http, http_url.as_deref());
+    let (flow_secrets, flow_redactions) =
+        auth_flow::credentials(&wire, scenario.scenario.server.auth.as_ref(), &part.http);
+    for secret in flow_secrets {
+        if !secrets.iter().any(|s| s.value == secret.value) {
+            secrets.push(secret);
+        }
+    }
+    redactions.extend(flow_redactions);
     // A client other than the reference one that outlives the step guard has hung: its
     // failure in this scenario, not the harness's.
     let client_fault = match (options.judged, guard_expired) {

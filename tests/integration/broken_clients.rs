@@ -2,7 +2,7 @@
 //! these scenarios can fail at all, and fails for the reason it is there. The proofs are the
 //! table of `proofs.rs`; the tests here run its switches and keep it complete.
 
-use super::proofs::{BrokenBy, Proof, NOT_YET_PROVEN, PROOFS};
+use super::proofs::{all_proofs, BrokenBy, Proof, NOT_YET_PROVEN};
 use super::support::*;
 use mcp_conformance::rules::{self, RuleKind};
 use mcp_conformance::runner::estimate;
@@ -44,8 +44,7 @@ const WORKERS: usize = 12;
 #[test]
 fn each_broken_client_fails_its_scenario_for_the_reason_it_is_there() {
     // Each switch under each profile of its scenario, the longest-waiting scenarios first.
-    let mut runs: Vec<(&Proof, Breakage, Profile)> = PROOFS
-        .iter()
+    let mut runs: Vec<(&Proof, Breakage, Profile)> = all_proofs()
         .filter_map(|proof| match proof.by {
             BrokenBy::Switch(breakage) => Some((proof, breakage)),
             BrokenBy::Driver(_) => None,
@@ -90,10 +89,7 @@ fn every_client_rule_is_proven_or_listed_as_not_yet_proven() {
         .filter(|r| r.kind == RuleKind::Client)
         .map(|r| r.id.as_str())
         .collect();
-    let proven: BTreeSet<&str> = PROOFS
-        .iter()
-        .flat_map(|p| p.rules.iter().copied())
-        .collect();
+    let proven: BTreeSet<&str> = all_proofs().flat_map(|p| p.rules.iter().copied()).collect();
     let pending: BTreeSet<&str> = NOT_YET_PROVEN.iter().copied().collect();
     assert_eq!(
         pending.len(),
@@ -122,7 +118,7 @@ fn every_client_rule_is_proven_or_listed_as_not_yet_proven() {
 
 #[test]
 fn every_proof_names_a_scenario_that_names_its_rules() {
-    for proof in PROOFS {
+    for proof in all_proofs() {
         let loaded = scenario(proof.scenario);
         for rule in proof.rules {
             assert!(
@@ -155,8 +151,7 @@ fn every_breakage_switch_proves_some_rule() {
         .filter(|l| !l.starts_with("///") && l.ends_with(','))
         .map(|l| l.trim_end_matches(','))
         .collect();
-    let used: BTreeSet<String> = PROOFS
-        .iter()
+    let used: BTreeSet<String> = all_proofs()
         .filter_map(|p| match p.by {
             BrokenBy::Switch(b) => Some(format!("{b:?}")),
             BrokenBy::Driver(_) => None,

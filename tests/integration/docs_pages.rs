@@ -17,7 +17,7 @@ fn generated_notice(source: &str) -> String {
 /// `reference/proofs.md`: the rule × proof table — for each client rule, the broken clients
 /// that make its scenarios fail, or that none does yet.
 pub fn proofs_page() -> String {
-    use super::proofs::{BrokenBy, NOT_YET_PROVEN, PROOFS};
+    use super::proofs::{all_proofs, BrokenBy, NOT_YET_PROVEN};
     let client: Vec<&Rule> = rules::all()
         .iter()
         .filter(|r| r.kind == RuleKind::Client)
@@ -39,8 +39,7 @@ pub fn proofs_page() -> String {
         NOT_YET_PROVEN.len(),
     );
     for rule in &client {
-        let proofs: Vec<_> = PROOFS
-            .iter()
+        let proofs: Vec<_> = all_proofs()
             .filter(|p| p.rules.contains(&rule.id.as_str()))
             .collect();
         if proofs.is_empty() {

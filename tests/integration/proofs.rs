@@ -28,7 +28,7 @@ pub struct Proof {
     pub what: &'static str,
 }
 
-const fn switch(
+pub(super) const fn switch(
     rules: &'static [&'static str],
     breakage: Breakage,
     scenario: &'static str,
@@ -53,6 +53,11 @@ const fn driver(
         scenario,
         what: "",
     }
+}
+
+/// Every proof: the table below, then the authorization flow's (`proofs_auth.rs`).
+pub fn all_proofs() -> impl Iterator<Item = &'static Proof> {
+    PROOFS.iter().chain(super::proofs_auth::AUTH_PROOFS)
 }
 
 /// Every proof, switches first.

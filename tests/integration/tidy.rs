@@ -2,7 +2,7 @@
 
 use super::support::*;
 use mcp_conformance::rules::{self, RuleKind, COVERED_GROUPS};
-use mcp_mock_servers::script::Step;
+use mcp_mock_servers::script::{AuthSettings, Step};
 use std::collections::BTreeSet;
 
 /// Rules of a covered group that wait for a transport not built yet, with the reason.
@@ -72,6 +72,55 @@ fn every_misbehaviour_is_used_by_some_scenario() {
     assert!(
         unused.is_empty(),
         "misbehaviours no scenario uses: {unused:?}"
+    );
+}
+
+#[test]
+fn every_knob_of_the_authorization_side_is_used_by_some_scenario() {
+    // A knob is used where a scenario sets it to something else than its default.
+    let default: serde_json::Value =
+        serde_json::to_value(serde_json::from_str::<AuthSettings>("{}").expect("defaults"))
+            .expect("serializes");
+    let mut used = BTreeSet::new();
+    for s in all_scenarios() {
+        let Some(auth) = &s.scenario.server.auth else {
+            continue;
+        };
+        let value = serde_json::to_value(auth).expect("serializes");
+        for (key, v) in value.as_object().into_iter().flatten() {
+            if default.get(key) != Some(v) {
+                used.insert(key.clone());
+            }
+        }
+    }
+    // Values, not faults: the credentials the mock issues.
+    let values = ["code", "access_token"];
+    let every = serde_json::to_value(AuthSettings {
+        refresh_token: Some(String::new()),
+        client_secret: Some(String::new()),
+        challenge_scope: Some(String::new()),
+        scopes_supported: Some(Vec::new()),
+        required_scope: Some(String::new()),
+        wrong_issuer: true,
+        wrong_state: true,
+        token_auth_methods: Vec::new(),
+        iss: mcp_mock_servers::script::IssMode::Wrong,
+        no_pkce_methods: true,
+        token_error_echoes: true,
+        issuer_path: "/x".into(),
+        ..serde_json::from_str("{}").expect("defaults")
+    })
+    .expect("serializes");
+    let unused: Vec<&String> = every
+        .as_object()
+        .into_iter()
+        .flatten()
+        .map(|(k, _)| k)
+        .filter(|k| !values.contains(&k.as_str()) && !used.contains(*k))
+        .collect();
+    assert!(
+        unused.is_empty(),
+        "knobs of [server.auth] no scenario uses: {unused:?}"
     );
 }
 

@@ -5,6 +5,7 @@
 mod headers;
 pub(crate) mod legacy;
 mod listen;
+pub mod oauth;
 mod sse;
 pub(crate) mod streamable;
 mod wire;
@@ -60,6 +61,10 @@ pub struct HttpServer {
     pub redirects: Redirects,
     /// Supplies `Authorization: Bearer <token>`, refreshed once on a 401.
     pub token_provider: Option<Arc<dyn TokenProvider>>,
+    /// The authorization flow (strict): on a 401, discover the authorization server,
+    /// authorize with PKCE and `resource`, and retry with the token. Takes the place of
+    /// `token_provider` when both are set.
+    pub oauth: Option<oauth::OAuthSettings>,
     /// PEM root certificates trusted for `https` (the only ones trusted).
     pub root_certificates: Vec<Vec<u8>>,
     /// The bound on a response body and on one SSE event, in bytes (default 16 MiB).
@@ -83,6 +88,7 @@ impl Default for HttpServer {
             headers: HeaderList::default(),
             redirects: Redirects::default(),
             token_provider: None,
+            oauth: None,
             root_certificates: Vec::new(),
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
         }
@@ -102,6 +108,7 @@ impl std::fmt::Debug for HttpServer {
                 "token_provider",
                 &self.token_provider.as_ref().map(|_| "[sensitive]"),
             )
+            .field("oauth", &self.oauth)
             .field("root_certificates", &self.root_certificates.len())
             .field("max_body_bytes", &self.max_body_bytes)
             .finish()

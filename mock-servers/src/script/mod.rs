@@ -28,10 +28,12 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 mod answers;
+mod auth;
 mod messages;
 mod misbehaviours;
 
 pub use answers::*;
+pub use auth::*;
 pub use messages::*;
 pub use misbehaviours::*;
 
@@ -69,6 +71,10 @@ pub struct Script {
     /// Settings of the HTTP transports (`http`, `https`, `legacy-sse`).
     #[serde(default, skip_serializing_if = "HttpSettings::is_default")]
     pub http: HttpSettings,
+    /// HTTP: the authorization side (an OAuth 2.1 resource server and its authorization
+    /// server); none by default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auth: Option<AuthSettings>,
 }
 
 /// In an `incidental` list: the HTTP GET a Streamable HTTP client may send to open a stream

@@ -576,6 +576,7 @@ mod tests {
             relaunch: (1..=relaunch as u64).map(|i| vec![step(i)]).collect(),
             incidental: Vec::new(),
             http: Default::default(),
+            auth: None,
         }
     }
 

@@ -13,6 +13,8 @@ use super::json_of;
 struct SeenRequest<'a> {
     origin: &'a str,
     method: &'a str,
+    path: &'a str,
+    query: &'a str,
     headers: &'a [(String, String)],
     body: &'a Value,
 }
@@ -24,12 +26,15 @@ fn http_requests(wire: &[Record]) -> Vec<SeenRequest<'_>> {
             Record::HttpRequest {
                 origin,
                 method,
+                path,
                 headers,
                 body,
                 ..
             } => requests.push(SeenRequest {
                 origin,
                 method,
+                path: path.split('?').next().unwrap_or(path),
+                query: path.split_once('?').map_or("", |(_, q)| q),
                 headers,
                 body,
             }),
@@ -56,6 +61,11 @@ fn request_matches(request: &SeenRequest<'_>, want: &HttpRequestExpect) -> bool 
             .method
             .as_ref()
             .is_none_or(|m| m.eq_ignore_ascii_case(request.method))
+        && want.path.as_ref().is_none_or(|p| p == request.path)
+        && want
+            .query
+            .iter()
+            .all(|piece| request.query.contains(piece.as_str()))
         && want.headers.iter().all(|(name, value)| {
             header(name).is_some_and(|v| {
                 value == "*" || mcp_mock_servers::matcher::header_value_matches(name, value, v)
@@ -80,9 +90,10 @@ fn describe_request(request: &SeenRequest<'_>) -> String {
         .and_then(Value::as_str)
         .unwrap_or("-");
     format!(
-        "{} {} ({rpc}) [{}]",
+        "{} {} {} ({rpc}) [{}]",
         request.method,
         request.origin,
+        request.path,
         names.join(", ")
     )
 }
@@ -122,6 +133,15 @@ pub(super) fn check_http(
                 "http_every_request",
                 "some request".into(),
                 "none reached the mock".into(),
+            );
+        }
+    }
+    for unwanted in &expect.http_none {
+        if let Some(odd) = requests.iter().find(|r| request_matches(r, unwanted)) {
+            fail(
+                "http_none",
+                format!("no request matching {}", json_of(unwanted)),
+                describe_request(odd),
             );
         }
     }

@@ -55,6 +55,10 @@ pub struct Expectations {
     /// HTTP: what every request that reached the mock must be.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub http_every_request: Option<HttpRequestExpect>,
+    /// HTTP: requests no request that reached the mock may match (a token sent to the
+    /// authorization server's origin).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub http_none: Vec<HttpRequestExpect>,
     /// HTTP: how many requests each listener received (`{ primary = 3, second = 0 }`).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub http_request_counts: BTreeMap<String, usize>,
@@ -81,6 +85,12 @@ pub struct HttpRequestExpect {
     /// The method.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub method: Option<String>,
+    /// The path, without its query.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// Pieces its query string contains, as sent (percent-encoded: `scope=mcp%3Aread`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub query: Vec<String>,
     /// Headers with these values (names without regard to case; `*` for any value).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub headers: BTreeMap<String, String>,
@@ -186,6 +196,7 @@ pub const EXPECTATION_FIELDS: &[(&str, Portability)] = &[
     ("launches", Portability::Portable),
     ("http_requests", Portability::Portable),
     ("http_every_request", Portability::Portable),
+    ("http_none", Portability::Portable),
     ("http_request_counts", Portability::Portable),
     ("http_distinct_headers", Portability::Portable),
     ("reference", Portability::ReferenceOnly),

@@ -125,6 +125,35 @@ pub struct HttpClientPart {
     /// The cap on a response body, in bytes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_body_bytes: Option<usize>,
+    /// The authorization flow (capability `authorization`): the client authorizes itself
+    /// on a 401 as a pre-registered client, the runner playing the user agent (it follows
+    /// the authorization server's redirect to the redirect URI without a browser).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub oauth: Option<OAuthClient>,
+}
+
+/// A pre-registered OAuth client: what the client under test is configured with.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct OAuthClient {
+    /// The client id (the mock's default, `mcp-conformance-client`, unless given).
+    #[serde(default = "default_client_id")]
+    pub client_id: String,
+    /// The client secret of a confidential client; none for a public client.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_secret: Option<String>,
+    /// The registered redirect URI (`http://127.0.0.1/callback` unless given); the runner,
+    /// as the user agent, stops at it without requesting it.
+    #[serde(default = "default_redirect_uri")]
+    pub redirect_uri: String,
+}
+
+fn default_client_id() -> String {
+    "mcp-conformance-client".into()
+}
+
+fn default_redirect_uri() -> String {
+    "http://127.0.0.1/callback".into()
 }
 
 impl Default for HttpClientPart {
@@ -137,6 +166,7 @@ impl Default for HttpClientPart {
             url: None,
             trust_mock_certificate: true,
             max_body_bytes: None,
+            oauth: None,
         }
     }
 }

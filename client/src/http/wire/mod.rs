@@ -2,6 +2,7 @@
 //! configured roots), with redirects, caller headers and the bearer token handled here.
 
 mod body;
+mod oauth;
 mod send;
 #[cfg(test)]
 mod tests;
@@ -126,6 +127,8 @@ pub(crate) struct Endpoint {
     headers: HeaderList,
     redirects: Redirects,
     token_provider: Option<Arc<dyn TokenProvider>>,
+    /// The authorization flow run on a 401 (strict), when configured.
+    oauth: Option<super::oauth::OAuthSettings>,
     tls: tokio_rustls::TlsConnector,
     pub(crate) max_body: usize,
     pub(crate) idle: Duration,
@@ -187,6 +190,7 @@ impl Endpoint {
             headers: server.headers.clone(),
             redirects: server.redirects,
             token_provider: server.token_provider.clone(),
+            oauth: server.oauth.clone(),
             tls: tokio_rustls::TlsConnector::from(Arc::new(tls)),
             max_body: server.max_body_bytes.max(1),
             idle,
@@ -235,6 +239,15 @@ impl Endpoint {
         let mut all = crate::redact::key_like_parts(&self.url);
         all.extend(self.remembered_parts());
         crate::redact::hide_cut_secret(text, all.iter().map(String::as_str), MIN_SECRET_CHARS)
+    }
+
+    /// Remembers a credential of the authorization flow (a code, a verifier, a token) so
+    /// that no error text quotes it.
+    fn remember_text(&self, text: &str) {
+        let mut secrets = self.secrets.lock().unwrap_or_else(|e| e.into_inner());
+        if !secrets.iter().any(|s| s == text) {
+            secrets.push(text.to_string());
+        }
     }
 
     fn remember_secret(&self, value: &HeaderValue) {

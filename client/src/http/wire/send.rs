@@ -20,6 +20,9 @@ use super::{bearer, AbortOnDrop, Ctx, Endpoint, Io, Outgoing, Reply};
 impl Endpoint {
     /// Sends with the bearer token (refreshed once on a 401) and follows redirects.
     pub(crate) async fn send(&self, out: &Outgoing<'_>, ctx: &Ctx) -> Result<Reply, McpError> {
+        if let Some(oauth) = &self.oauth {
+            return self.send_authorized(out, oauth, ctx).await;
+        }
         let Some(provider) = &self.token_provider else {
             return self.send_redirecting(out, None, ctx).await;
         };
@@ -37,7 +40,7 @@ impl Endpoint {
         self.send_redirecting(out, Some(&token), ctx).await
     }
 
-    async fn send_redirecting(
+    pub(super) async fn send_redirecting(
         &self,
         out: &Outgoing<'_>,
         token: Option<&HeaderValue>,
@@ -138,7 +141,7 @@ impl Endpoint {
 
     /// One request on a fresh connection; waits for the response head, bounded by the idle
     /// timeout.
-    async fn send_once(
+    pub(super) async fn send_once(
         &self,
         url: &Url,
         method: &Method,

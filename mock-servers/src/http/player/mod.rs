@@ -10,6 +10,7 @@
 //! step every request gets its default answer (a JSON-RPC request its default result);
 //! after a mismatch, a 500 naming it.
 
+mod auth;
 mod requests;
 mod responses;
 mod streams;
@@ -172,6 +173,8 @@ pub struct Player {
     watch: Arc<Watch>,
     stop: watch::Sender<bool>,
     refusals: Option<mpsc::UnboundedSender<Refusal>>,
+    /// `[server.auth]`: the authorization granted and not yet exchanged for a token.
+    grant: Option<auth::Grant>,
 }
 
 impl Player {
@@ -197,6 +200,7 @@ impl Player {
             watch,
             stop,
             refusals: None,
+            grant: None,
         }
     }
 

@@ -202,6 +202,9 @@ impl Player {
                 );
                 continue;
             }
+            let Some(incoming) = self.auth_answer(incoming) else {
+                continue;
+            };
             if incoming.too_large {
                 let head = Head {
                     status: Some(413),

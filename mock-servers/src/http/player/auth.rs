@@ -1,0 +1,475 @@
+//! The authorization side (`[server.auth]`): requests answered before the script sees them —
+//! the Protected Resource Metadata, the authorization server's metadata and endpoints, and
+//! the MCP endpoint's `401` to a request without the issued token.
+
+use base64::Engine;
+use serde_json::{json, Value};
+
+use crate::http::body::MockBody;
+use crate::http::server::Incoming;
+use crate::script::{AuthSettings, IssMode, Origin};
+use crate::wire_log::summarize;
+
+use super::{Head, Player};
+
+/// An authorization the authorization endpoint granted, waiting for its token request.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Grant {
+    challenge: String,
+    resource: Option<String>,
+    redirect_uri: String,
+    client_id: String,
+}
+
+/// An answer of the authorization side.
+struct Answer {
+    status: u16,
+    headers: Vec<(String, String)>,
+    body: String,
+}
+
+impl Answer {
+    fn json(status: u16, body: &Value) -> Answer {
+        Answer {
+            status,
+            headers: vec![
+                ("content-type".into(), "application/json".into()),
+                ("cache-control".into(), "no-store".into()),
+            ],
+            body: body.to_string(),
+        }
+    }
+
+    fn redirect(location: String) -> Answer {
+        Answer {
+            status: 302,
+            headers: vec![("location".into(), location)],
+            body: String::new(),
+        }
+    }
+
+    fn error(status: u16, error: &str, description: &str) -> Answer {
+        Answer::json(
+            status,
+            &json!({"error": error, "error_description": description}),
+        )
+    }
+}
+
+impl Player {
+    /// Answers `incoming` when it is for the authorization side (handing it back otherwise).
+    pub(super) fn auth_answer(&mut self, incoming: Incoming) -> Option<Incoming> {
+        let Some(auth) = self.script.auth.clone() else {
+            return Some(incoming);
+        };
+        let answer = match self.auth_route(&auth, &incoming) {
+            Some(answer) => answer,
+            None => return Some(incoming),
+        };
+        let headers: Vec<(&str, &str)> = answer
+            .headers
+            .iter()
+            .map(|(n, v)| (n.as_str(), v.as_str()))
+            .collect();
+        let head = Head {
+            status: Some(answer.status),
+            headers,
+            ..Head::default()
+        };
+        let summary = summarize(answer.body.as_bytes(), answer.body.len());
+        let body = MockBody::whole(answer.body.clone());
+        let _ = self.send_response(incoming.seq, incoming.respond, head, body, summary);
+        None
+    }
+
+    fn origin_url(&self, origin: Origin) -> String {
+        match origin {
+            Origin::Primary => self.origins.primary.clone(),
+            Origin::Second => self.origins.second.clone(),
+            Origin::Plain => self.origins.plain.clone().unwrap_or_default(),
+        }
+    }
+
+    fn endpoint_path(&self) -> String {
+        let path = self
+            .script
+            .http
+            .path
+            .clone()
+            .unwrap_or_else(|| "/mcp".into());
+        path.split('?').next().unwrap_or("/mcp").to_string()
+    }
+
+    /// The MCP endpoint's URL, without a query: the resource the tokens are for.
+    fn resource(&self) -> String {
+        format!("{}{}", self.origins.primary, self.endpoint_path())
+    }
+
+    fn issuer(&self, auth: &AuthSettings) -> String {
+        format!("{}{}", self.origin_url(auth.server), auth.issuer_path)
+    }
+
+    fn auth_route(&mut self, auth: &AuthSettings, incoming: &Incoming) -> Option<Answer> {
+        let (path, query) = match incoming.path.split_once('?') {
+            Some((path, query)) => (path.to_string(), query.to_string()),
+            None => (incoming.path.clone(), String::new()),
+        };
+        let endpoint = self.endpoint_path();
+        if incoming.origin == Origin::Primary
+            && incoming.method == "GET"
+            && auth.prm_at.iter().any(|at| at.path(&endpoint) == path)
+        {
+            return Some(self.protected_resource_metadata(auth));
+        }
+        if incoming.origin == auth.server {
+            if incoming.method == "GET"
+                && auth
+                    .metadata_at
+                    .iter()
+                    .any(|at| at.path(&auth.issuer_path) == path)
+            {
+                return Some(self.server_metadata(auth));
+            }
+            if incoming.method == "GET" && path == format!("{}/authorize", auth.issuer_path) {
+                return Some(self.authorize(auth, &query));
+            }
+            if incoming.method == "POST" && path == format!("{}/token", auth.issuer_path) {
+                return Some(self.token(auth, incoming));
+            }
+        }
+        if path.contains("/.well-known/") {
+            return Some(Answer::error(404, "not_found", "no such metadata here"));
+        }
+        if incoming.origin != Origin::Primary {
+            return match auth.server == incoming.origin {
+                true => Some(Answer::error(404, "not_found", "no such endpoint")),
+                false => None,
+            };
+        }
+        // The MCP endpoint: a resource server.
+        let pairs: Vec<(String, String)> = form_urlencoded::parse(query.as_bytes())
+            .into_owned()
+            .collect();
+        if pairs.iter().any(|(k, _)| k == "access_token") {
+            return Some(Answer::error(
+                400,
+                "invalid_request",
+                "an access token in the query string is refused",
+            ));
+        }
+        let bearer = incoming
+            .headers
+            .iter()
+            .find(|(n, _)| n == "authorization")
+            .map(|(_, v)| v.as_str());
+        if bearer == Some(format!("Bearer {}", auth.access_token).as_str()) {
+            return None;
+        }
+        let mut challenge = String::from("Bearer");
+        let mut params = Vec::new();
+        if bearer.is_some() {
+            params.push("error=\"invalid_token\"".to_string());
+        }
+        if auth.challenge_metadata {
+            if let Some(at) = auth.prm_at.first() {
+                params.push(format!(
+                    "resource_metadata=\"{}{}\"",
+                    self.origins.primary,
+                    at.path(&endpoint)
+                ));
+            }
+        }
+        if let Some(scope) = &auth.challenge_scope {
+            params.push(format!("scope=\"{scope}\""));
+        }
+        if !params.is_empty() {
+            challenge.push(' ');
+            challenge.push_str(&params.join(", "));
+        }
+        Some(Answer {
+            status: 401,
+            headers: vec![
+                ("www-authenticate".into(), challenge),
+                ("content-type".into(), "text/plain".into()),
+            ],
+            body: "authorization required\n".into(),
+        })
+    }
+
+    fn protected_resource_metadata(&self, auth: &AuthSettings) -> Answer {
+        let mut doc = json!({
+            "resource": self.resource(),
+            "authorization_servers": [self.issuer(auth)],
+            "bearer_methods_supported": ["header"],
+        });
+        if let Some(scopes) = &auth.scopes_supported {
+            doc["scopes_supported"] = json!(scopes);
+        }
+        Answer::json(200, &doc)
+    }
+
+    fn server_metadata(&self, auth: &AuthSettings) -> Answer {
+        let issuer = self.issuer(auth);
+        let mut doc = json!({
+            "issuer": match auth.wrong_issuer {
+                true => "http://issuer.invalid".to_string(),
+                false => issuer.clone(),
+            },
+            "authorization_endpoint": format!("{issuer}/authorize"),
+            "token_endpoint": format!("{issuer}/token"),
+            "response_types_supported": ["code"],
+            "grant_types_supported": ["authorization_code", "refresh_token"],
+            "token_endpoint_auth_methods_supported": auth.token_auth_methods,
+        });
+        if !auth.no_pkce_methods {
+            doc["code_challenge_methods_supported"] = json!(["S256"]);
+        }
+        if auth.iss.advertised() {
+            doc["authorization_response_iss_parameter_supported"] = json!(true);
+        }
+        if let Some(scopes) = &auth.scopes_supported {
+            doc["scopes_supported"] = json!(scopes);
+        }
+        Answer::json(200, &doc)
+    }
+
+    /// The authorization endpoint: approves at once, redirecting with `code` and `state`, or
+    /// with `error` when the request is not one it can grant.
+    fn authorize(&mut self, auth: &AuthSettings, query: &str) -> Answer {
+        let pairs: Vec<(String, String)> = form_urlencoded::parse(query.as_bytes())
+            .into_owned()
+            .collect();
+        let get = |name: &str| {
+            pairs
+                .iter()
+                .find(|(k, _)| k == name)
+                .map(|(_, v)| v.clone())
+        };
+        let Some(redirect_uri) = get("redirect_uri") else {
+            return Answer::error(400, "invalid_request", "redirect_uri is missing");
+        };
+        let state = get("state");
+        let refuse = |error: &str, description: &str| {
+            let mut to = form_urlencoded::Serializer::new(String::new());
+            to.append_pair("error", error);
+            to.append_pair("error_description", description);
+            if let Some(state) = &state {
+                to.append_pair("state", state);
+            }
+            Answer::redirect(format!(
+                "{redirect_uri}{}{}",
+                sep(&redirect_uri),
+                to.finish()
+            ))
+        };
+        if get("response_type").as_deref() != Some("code") {
+            return refuse("unsupported_response_type", "response_type must be code");
+        }
+        if get("client_id").as_deref() != Some(auth.client_id.as_str()) {
+            return refuse("unauthorized_client", "unknown client_id");
+        }
+        let Some(challenge) = get("code_challenge") else {
+            return refuse(
+                "invalid_request",
+                "code_challenge is missing (PKCE is required)",
+            );
+        };
+        if get("code_challenge_method").as_deref() != Some("S256") {
+            return refuse("invalid_request", "code_challenge_method must be S256");
+        }
+        let resource = get("resource");
+        if resource.as_deref() != Some(self.resource().as_str()) {
+            return refuse(
+                "invalid_target",
+                "resource must name the MCP server (RFC 8707)",
+            );
+        }
+        if let Some(required) = &auth.required_scope {
+            let got = get("scope");
+            let ok = match required.is_empty() {
+                true => got.is_none(),
+                false => got.is_some_and(|g| same_scopes(&g, required)),
+            };
+            if !ok {
+                return refuse("invalid_scope", "not the scope this server grants");
+            }
+        }
+        self.grant = Some(Grant {
+            challenge,
+            resource,
+            redirect_uri: redirect_uri.clone(),
+            client_id: auth.client_id.clone(),
+        });
+        let mut to = form_urlencoded::Serializer::new(String::new());
+        to.append_pair("code", &auth.code);
+        match auth.iss {
+            IssMode::Supported | IssMode::Unadvertised => {
+                to.append_pair("iss", &self.issuer(auth));
+            }
+            IssMode::Wrong => {
+                to.append_pair("iss", "http://issuer.invalid");
+            }
+            IssMode::None | IssMode::SupportedMissing => {}
+        }
+        match (&state, auth.wrong_state) {
+            (_, true) => {
+                to.append_pair("state", "forged-state");
+            }
+            (Some(state), false) => {
+                to.append_pair("state", state);
+            }
+            (None, false) => {}
+        }
+        Answer::redirect(format!(
+            "{redirect_uri}{}{}",
+            sep(&redirect_uri),
+            to.finish()
+        ))
+    }
+
+    /// The token endpoint: the authorization-code grant, checked against its grant.
+    fn token(&mut self, auth: &AuthSettings, incoming: &Incoming) -> Answer {
+        let pairs: Vec<(String, String)> = form_urlencoded::parse(&incoming.body)
+            .into_owned()
+            .collect();
+        let get = |name: &str| {
+            pairs
+                .iter()
+                .find(|(k, _)| k == name)
+                .map(|(_, v)| v.clone())
+        };
+        let basic = incoming
+            .headers
+            .iter()
+            .find(|(n, _)| n == "authorization")
+            .and_then(|(_, v)| v.strip_prefix("Basic "))
+            .and_then(|b| {
+                base64::engine::general_purpose::STANDARD
+                    .decode(b.trim())
+                    .ok()
+            })
+            .and_then(|b| String::from_utf8(b).ok());
+        let (client_id, secret) = match &basic {
+            Some(pair) => match pair.split_once(':') {
+                Some((id, secret)) => (Some(decode(id)), Some(decode(secret))),
+                None => (None, None),
+            },
+            None => (get("client_id"), get("client_secret")),
+        };
+        if auth.token_error_echoes {
+            let echoed = format!(
+                "refused code={} code_verifier={} client_secret={}",
+                get("code").unwrap_or_default(),
+                get("code_verifier").unwrap_or_default(),
+                secret.clone().unwrap_or_default()
+            );
+            return Answer::error(400, "invalid_grant", &echoed);
+        }
+        if get("grant_type").as_deref() != Some("authorization_code") {
+            return Answer::error(
+                400,
+                "unsupported_grant_type",
+                "grant_type must be authorization_code",
+            );
+        }
+        let Some(grant) = self.grant.take() else {
+            return Answer::error(400, "invalid_grant", "no authorization was granted");
+        };
+        if get("code").as_deref() != Some(auth.code.as_str()) {
+            return Answer::error(400, "invalid_grant", "unknown code");
+        }
+        let Some(verifier) = get("code_verifier") else {
+            return Answer::error(400, "invalid_grant", "code_verifier is missing (PKCE)");
+        };
+        if s256(&verifier) != grant.challenge {
+            return Answer::error(
+                400,
+                "invalid_grant",
+                "code_verifier does not match the S256 code_challenge",
+            );
+        }
+        if get("redirect_uri").as_deref() != Some(grant.redirect_uri.as_str()) {
+            return Answer::error(
+                400,
+                "invalid_grant",
+                "redirect_uri differs from the authorization request's",
+            );
+        }
+        if get("resource") != grant.resource {
+            return Answer::error(
+                400,
+                "invalid_target",
+                "resource missing or not the authorization request's (RFC 8707)",
+            );
+        }
+        let method = match (&basic, get("client_secret")) {
+            (Some(_), _) => "client_secret_basic",
+            (None, Some(_)) => "client_secret_post",
+            (None, None) => "none",
+        };
+        if !auth.token_auth_methods.iter().any(|m| m == method) {
+            return Answer::error(
+                401,
+                "invalid_client",
+                &format!("{method} is not a client authentication method of this server"),
+            );
+        }
+        if client_id.as_deref() != Some(grant.client_id.as_str()) {
+            return Answer::error(401, "invalid_client", "unknown client");
+        }
+        if auth.client_secret.is_some() && secret != auth.client_secret {
+            return Answer::error(401, "invalid_client", "client authentication failed");
+        }
+        let mut doc = json!({
+            "access_token": auth.access_token,
+            "token_type": "Bearer",
+            "expires_in": 3600,
+        });
+        if let Some(refresh) = &auth.refresh_token {
+            doc["refresh_token"] = json!(refresh);
+        }
+        Answer::json(200, &doc)
+    }
+}
+
+/// The PKCE S256 challenge of `verifier`: base64url (no padding) of its SHA-256.
+pub fn s256(verifier: &str) -> String {
+    let digest = ring::digest::digest(&ring::digest::SHA256, verifier.as_bytes());
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(digest.as_ref())
+}
+
+fn sep(uri: &str) -> &'static str {
+    match uri.contains('?') {
+        true => "&",
+        false => "?",
+    }
+}
+
+fn same_scopes(a: &str, b: &str) -> bool {
+    let mut a: Vec<&str> = a.split_whitespace().collect();
+    let mut b: Vec<&str> = b.split_whitespace().collect();
+    a.sort_unstable();
+    b.sort_unstable();
+    a == b
+}
+
+/// A `client_secret_basic` part: form-urlencoded (RFC 6749 §2.3.1).
+fn decode(part: &str) -> String {
+    form_urlencoded::parse(format!("x={part}").as_bytes())
+        .next()
+        .map(|(_, v)| v.into_owned())
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn s256_is_rfc_7636_appendix_b() {
+        assert_eq!(
+            s256("dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk"),
+            "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM"
+        );
+    }
+}

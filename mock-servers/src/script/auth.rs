@@ -1,0 +1,217 @@
+//! The authorization side of the HTTP mock (`[server.auth]`): the MCP endpoint as an OAuth 2.1
+//! resource server, its Protected Resource Metadata (RFC 9728), and a scripted authorization
+//! server (RFC 8414 and OpenID Connect discovery, an authorization endpoint that approves at
+//! once, a token endpoint checking PKCE and `resource`), with knobs for the faults a client
+//! must cope with.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::Origin;
+
+/// The authorization side of an HTTP script. With it, a request to the MCP endpoint without
+/// the access token the authorization server issued gets `401` (with `WWW-Authenticate`)
+/// and takes no step; one carrying a token in its query string gets `400`; the metadata
+/// documents and the authorization server's endpoints are answered without taking a step.
+/// Every such request and answer is in the wire log.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct AuthSettings {
+    /// The listener the authorization server is on: `second` (another origin, the
+    /// default) or `primary` (beside the MCP endpoint).
+    #[serde(default = "second")]
+    pub server: Origin,
+    /// The path of the issuer (`/tenant1`); empty (the default) for an issuer without a path.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub issuer_path: String,
+    /// Where the Protected Resource Metadata is served: `path` (at the MCP endpoint's path,
+    /// `/.well-known/oauth-protected-resource/mcp`), `root`
+    /// (`/.well-known/oauth-protected-resource`), `custom` (`/prm/resource-metadata`, a URL
+    /// only the challenge names). Both well-known URLs by default.
+    #[serde(default = "default_prm_at")]
+    pub prm_at: Vec<PrmAt>,
+    /// Whether the 401's `WWW-Authenticate` names the metadata's URL in
+    /// `resource_metadata` (the first of `prm_at`); true by default.
+    #[serde(default = "yes")]
+    pub challenge_metadata: bool,
+    /// The `scope` of the 401's `WWW-Authenticate`, when given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub challenge_scope: Option<String>,
+    /// The metadata's `scopes_supported`, when given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scopes_supported: Option<Vec<String>>,
+    /// Where the authorization server's metadata is served: `oauth` (RFC 8414, path
+    /// inserted), `oidc` (OpenID Connect discovery, path inserted), `oidc-appended` (OpenID
+    /// Connect discovery, path appended; only for an issuer with a path). Every one by
+    /// default.
+    #[serde(default = "default_metadata_at")]
+    pub metadata_at: Vec<MetadataAt>,
+    /// The authorization server's metadata names another `issuer` than the one the
+    /// Protected Resource Metadata names (`http://issuer.invalid`): a document a client
+    /// must not use.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub wrong_issuer: bool,
+    /// Leave `code_challenge_methods_supported` out of the authorization server's metadata
+    /// (a server without PKCE).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub no_pkce_methods: bool,
+    /// The `scope` the authorization request must carry: a space-separated list, or `""`
+    /// for no `scope` at all; any scope when absent. Another one is answered with
+    /// `error=invalid_scope` on the redirect.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub required_scope: Option<String>,
+    /// The authorization endpoint redirects with another `state` than the request's (a
+    /// forged or replayed authorization response), its code valid all the same.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub wrong_state: bool,
+    /// `iss` in the authorization response (RFC 9207) and its advertisement in the metadata
+    /// (`authorization_response_iss_parameter_supported`): `none` (neither, the default),
+    /// `supported` (both, the right issuer), `supported-missing` (advertised, left out),
+    /// `wrong` (advertised, another issuer), `unadvertised` (the right issuer, not
+    /// advertised).
+    #[serde(default, skip_serializing_if = "IssMode::is_none")]
+    pub iss: IssMode,
+    /// The pre-registered client id the authorization server knows.
+    #[serde(default = "default_client_id")]
+    pub client_id: String,
+    /// The pre-registered client's secret: when given, the token request must carry it
+    /// (`client_secret_basic` or `client_secret_post`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_secret: Option<String>,
+    /// The client authentication methods the token endpoint accepts, advertised as
+    /// `token_endpoint_auth_methods_supported`: `client_secret_basic`, `client_secret_post`,
+    /// `none` (every one by default). A token request authenticated another way is
+    /// refused with `401 invalid_client`.
+    #[serde(default = "default_auth_methods")]
+    pub token_auth_methods: Vec<String>,
+    /// The authorization code the authorization endpoint issues.
+    #[serde(default = "default_code")]
+    pub code: String,
+    /// The access token the token endpoint issues (the one the MCP endpoint accepts).
+    #[serde(default = "default_access_token")]
+    pub access_token: String,
+    /// The refresh token issued with it, when given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refresh_token: Option<String>,
+    /// Every token request is refused with `400 invalid_grant`, its description quoting the
+    /// request's code, `code_verifier` and client secret: a server that echoes credentials.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub token_error_echoes: bool,
+}
+
+/// What the authorization response says of its issuer (RFC 9207).
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum IssMode {
+    /// No `iss`, and none advertised.
+    #[default]
+    None,
+    /// Advertised, and the right issuer in every response.
+    Supported,
+    /// Advertised, and left out of the response.
+    SupportedMissing,
+    /// Advertised, and another issuer (`http://issuer.invalid`) in the response.
+    Wrong,
+    /// Not advertised, and the right issuer in the response all the same.
+    Unadvertised,
+}
+
+impl IssMode {
+    /// Whether it is the default (so it is left out when serialized).
+    pub fn is_none(&self) -> bool {
+        *self == IssMode::None
+    }
+
+    /// Whether the metadata advertises `iss`.
+    pub fn advertised(self) -> bool {
+        matches!(
+            self,
+            IssMode::Supported | IssMode::SupportedMissing | IssMode::Wrong
+        )
+    }
+}
+
+/// A URL the Protected Resource Metadata may be served at.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum PrmAt {
+    /// `/.well-known/oauth-protected-resource` followed by the MCP endpoint's path.
+    Path,
+    /// `/.well-known/oauth-protected-resource`.
+    Root,
+    /// `/prm/resource-metadata`: not a well-known URL, found only through the challenge.
+    Custom,
+}
+
+impl PrmAt {
+    /// The path it stands for, for an MCP endpoint at `endpoint_path`.
+    pub fn path(self, endpoint_path: &str) -> String {
+        match self {
+            PrmAt::Path => format!("/.well-known/oauth-protected-resource{endpoint_path}"),
+            PrmAt::Root => "/.well-known/oauth-protected-resource".into(),
+            PrmAt::Custom => "/prm/resource-metadata".into(),
+        }
+    }
+}
+
+/// A URL the authorization server's metadata may be served at.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum MetadataAt {
+    /// `/.well-known/oauth-authorization-server` followed by the issuer's path (RFC 8414).
+    Oauth,
+    /// `/.well-known/openid-configuration` followed by the issuer's path.
+    Oidc,
+    /// The issuer's path followed by `/.well-known/openid-configuration` (OpenID Connect
+    /// Discovery 1.0).
+    OidcAppended,
+}
+
+impl MetadataAt {
+    /// The path it stands for, for an issuer at `issuer_path`.
+    pub fn path(self, issuer_path: &str) -> String {
+        match self {
+            MetadataAt::Oauth => format!("/.well-known/oauth-authorization-server{issuer_path}"),
+            MetadataAt::Oidc => format!("/.well-known/openid-configuration{issuer_path}"),
+            MetadataAt::OidcAppended => format!("{issuer_path}/.well-known/openid-configuration"),
+        }
+    }
+}
+
+fn second() -> Origin {
+    Origin::Second
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn default_prm_at() -> Vec<PrmAt> {
+    vec![PrmAt::Path, PrmAt::Root]
+}
+
+fn default_metadata_at() -> Vec<MetadataAt> {
+    vec![
+        MetadataAt::Oauth,
+        MetadataAt::Oidc,
+        MetadataAt::OidcAppended,
+    ]
+}
+
+fn default_auth_methods() -> Vec<String> {
+    ["client_secret_basic", "client_secret_post", "none"]
+        .map(String::from)
+        .to_vec()
+}
+
+fn default_client_id() -> String {
+    "mcp-conformance-client".into()
+}
+
+fn default_code() -> String {
+    "authz-code-5f1e9a".into()
+}
+
+fn default_access_token() -> String {
+    "access-token-7c3d2b".into()
+}

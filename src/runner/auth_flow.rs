@@ -1,0 +1,72 @@
+//! The authorization flow's credentials in a run: the ones the scenario gave (the mock's
+//! code and tokens, the client's secret) and the ones the client made up (its
+//! `code_verifier`, PKCE challenge and `state`, read off the wire). All are secrets the
+//! client must never quote; the random ones are redacted by name in transcripts.
+
+use mcp_mock_servers::script::AuthSettings;
+use mcp_mock_servers::wire_log::Record;
+
+use super::outcome::GivenSecret;
+use crate::scenario::HttpClientPart;
+
+/// Values shorter than this are not taken for secrets.
+const MIN_CHARS: usize = 4;
+
+/// The flow's secrets, and the redactions of the values that differ run to run.
+pub(super) fn credentials(
+    wire: &[Record],
+    auth: Option<&AuthSettings>,
+    part: &HttpClientPart,
+) -> (Vec<GivenSecret>, Vec<(String, String)>) {
+    let mut secrets = Vec::new();
+    let mut add = |source: &str, value: &str| {
+        if value.len() >= MIN_CHARS && !secrets.iter().any(|s: &GivenSecret| s.value == value) {
+            secrets.push(GivenSecret {
+                source: source.into(),
+                value: value.into(),
+            });
+        }
+    };
+    if let Some(auth) = auth {
+        add("the authorization code", &auth.code);
+        add("the access token", &auth.access_token);
+        if let Some(refresh) = &auth.refresh_token {
+            add("the refresh token", refresh);
+        }
+        if let Some(secret) = &auth.client_secret {
+            add("the client secret", secret);
+        }
+    }
+    if let Some(secret) = part.oauth.as_ref().and_then(|o| o.client_secret.as_ref()) {
+        add("the client secret", secret);
+    }
+    let mut redactions = Vec::new();
+    for record in wire {
+        let Record::HttpRequest { path, body, .. } = record else {
+            continue;
+        };
+        let query = path.split_once('?').map(|(_, q)| q).unwrap_or_default();
+        let form = body.as_str().unwrap_or_default();
+        for pairs in [query, form] {
+            for (name, value) in url::form_urlencoded::parse(pairs.as_bytes()) {
+                let label = match name.as_ref() {
+                    "code_verifier" => "[CODE_VERIFIER]",
+                    "code_challenge" => "[CODE_CHALLENGE]",
+                    "state" => "[STATE]",
+                    _ => continue,
+                };
+                if name == "code_verifier" {
+                    add("the code_verifier", &value);
+                }
+                if value.len() >= MIN_CHARS
+                    && !redactions
+                        .iter()
+                        .any(|(v, _): &(String, String)| *v == value)
+                {
+                    redactions.push((value.into_owned(), label.to_string()));
+                }
+            }
+        }
+    }
+    (secrets, redactions)
+}

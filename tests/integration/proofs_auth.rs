@@ -1,0 +1,113 @@
+//! The proofs of the authorization flow's rules (`auth.oauth.*`), beside the table of
+//! `proofs.rs`: each switch breaks one step of the reference client's flow and must fail
+//! its scenario for that reason.
+
+use mcp_refclient::Breakage;
+
+use super::proofs::{switch, Proof};
+
+/// Every proof of the authorization flow.
+pub const AUTH_PROOFS: &[Proof] = &[
+    switch(
+        &["auth.oauth.challenge-metadata"],
+        Breakage::ChallengeMetadataIgnored,
+        "auth/prm-from-challenge",
+        "step 1",
+    ),
+    switch(
+        &["auth.oauth.prm-well-known-fallback"],
+        Breakage::PrmPathAwareSkipped,
+        "auth/prm-path-aware-fallback",
+        "step 1",
+    ),
+    switch(
+        &["auth.oauth.server-metadata-order"],
+        Breakage::OAuthMetadataOnly,
+        "auth/server-metadata-oidc-appended",
+        "step 1",
+    ),
+    switch(
+        &["auth.oauth.issuer-validated"],
+        Breakage::IssuerUnchecked,
+        "auth/metadata-issuer-mismatch",
+        "step 1",
+    ),
+    switch(
+        &["auth.oauth.pkce-verified"],
+        Breakage::PkceSupportUnchecked,
+        "auth/pkce-not-advertised-refused",
+        "step 1",
+    ),
+    switch(
+        &["auth.oauth.state-verified"],
+        Breakage::StateUnchecked,
+        "auth/state-mismatch-discarded",
+        "step 1",
+    ),
+    switch(
+        &["auth.oauth.iss-validated"],
+        Breakage::IssUnchecked,
+        "auth/iss-wrong-issuer",
+        "step 1",
+    ),
+    switch(
+        &["auth.oauth.pkce-s256"],
+        Breakage::NoPkce,
+        "auth/pkce-s256",
+        "step 1",
+    ),
+    switch(
+        &["auth.oauth.resource-parameter"],
+        Breakage::NoResourceParameter,
+        "auth/resource-in-both-requests",
+        "step 1",
+    ),
+    switch(
+        &["auth.oauth.scope-from-challenge"],
+        Breakage::ChallengeScopeIgnored,
+        "auth/scope-from-www-authenticate",
+        "step 1",
+    ),
+    switch(
+        &["auth.oauth.scope-fallback"],
+        Breakage::ScopesSupportedIgnored,
+        "auth/scope-from-scopes-supported",
+        "step 1",
+    ),
+    switch(
+        &["auth.oauth.step-up"],
+        Breakage::NoStepUp,
+        "auth/scope-step-up",
+        "step 2",
+    ),
+    switch(
+        &["auth.oauth.step-up-limited"],
+        Breakage::StepUpUnlimited,
+        "auth/scope-retry-limit",
+        "step 2",
+    ),
+    switch(
+        &["auth.oauth.token-not-in-query"],
+        Breakage::TokenInQuery,
+        "auth/token-not-in-query",
+        "step 1",
+    ),
+    switch(
+        &["auth.oauth.token-only-to-resource"],
+        Breakage::BearerToAuthorizationServer,
+        "auth/token-not-sent-to-authorization-server",
+        "http_none",
+    ),
+    switch(
+        &["auth.oauth.token-endpoint-auth"],
+        Breakage::SecretAlwaysBasic,
+        "auth/token-endpoint-auth-post",
+        "step 1",
+    ),
+    switch(
+        &["auth.oauth.credentials-redacted"],
+        Breakage::TokenErrorQuoted,
+        "auth/token-error-redacted",
+        "secret",
+    ),
+];
