@@ -50,6 +50,8 @@ struct Outcome {
     wall: Duration,
     /// `(check, revision)` → status.
     verdicts: BTreeMap<(String, String), String>,
+    /// `(check, revision)` → the finding's note, where it has one.
+    notes: BTreeMap<(String, String), String>,
     /// The end of the terminal output when no report was written.
     said: String,
 }
@@ -98,6 +100,26 @@ fn main() {
         );
     }
     println!();
+    // Why a verdict differs: the notes of the checks judged in both runs, and of those judged
+    // in one run only, `server.discover` (whether the revision was spoken).
+    for ((server, q), l) in list.iter().zip(&quiet).zip(&loaded) {
+        for (key, status) in &q.verdicts {
+            let other = l.verdicts.get(key);
+            if other == Some(status) || (other.is_none() && key.0 != "server.discover") {
+                continue;
+            }
+            for (when, outcome) in [("quiet", q), ("loaded", l)] {
+                println!(
+                    "{} {}@{} {when}: {} ({})",
+                    server.name,
+                    key.0,
+                    key.1,
+                    outcome.verdicts.get(key).map_or("none", String::as_str),
+                    outcome.notes.get(key).map_or("", String::as_str)
+                );
+            }
+        }
+    }
     println!(
         "{} of {} servers with identical verdicts",
         list.len() - differing,
@@ -286,21 +308,33 @@ fn run(bin: &Path, root: &Path, server: &Server) -> Outcome {
         .ok()
         .and_then(|t| serde_json::from_str(&t).ok())
         .unwrap_or(Value::Null);
-    let verdicts = report["targets"][0]["checks"]
-        .as_array()
-        .into_iter()
+    let checks = report["targets"][0]["checks"].as_array().cloned();
+    let field = |c: &Value, name: &str| c[name].as_str().unwrap_or_default().to_string();
+    let key = |c: &Value| (field(c, "id"), field(c, "revision"));
+    let verdicts = checks
+        .iter()
         .flatten()
-        .map(|c| {
-            let field = |name: &str| c[name].as_str().unwrap_or_default().to_string();
-            ((field("id"), field("revision")), field("status"))
-        })
+        .map(|c| (key(c), field(c, "status")))
+        .collect();
+    let notes = checks
+        .iter()
+        .flatten()
+        .filter(|c| c["note"].is_string())
+        .map(|c| (key(c), field(c, "note")))
         .collect();
     let said = String::from_utf8_lossy(&output.stderr);
     Outcome {
         code: output.status.code().unwrap_or(-1),
         wall,
         verdicts,
-        said: said.lines().last().unwrap_or_default().chars().take(160).collect(),
+        notes,
+        said: said
+            .lines()
+            .last()
+            .unwrap_or_default()
+            .chars()
+            .take(160)
+            .collect(),
     }
 }
 
