@@ -57,7 +57,7 @@ pub struct Session {
     /// How long the handshake may wait in all, once known (see [`Session::handshake`]).
     pub patience: Option<Arc<std::sync::OnceLock<Duration>>>,
     /// How long a first request may wait in all while [`Session::patience`] is not known
-    /// yet: a probe starting beside this session (as slowly, on a busy machine) sets it
+    /// yet: a probe started at the same time (as slow, on a busy machine) sets it
     /// once it is answered. `None`: nothing will set it, `--timeout` is all.
     pub patience_pending: Option<Duration>,
 }
