@@ -16,7 +16,13 @@ pub fn patience_after(probe: Duration, timeout: Duration) -> Duration {
     let scaled = Duration::from_millis(
         u64::try_from((probe * PATIENCE_FACTOR).as_millis()).unwrap_or(u64::MAX),
     );
-    scaled.clamp(timeout, timeout * 2)
+    scaled.clamp(timeout, longest(timeout))
+}
+
+/// The longest patience at `--timeout`: what a first request started beside the probe may
+/// wait before the probe's answer sets the patience.
+pub fn longest(timeout: Duration) -> Duration {
+    timeout * 2
 }
 
 #[cfg(test)]
@@ -77,6 +83,35 @@ mod tests {
         let answered = patient.request_patient("server/discover", None).await;
         assert!(answered.result().is_some(), "{answered:?}");
         patient.kill().await;
+    }
+
+    /// Started beside the probe, `server/discover` waits the longest patience while the
+    /// probe has not set it: a first start-up as slow as the probe's own is heard, where
+    /// `--timeout` alone gives up.
+    #[tokio::test]
+    async fn a_discover_waits_the_longest_patience_while_the_probe_has_not_set_it() {
+        let answer = r#"{"jsonrpc":"2.0","id":1,"result":{"supportedVersions":["2026-07-28"],"capabilities":{},"serverInfo":{"name":"slow","version":"1"}}}"#;
+        let server = Target::Stdio {
+            command: "sh".into(),
+            args: vec![
+                "-c".into(),
+                format!("read line; sleep 1.5; echo '{answer}'; cat > /dev/null"),
+            ],
+            env: Vec::new(),
+        };
+        let timeout = Duration::from_secs(1);
+        let mut alone = Session::spawn(&server, "alone", timeout).unwrap();
+        alone.patience = Some(Arc::new(OnceLock::new()));
+        let refused = alone.request_patient("server/discover", None).await;
+        assert!(refused.ran_out().is_some(), "{refused:?}");
+        alone.kill().await;
+
+        let mut beside = Session::spawn(&server, "beside", timeout).unwrap();
+        beside.patience = Some(Arc::new(OnceLock::new()));
+        beside.patience_pending = Some(longest(timeout));
+        let answered = beside.request_patient("server/discover", None).await;
+        assert!(answered.result().is_some(), "{answered:?}");
+        beside.kill().await;
     }
 
     /// A Streamable HTTP server on 127.0.0.1 that answers `initialize` 1.5 s after it reads

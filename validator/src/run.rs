@@ -87,7 +87,8 @@ async fn run_target(job: &Job, plan: &Plan, target: &Target) -> Result<Vec<Found
     // `server/discover` is as patient as that plan's later handshakes.
     let patience = Arc::new(std::sync::OnceLock::new());
     legacy.patience = Some(patience.clone());
-    modern.patience = Some(patience);
+    // Without an `initialize` plan, nothing sets it.
+    modern.patience = run_legacy.then_some(patience);
     let probe_watch = {
         let (probed, finished, probe_took) = (probed.clone(), finished.clone(), probe_took.clone());
         async move {

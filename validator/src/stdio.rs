@@ -56,6 +56,10 @@ pub struct Session {
     pub declared: Value,
     /// How long the handshake may wait in all, once known (see [`Session::handshake`]).
     pub patience: Option<Arc<std::sync::OnceLock<Duration>>>,
+    /// How long a first request may wait in all while [`Session::patience`] is not known
+    /// yet: a probe started at the same time (as slow, on a busy machine) sets it
+    /// once it is answered. `None`: nothing will set it, `--timeout` is all.
+    pub patience_pending: Option<Duration>,
 }
 
 impl Session {
@@ -115,6 +119,7 @@ impl Session {
             command: target.describe(),
             declared: json!({}),
             patience: None,
+            patience_pending: None,
         })
     }
 
@@ -245,7 +250,11 @@ impl Session {
     /// for the answer with id `awaited` until the patience ([`crate::patience`]) has passed
     /// since `started`; the exchange then holds the answer, or says how long was waited.
     async fn wait_on(&mut self, started: Instant, awaited: &Value, exchange: &mut Exchange) {
-        let patience = self.patience.as_ref().and_then(|p| p.get().copied());
+        let patience = self
+            .patience
+            .as_ref()
+            .and_then(|p| p.get().copied())
+            .or(self.patience_pending);
         let only_time = exchange.reply.as_ref().is_err_and(Unanswered::only_time);
         let Some(patience) = patience.filter(|p| only_time && *p > started.elapsed()) else {
             return;

@@ -116,6 +116,12 @@ pub async fn run_stdio<A: Future<Output = ()> + Send>(
         .map_err(|e| Unreachable(e.to_string()))?;
     let mut session = ctx.open("2026-07-28").map_err(Unreachable)?;
     session.patience = Some(plan.patience());
+    // Started beside the `initialize` plan's probe, its `server/discover` waits as long as
+    // that probe may take before its answer sets the patience: the longest patience.
+    session.patience_pending = plan
+        .patience
+        .is_some()
+        .then(|| crate::patience::longest(plan.timeout));
     session
         .log()
         .lock()
