@@ -12,10 +12,13 @@
 //! verdict is the same (else which checks differ, quiet → loaded), the exit codes and the
 //! wall time of each run; and the load average before and after each half.
 
+#[path = "../tests/support/cpu_hog.rs"]
+mod cpu_hog;
 #[path = "../tests/validate/servers.rs"]
 #[allow(dead_code)]
 mod servers;
 
+use cpu_hog::CpuHog;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::os::unix::process::CommandExt;
@@ -24,7 +27,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// The longest the busy loops may run, whatever happens to the bench: `timeout` ends them.
-const HOG_BOUND: &str = "900";
+const HOG_BOUND: u32 = 900;
 /// How long an HTTP server may take to listen.
 const LISTEN_BOUND: Duration = Duration::from_secs(30);
 
@@ -66,11 +69,11 @@ fn main() {
     let before_quiet = load();
     let quiet: Vec<Outcome> = list.iter().map(|s| run(bin, root, s)).collect();
     let after_quiet = load();
-    let hog = CpuHog::start();
+    let hog = CpuHog::start(HOG_BOUND);
     let before_loaded = load();
     let loaded: Vec<Outcome> = list.iter().map(|s| run(bin, root, s)).collect();
     let after_loaded = load();
-    let cores = hog.0.len();
+    let cores = hog.cores();
     drop(hog);
 
     println!(
@@ -403,37 +406,5 @@ impl Drop for Served {
         }
         let _ = self.0.kill();
         let _ = self.0.wait();
-    }
-}
-
-/// A busy loop on every core, each ended by `timeout` after [`HOG_BOUND`] seconds at the
-/// latest and killed when dropped.
-struct CpuHog(Vec<Child>);
-
-impl CpuHog {
-    fn start() -> CpuHog {
-        let cores = std::thread::available_parallelism().map_or(2, usize::from);
-        CpuHog(
-            (0..cores)
-                .map(|_| {
-                    Command::new("timeout")
-                        .args([HOG_BOUND, "sh", "-c", "while :; do :; done"])
-                        .stdin(Stdio::null())
-                        .spawn()
-                        .expect("start a busy loop")
-                })
-                .collect(),
-        )
-    }
-}
-
-impl Drop for CpuHog {
-    fn drop(&mut self) {
-        for child in &mut self.0 {
-            // `timeout` passes SIGTERM on to its shell.
-            // SAFETY: the pid is our own child's, not yet reaped.
-            unsafe { libc::kill(i32::try_from(child.id()).unwrap(), libc::SIGTERM) };
-            let _ = child.wait();
-        }
     }
 }

@@ -2,19 +2,23 @@
 //! never answers is unreachable at every revision; and a real server gets the same verdicts
 //! on a quiet machine and beside a CPU hog on every core, at the default `--timeout`.
 
+use cpu_hog::CpuHog;
 use rstest::rstest;
 use serde_json::Value;
 use std::path::Path;
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+#[path = "support/cpu_hog.rs"]
+#[allow(dead_code)]
+mod cpu_hog;
 #[path = "validate/servers.rs"]
 mod servers;
 
 const BIN: &str = env!("CARGO_BIN_EXE_mcp-conformance");
 
 /// How long the CPU hog may run at most, whatever happens to the test: `timeout` ends it.
-const HOG_BOUND: &str = "600";
+const HOG_BOUND: u32 = 600;
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -207,38 +211,6 @@ fn a_server_that_never_answers_is_unreachable_at_every_revision(
     );
 }
 
-/// Busy processes on every core, each ended by `timeout` after [`HOG_BOUND`] seconds at the
-/// latest and killed when dropped.
-struct CpuHog(Vec<Child>);
-
-impl CpuHog {
-    fn start() -> CpuHog {
-        let cores = std::thread::available_parallelism().map_or(2, usize::from);
-        CpuHog(
-            (0..cores)
-                .map(|_| {
-                    Command::new("timeout")
-                        .args([HOG_BOUND, "sh", "-c", "while :; do :; done"])
-                        .stdin(Stdio::null())
-                        .spawn()
-                        .unwrap()
-                })
-                .collect(),
-        )
-    }
-}
-
-impl Drop for CpuHog {
-    fn drop(&mut self) {
-        for child in &mut self.0 {
-            // `timeout` passes SIGTERM on to its shell.
-            // SAFETY: the pid is our own child's, not yet reaped.
-            unsafe { libc::kill(i32::try_from(child.id()).unwrap(), libc::SIGTERM) };
-            let _ = child.wait();
-        }
-    }
-}
-
 /// server-everything at the default `--timeout`, quiet and then beside a busy process on
 /// every core: the same verdict for every check.
 #[test]
@@ -249,7 +221,7 @@ fn a_real_server_gets_the_same_verdicts_quiet_and_beside_a_cpu_hog() {
     let baseline = root().join("tests/validate/baseline/server-everything.toml");
     let args = ["--baseline", baseline.to_str().unwrap()];
     let (quiet_code, quiet, quiet_shown) = validate(&args, &[], &command);
-    let hog = CpuHog::start();
+    let hog = CpuHog::start(HOG_BOUND);
     let (loaded_code, loaded, loaded_shown) = validate(&args, &[], &command);
     drop(hog);
     assert_eq!(quiet_code, 0, "{quiet_shown}");
