@@ -238,3 +238,44 @@ fn the_checked_in_rows_and_every_baseline_are_valid_each_entry_with_its_rule_and
         baseline.require_evidence(&path).unwrap();
     }
 }
+
+/// Why a row's runs were not applicable, grouped with their counts, in every report: a
+/// driver that declares no capability cannot express a per-call timeout.
+#[test]
+fn the_reports_group_the_runs_not_applicable_by_what_the_client_lacks() {
+    let dir = tempfile::tempdir().unwrap();
+    let hangs = root().join("tests/drivers/hangs.py");
+    let rows = dir.path().join("matrix.toml");
+    std::fs::write(
+        &rows,
+        format!(
+            "[[row]]\nname = \"reference-strict\"\nprofile = \"strict\"\nreference = true\ndriver = \"{{mcp-conformance}} driver --profile strict\"\n\n\
+             [[row]]\nname = \"bare\"\nprofile = \"strict\"\ndriver = \"python3 {}\"\n",
+            hangs.display()
+        ),
+    )
+    .unwrap();
+    let json = dir.path().join("matrix.json");
+    let out = matrix(
+        &rows,
+        &["--markdown", "-", "--json", json.to_str().unwrap()],
+    )
+    .code(0);
+    let markdown = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    assert!(
+        markdown.contains("| not applicable: why | reference-strict | bare |")
+            && markdown.contains("| needs `call_timeout` | - | 2 |"),
+        "{markdown}"
+    );
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(json).unwrap()).unwrap();
+    assert_eq!(
+        report["rows"][1]["not_applicable"]["needs `call_timeout`"], 2,
+        "{report}"
+    );
+    assert_eq!(
+        report["rows"][0]["not_applicable"],
+        serde_json::json!({}),
+        "{report}"
+    );
+}

@@ -1,6 +1,7 @@
-//! The matrix as text, Markdown and JSON: scenario × row, a summary per row, and rule group
-//! × row.
+//! The matrix as text, Markdown and JSON: scenario × row, a summary per row, rule group
+//! × row, and why runs were not applicable × row.
 
+use super::reasons;
 use super::run::{Column, Mark, Matrix};
 use crate::rules::{self, Tier};
 use crate::terminal;
@@ -184,6 +185,10 @@ pub fn text(matrix: &Matrix) -> String {
     out.push('\n');
     let (head, lines) = group_table(matrix);
     out.push_str(&aligned(&head, &lines));
+    if let Some((head, lines)) = reasons::table(matrix) {
+        out.push('\n');
+        out.push_str(&aligned(&head, &lines));
+    }
     let _ = writeln!(
         out,
         "\n{} scenario(s) × {} row(s) in {:.1} s",
@@ -302,6 +307,10 @@ pub fn markdown(matrix: &Matrix) -> String {
     let (head, lines) = group_table(matrix);
     table(&mut out, &head, &lines);
     out.push('\n');
+    if let Some((head, lines)) = reasons::table(matrix) {
+        table(&mut out, &head, &lines);
+        out.push('\n');
+    }
     let mut head = vec!["scenario".to_string()];
     head.extend(matrix.columns.iter().map(|c| c.row.clone()));
     let lines: Vec<Vec<String>> = matrix
@@ -330,12 +339,12 @@ pub fn markdown(matrix: &Matrix) -> String {
     out
 }
 
-/// The matrix as JSON: `{"rows": [{row, client, profile, counts}], "tiers": …, "groups": …, "scenarios": …, "columns": …}`.
+/// The matrix as JSON: `{"rows": [{row, client, profile, counts, not_applicable}], "tiers": …, "groups": …, "scenarios": …, "columns": …}`.
 pub fn json(matrix: &Matrix) -> String {
     let rows: Vec<serde_json::Value> = matrix
         .columns
         .iter()
-        .map(|c| serde_json::json!({"row": c.row, "client": c.client.label(), "profile": c.profile, "counts": counts(c)}))
+        .map(|c| serde_json::json!({"row": c.row, "client": c.client.label(), "profile": c.profile, "counts": counts(c), "not_applicable": reasons::of(c)}))
         .collect();
     let groups: serde_json::Map<String, serde_json::Value> = groups(matrix)
         .into_iter()
