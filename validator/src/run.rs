@@ -81,7 +81,9 @@ async fn run_target(job: &Job, plan: &Plan, target: &Target) -> Result<Vec<Found
     let run_started = Instant::now();
     let probed = Arc::new(tokio::sync::Notify::new());
     let finished = Arc::new(tokio::sync::Notify::new());
-    let probe_took = Arc::new(std::sync::Mutex::new(None::<std::time::Duration>));
+    // How long the probe took, once it is over: the HTTP gate waits on it, the abandon
+    // bound reads it.
+    let (took_tx, probe_took) = tokio::sync::watch::channel(None::<std::time::Duration>);
     legacy.probed = Some(probed.clone());
     // The probe of the `initialize` plan measures the start-up; the 2026-07-28 session's
     // `server/discover` is as patient as that plan's later handshakes.
@@ -90,29 +92,24 @@ async fn run_target(job: &Job, plan: &Plan, target: &Target) -> Result<Vec<Found
     // Without an `initialize` plan, nothing sets it.
     modern.patience = run_legacy.then_some(patience);
     let probe_watch = {
-        let (probed, finished, probe_took) = (probed.clone(), finished.clone(), probe_took.clone());
+        let (probed, finished) = (probed.clone(), finished.clone());
         async move {
             if run_legacy {
                 tokio::select! {
                     () = probed.notified() => {}
                     () = finished.notified() => {}
                 }
-                *probe_took.lock().unwrap_or_else(|e| e.into_inner()) = Some(run_started.elapsed());
+                took_tx.send_replace(Some(run_started.elapsed()));
             }
         }
     };
     let gate = {
-        let probe_took = probe_took.clone();
+        let mut probe_took = probe_took.clone();
         let stdio = target.is_stdio();
         async move {
-            while run_legacy
-                && !stdio
-                && probe_took
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .is_none()
-            {
-                tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+            if run_legacy && !stdio {
+                // Past the probe, or past the whole run should its watch be gone.
+                let _ = probe_took.wait_for(Option::is_some).await;
             }
         }
     };
@@ -123,10 +120,7 @@ async fn run_target(job: &Job, plan: &Plan, target: &Target) -> Result<Vec<Found
         let asked = Instant::now();
         async move {
             if auto && legacy_seen.await.is_ok() {
-                let took = probe_took
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .unwrap_or_default();
+                let took = probe_took.borrow().unwrap_or_default();
                 tokio::time::sleep_until((asked + took * 2 + stateless::ABANDON_GRACE).into())
                     .await;
             } else {
