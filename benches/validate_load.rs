@@ -143,29 +143,7 @@ fn real_servers(root: &Path, installed: &Path, scratch: &Path) -> Vec<Server> {
     std::fs::write(files.join("notes.txt"), "kept as it is\n").unwrap();
     let repo = scratch.join("repo");
     std::fs::create_dir_all(&repo).unwrap();
-    for args in [
-        &["init", "-q"][..],
-        &["add", "."][..],
-        &["commit", "-q", "-m", "first"][..],
-    ] {
-        if args[0] == "add" {
-            std::fs::write(repo.join("tracked.txt"), "one\n").unwrap();
-        }
-        let ok = Command::new("git")
-            .args([
-                "-c",
-                "user.email=validate@example.invalid",
-                "-c",
-                "user.name=validate",
-            ])
-            .args(args)
-            .current_dir(&repo)
-            .stdout(Stdio::null())
-            .status()
-            .unwrap()
-            .success();
-        assert!(ok, "git {args:?}");
-    }
+    servers::git_repo_with_one_commit(&repo);
     let python = shown(installed.join("venv/bin/python"));
     let python_server = shown(root.join("tests/validate/python_server.py"));
     let ts_server = shown(root.join("tests/validate/ts_server.cjs"));

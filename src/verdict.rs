@@ -285,7 +285,7 @@ pub(crate) fn in_parallel<J: Sync, R: Send>(
 /// [`runner::estimate`]): a long scenario started last would set the run's wall time. A job
 /// that mostly waits (at least [`runner::estimate::MOSTLY_WAITING_MS`]) gets a thread of its
 /// own beside the `workers`, which share the rest.
-pub(crate) fn in_parallel_longest_first<J: Sync, R: Send>(
+pub fn in_parallel_longest_first<J: Sync, R: Send>(
     jobs: &[J],
     workers: usize,
     least_ms: impl Fn(&J) -> u64,

@@ -17,10 +17,19 @@ fn root() -> &'static Path {
 /// it fails exactly timeouts/per-call-override and timeouts/per-call-override-shorter.
 fn rows(dir: &Path) -> PathBuf {
     let proxy = root().join("tests/drivers/no_call_timeout.py");
+    rows_with(
+        dir,
+        &format!(
+            "name = \"no-call-timeout\"\nprofile = \"strict\"\nreference = true\ndriver = \"python3 {} -- {{mcp-conformance}} driver --profile strict\"\n",
+            proxy.display()
+        ),
+    )
+}
+
+/// A rows file in `dir`: the reference client (strict), then a row of the fields `row`.
+fn rows_with(dir: &Path, row: &str) -> PathBuf {
     let text = format!(
-        "[[row]]\nname = \"reference-strict\"\nprofile = \"strict\"\nreference = true\ndriver = \"{{mcp-conformance}} driver --profile strict\"\n\n\
-         [[row]]\nname = \"no-call-timeout\"\nprofile = \"strict\"\nreference = true\ndriver = \"python3 {} -- {{mcp-conformance}} driver --profile strict\"\n",
-        proxy.display()
+        "[[row]]\nname = \"reference-strict\"\nprofile = \"strict\"\nreference = true\ndriver = \"{{mcp-conformance}} driver --profile strict\"\n\n[[row]]\n{row}"
     );
     let path = dir.join("matrix.toml");
     std::fs::write(&path, text).unwrap();
@@ -245,16 +254,13 @@ fn the_checked_in_rows_and_every_baseline_are_valid_each_entry_with_its_rule_and
 fn the_reports_group_the_runs_not_applicable_by_what_the_client_lacks() {
     let dir = tempfile::tempdir().unwrap();
     let hangs = root().join("tests/drivers/hangs.py");
-    let rows = dir.path().join("matrix.toml");
-    std::fs::write(
-        &rows,
-        format!(
-            "[[row]]\nname = \"reference-strict\"\nprofile = \"strict\"\nreference = true\ndriver = \"{{mcp-conformance}} driver --profile strict\"\n\n\
-             [[row]]\nname = \"bare\"\nprofile = \"strict\"\ndriver = \"python3 {}\"\n",
+    let rows = rows_with(
+        dir.path(),
+        &format!(
+            "name = \"bare\"\nprofile = \"strict\"\ndriver = \"python3 {}\"\n",
             hangs.display()
         ),
-    )
-    .unwrap();
+    );
     let json = dir.path().join("matrix.json");
     let out = matrix(
         &rows,

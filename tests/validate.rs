@@ -1685,25 +1685,7 @@ steps = [
 #[test]
 fn the_git_reference_server_keeps_every_stdio_rule_but_its_baseline_and_commits_nothing() {
     let dir = tempfile::tempdir().unwrap();
-    let git = |args: &[&str]| {
-        let status = Command::new("git")
-            .args([
-                "-c",
-                "user.email=validate@example.invalid",
-                "-c",
-                "user.name=validate",
-            ])
-            .args(args)
-            .current_dir(dir.path())
-            .stdout(Stdio::null())
-            .status()
-            .unwrap();
-        assert!(status.success(), "git {args:?}");
-    };
-    git(&["init", "-q"]);
-    std::fs::write(dir.path().join("tracked.txt"), "one\n").unwrap();
-    git(&["add", "tracked.txt"]);
-    git(&["commit", "-q", "-m", "first"]);
+    servers::git_repo_with_one_commit(dir.path());
     std::fs::write(dir.path().join("tracked.txt"), "two\n").unwrap();
     std::fs::write(dir.path().join("untracked.txt"), "new\n").unwrap();
     // `git status` may rewrite the index's stat cache: the index is compared by what it
@@ -1731,7 +1713,7 @@ fn the_git_reference_server_keeps_every_stdio_rule_but_its_baseline_and_commits_
     // git_add, git_commit, git_reset, git_checkout, git_create_branch are not read-only:
     // never called, so the work tree, the index and the history are as they were.
     assert_eq!(snapshot(), before);
-    git(&["diff", "--cached", "--quiet"]);
+    servers::git(dir.path(), &["diff", "--cached", "--quiet"]);
 }
 
 #[test]

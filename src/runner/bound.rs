@@ -28,10 +28,9 @@ pub fn wall_bound(scenario: &Scenario, step_guard: Duration) -> Duration {
     let steps: Duration = (1..=scenario.client.steps.len())
         .map(|number| steps::step_guard(scenario, number, step_guard))
         .sum();
-    let expect = &scenario.expect;
-    let facts = expect
-        .processes_gone
-        .or_else(|| expect.reference.as_ref().and_then(|r| r.processes_gone))
+    let facts = scenario
+        .expect
+        .processes_gone_asked()
         .map_or(Duration::ZERO, |_| super::PROCESS_SETTLE);
     step_guard
         + steps

@@ -269,15 +269,17 @@ pub fn run_client<A: ClientUnderTest + 'static>(
     let harness_fault = harness_fault.or_else(|| mock_fault(&wire));
     let reported = procs::reported(&wire);
     let pids: Vec<u32> = reported.iter().map(|(pid, _)| *pid).collect();
+    // A client other than the reference one that outlived the step guard has hung: its
+    // failure in this scenario, not the harness's.
+    let hung_at = guard_expired.filter(|_| options.judged == Judged::Portable);
     // Facts are taken only where the scenario asks for them: a process that should be gone
     // gets a bounded wait to go; one that should live is looked at once. A client that hung
     // has failed already and is stopped with what it started: no wait on its processes.
-    let expect = &scenario.scenario.expect;
-    let hung_portable = options.judged == Judged::Portable && guard_expired.is_some();
-    let asked = expect
-        .processes_gone
-        .or_else(|| expect.reference.as_ref().and_then(|r| r.processes_gone))
-        .filter(|_| !hung_portable);
+    let asked = scenario
+        .scenario
+        .expect
+        .processes_gone_asked()
+        .filter(|_| hung_at.is_none());
     let processes = match asked {
         None => Vec::new(),
         Some(should_be_gone) => {
@@ -327,16 +329,14 @@ pub fn run_client<A: ClientUnderTest + 'static>(
         }
     }
     redactions.extend(flow_redactions);
-    // A client other than the reference one that outlives the step guard has hung: its
-    // failure in this scenario, not the harness's.
-    let client_fault = match (options.judged, guard_expired) {
-        (Judged::Portable, Some(step)) => Some(format!(
-            "step {step} did not finish within the step guard ({} ms)",
-            steps::step_guard(&scenario.scenario, step, options.step_guard).as_millis()
-        )),
-        _ => None,
-    }
-    .or(reported_fault);
+    let client_fault = hung_at
+        .map(|step| {
+            format!(
+                "step {step} did not finish within the step guard ({} ms)",
+                steps::step_guard(&scenario.scenario, step, options.step_guard).as_millis()
+            )
+        })
+        .or(reported_fault);
     // A client that failed the scenario serves no other: a fresh process for the next.
     let note = adapter.release(&pids, client_fault.is_some());
     procs::kill_all(&pids);

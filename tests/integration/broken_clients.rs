@@ -9,8 +9,6 @@ use mcp_conformance::runner::estimate;
 use mcp_conformance::verdict::{self, Verdict};
 use mcp_refclient::{Breakage, Profile, TestHooks};
 use std::collections::BTreeSet;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
 
 /// Runs `proof.scenario` under `profile` with the proof's switch on; what went other than a
 /// failure of the client naming `proof.what` (a pass, a harness fault, another failure
@@ -44,37 +42,27 @@ const WORKERS: usize = 12;
 #[test]
 fn each_broken_client_fails_its_scenario_for_the_reason_it_is_there() {
     // Each switch under each profile of its scenario, the longest-waiting scenarios first.
-    let mut runs: Vec<(&Proof, Breakage, Profile)> = all_proofs()
+    let runs: Vec<(&Proof, Breakage, Profile, u64)> = all_proofs()
         .filter_map(|proof| match proof.by {
             BrokenBy::Switch(breakage) => Some((proof, breakage)),
             BrokenBy::Driver(_) => None,
         })
         .flat_map(|(proof, breakage)| {
-            scenario(proof.scenario)
+            let loaded = scenario(proof.scenario);
+            let least_ms = estimate::least_ms(&loaded.scenario);
+            loaded
                 .profiles()
                 .into_iter()
-                .map(move |profile| (proof, breakage, profile))
+                .map(move |profile| (proof, breakage, profile, least_ms))
         })
         .collect();
-    runs.sort_by_key(|(proof, ..)| {
-        std::cmp::Reverse(estimate::least_ms(&scenario(proof.scenario).scenario))
-    });
-    let next = AtomicUsize::new(0);
-    let wrong = Mutex::new(Vec::new());
-    std::thread::scope(|scope| {
-        for _ in 0..WORKERS {
-            scope.spawn(|| {
-                while let Some((proof, breakage, profile)) =
-                    runs.get(next.fetch_add(1, Ordering::SeqCst))
-                {
-                    if let Some(found) = disproved(proof, *breakage, *profile) {
-                        wrong.lock().unwrap_or_else(|e| e.into_inner()).push(found);
-                    }
-                }
-            });
-        }
-    });
-    let wrong = wrong.into_inner().unwrap_or_else(|e| e.into_inner());
+    let found = verdict::in_parallel_longest_first(
+        &runs,
+        WORKERS,
+        |(.., least_ms)| *least_ms,
+        |(proof, breakage, profile, _)| disproved(proof, *breakage, *profile),
+    );
+    let wrong: Vec<String> = found.into_iter().flatten().collect();
     assert!(
         wrong.is_empty(),
         "proofs that did not hold:\n{}",

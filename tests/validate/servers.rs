@@ -191,3 +191,31 @@ pub fn server_port() -> u16 {
     }
     panic!("no free port on 127.0.0.1 below the ephemeral range ({ephemeral_low})");
 }
+
+/// Runs `git ARGS` in `repo` under a throwaway identity; panics unless it succeeds.
+#[allow(dead_code)]
+pub fn git(repo: &Path, args: &[&str]) {
+    let status = Command::new("git")
+        .args([
+            "-c",
+            "user.email=validate@example.invalid",
+            "-c",
+            "user.name=validate",
+        ])
+        .args(args)
+        .current_dir(repo)
+        .stdout(Stdio::null())
+        .status()
+        .expect("git runs");
+    assert!(status.success(), "git {args:?}");
+}
+
+/// Makes `repo` a git repository with one commit, of `tracked.txt` ("one"): what
+/// mcp-server-git is validated on.
+#[allow(dead_code)]
+pub fn git_repo_with_one_commit(repo: &Path) {
+    git(repo, &["init", "-q"]);
+    std::fs::write(repo.join("tracked.txt"), "one\n").expect("write tracked.txt");
+    git(repo, &["add", "tracked.txt"]);
+    git(repo, &["commit", "-q", "-m", "first"]);
+}

@@ -56,20 +56,25 @@ mod tests {
         assert_eq!(patience_after(Duration::from_secs(9), timeout), timeout * 2);
     }
 
-    /// The 2026-07-28 session's first request, `server/discover`, waits as patiently as a
-    /// later handshake: a server that answers it 1.5 s late is heard within the patience, and
-    /// not without it.
-    #[tokio::test]
-    async fn a_discover_past_the_timeout_is_answered_within_the_patience_and_not_without() {
+    /// A server of 2026-07-28 that answers `server/discover` 1.5 s after it is asked.
+    fn discover_answered_late() -> Target {
         let answer = r#"{"jsonrpc":"2.0","id":1,"result":{"supportedVersions":["2026-07-28"],"capabilities":{},"serverInfo":{"name":"slow","version":"1"}}}"#;
-        let server = Target::Stdio {
+        Target::Stdio {
             command: "sh".into(),
             args: vec![
                 "-c".into(),
                 format!("read line; sleep 1.5; echo '{answer}'; cat > /dev/null"),
             ],
             env: Vec::new(),
-        };
+        }
+    }
+
+    /// The 2026-07-28 session's first request, `server/discover`, waits as patiently as a
+    /// later handshake: a server that answers it 1.5 s late is heard within the patience, and
+    /// not without it.
+    #[tokio::test]
+    async fn a_discover_past_the_timeout_is_answered_within_the_patience_and_not_without() {
+        let server = discover_answered_late();
         let timeout = Duration::from_millis(500);
         let mut impatient = Session::spawn(&server, "impatient", timeout).unwrap();
         let refused = impatient.request_patient("server/discover", None).await;
@@ -90,15 +95,7 @@ mod tests {
     /// `--timeout` alone gives up.
     #[tokio::test]
     async fn a_discover_waits_the_longest_patience_while_the_probe_has_not_set_it() {
-        let answer = r#"{"jsonrpc":"2.0","id":1,"result":{"supportedVersions":["2026-07-28"],"capabilities":{},"serverInfo":{"name":"slow","version":"1"}}}"#;
-        let server = Target::Stdio {
-            command: "sh".into(),
-            args: vec![
-                "-c".into(),
-                format!("read line; sleep 1.5; echo '{answer}'; cat > /dev/null"),
-            ],
-            env: Vec::new(),
-        };
+        let server = discover_answered_late();
         let timeout = Duration::from_secs(1);
         let mut alone = Session::spawn(&server, "alone", timeout).unwrap();
         alone.patience = Some(Arc::new(OnceLock::new()));

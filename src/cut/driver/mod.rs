@@ -241,6 +241,14 @@ impl DriverClient {
         Ok(process)
     }
 
+    /// The driver's process, started or taken from the pool if need be; a start that failed
+    /// is kept as the client's fault.
+    fn started(&self) -> Option<Arc<DriverProcess>> {
+        self.process()
+            .map_err(|e| *self.start_fault.borrow_mut() = Some(e.text))
+            .ok()
+    }
+
     /// Sends one step and waits for its reply. Dropped before the reply (a cancelled
     /// call), it tells the driver to cancel.
     async fn send_step(&self, step: DriverStep) -> StepResult {
@@ -288,9 +296,7 @@ impl ClientUnderTest for DriverClient {
     }
 
     fn prepare(&self) {
-        if let Err(e) = self.process() {
-            *self.start_fault.borrow_mut() = Some(e.text);
-        }
+        let _ = self.started();
     }
 
     fn forks_here(&self) -> bool {
@@ -298,10 +304,8 @@ impl ClientUnderTest for DriverClient {
     }
 
     async fn ready(&self) {
-        self.prepare();
-        let process = match self.process() {
-            Ok(process) => process,
-            Err(_) => return,
+        let Some(process) = self.started() else {
+            return;
         };
         process.log_here(true);
         if !process.greeted(self.hello_within).await {

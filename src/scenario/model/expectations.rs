@@ -203,6 +203,13 @@ pub const EXPECTATION_FIELDS: &[(&str, Portability)] = &[
 ];
 
 impl Expectations {
+    /// Whether the runner takes the process facts once the steps are done, and what they
+    /// should show: the portable `processes_gone`, else the reference client's.
+    pub fn processes_gone_asked(&self) -> Option<bool> {
+        self.processes_gone
+            .or_else(|| self.reference.as_ref().and_then(|r| r.processes_gone))
+    }
+
     /// The portable part: every reference-only field left out (per [`EXPECTATION_FIELDS`]).
     /// What a reference-only field implies portably stays: a step expected to fail with
     /// a typed `error` must still fail, one expected to have a `value` must succeed.

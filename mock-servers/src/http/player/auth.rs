@@ -147,10 +147,7 @@ impl Player {
             };
         }
         // The MCP endpoint: a resource server.
-        let pairs: Vec<(String, String)> = form_urlencoded::parse(query.as_bytes())
-            .into_owned()
-            .collect();
-        if pairs.iter().any(|(k, _)| k == "access_token") {
+        if Form::parse(query.as_bytes()).get("access_token").is_some() {
             return Some(Answer::error(
                 400,
                 "invalid_request",
@@ -236,15 +233,8 @@ impl Player {
     /// The authorization endpoint: approves at once, redirecting with `code` and `state`, or
     /// with `error` when the request is not one it can grant.
     fn authorize(&mut self, auth: &AuthSettings, query: &str) -> Answer {
-        let pairs: Vec<(String, String)> = form_urlencoded::parse(query.as_bytes())
-            .into_owned()
-            .collect();
-        let get = |name: &str| {
-            pairs
-                .iter()
-                .find(|(k, _)| k == name)
-                .map(|(_, v)| v.clone())
-        };
+        let form = Form::parse(query.as_bytes());
+        let get = |name: &str| form.get(name);
         let Some(redirect_uri) = get("redirect_uri") else {
             return Answer::error(400, "invalid_request", "redirect_uri is missing");
         };
@@ -329,15 +319,8 @@ impl Player {
 
     /// The token endpoint: the authorization-code grant, checked against its grant.
     fn token(&mut self, auth: &AuthSettings, incoming: &Incoming) -> Answer {
-        let pairs: Vec<(String, String)> = form_urlencoded::parse(&incoming.body)
-            .into_owned()
-            .collect();
-        let get = |name: &str| {
-            pairs
-                .iter()
-                .find(|(k, _)| k == name)
-                .map(|(_, v)| v.clone())
-        };
+        let form = Form::parse(&incoming.body);
+        let get = |name: &str| form.get(name);
         let basic = incoming
             .headers
             .iter()
@@ -451,6 +434,23 @@ fn same_scopes(a: &str, b: &str) -> bool {
     a.sort_unstable();
     b.sort_unstable();
     a == b
+}
+
+/// Form-urlencoded pairs (a query string, a token request's body), looked up by name.
+struct Form(Vec<(String, String)>);
+
+impl Form {
+    fn parse(bytes: &[u8]) -> Form {
+        Form(form_urlencoded::parse(bytes).into_owned().collect())
+    }
+
+    /// The first value given for `name`.
+    fn get(&self, name: &str) -> Option<String> {
+        self.0
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.clone())
+    }
 }
 
 /// A `client_secret_basic` part: form-urlencoded (RFC 6749 §2.3.1).
