@@ -2,6 +2,10 @@
 //!
 //! Each trial runs the scenario under every profile it applies to, checks its `[expect]`,
 //! and pins the normalized transcripts in `snapshots/<same path>.snap`.
+//!
+//! With `SCENARIOS_FAIL_FAST` set, the trials that start after a failure fail at once without
+//! running: a mutation run asks only whether any scenario fails, and each of its mutants
+//! then costs the scenarios in flight, not the whole suite.
 
 #[path = "support/trials.rs"]
 mod trials;
@@ -13,12 +17,17 @@ use mcp_conformance::scenario::{self, LoadedScenario};
 use mcp_conformance::verdict::{self, Verdict};
 use mcp_refclient::TestHooks;
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Set by the first failed trial when `SCENARIOS_FAIL_FAST` asks to stop there.
+static FAILED: AtomicBool = AtomicBool::new(false);
 
 fn main() {
     // The trials wait on servers and bounds far more than they compute.
     let args = trials::waiting_trials(4);
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
     let paths = scenario::discover(&root).expect("the scenarios folder can be listed");
+    let fail_fast = std::env::var_os("SCENARIOS_FAIL_FAST").is_some();
     let trials = paths
         .into_iter()
         .map(|path| {
@@ -29,7 +38,16 @@ fn main() {
                 .to_string_lossy()
                 .replace('\\', "/");
             let root = root.clone();
-            Trial::test(name, move || run_trial(&root, &path))
+            Trial::test(name, move || {
+                if fail_fast && FAILED.load(Ordering::Relaxed) {
+                    return Err("not run: an earlier scenario failed (SCENARIOS_FAIL_FAST)".into());
+                }
+                let result = run_trial(&root, &path);
+                if result.is_err() {
+                    FAILED.store(true, Ordering::Relaxed);
+                }
+                result
+            })
         })
         .collect();
     libtest_mimic::run(&args, trials).exit();
