@@ -147,6 +147,7 @@ pub(crate) fn prepare(args: &ValidateArgs) -> Result<Job, String> {
         call_tools: args.call_tools.clone(),
         probed: None,
         patience: None,
+        probe_status: None,
     };
     Ok(Job {
         targets,

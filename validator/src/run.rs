@@ -55,6 +55,29 @@ pub(crate) async fn validate_one(
 /// 2026-07-28 if it speaks it and at 2025-11-25 if it answers `initialize`; it is unreachable
 /// only when it does neither.
 async fn run_target(job: &Job, plan: &Plan, target: &Target) -> Result<Vec<Found>, Unreachable> {
+    // The authorization checks run on requests of their own, after the others (which tell
+    // them whether the server answered without a token); alone, they run by themselves.
+    if plan.selected.iter().all(|id| plan::auth::is_auth(id)) {
+        return Ok(plan::auth::run(target, plan, None).await);
+    }
+    let probe_status = std::sync::Arc::new(std::sync::OnceLock::new());
+    let mut found = run_protocol(job, plan, target, &probe_status).await?;
+    found.extend(plan::auth::run(target, plan, probe_status.get().copied()).await);
+    plan::sort(&mut found);
+    Ok(found)
+}
+
+/// [`run_target`] for every check but the authorization checks; the `initialize` plan's
+/// probe status goes into `probe_status`.
+async fn run_protocol(
+    job: &Job,
+    plan: &Plan,
+    target: &Target,
+    probe_status: &std::sync::Arc<std::sync::OnceLock<u16>>,
+) -> Result<Vec<Found>, Unreachable> {
+    let mut plan = plan.clone();
+    plan.selected.retain(|id| !plan::auth::is_auth(id));
+    let plan = &plan;
     let mut modern = plan.clone();
     modern.selected.retain(|id| stateless::applies(id));
     // By default `server/discover` is asked whatever was selected: it says whether the
@@ -64,6 +87,7 @@ async fn run_target(job: &Job, plan: &Plan, target: &Target) -> Result<Vec<Found
     let mut legacy = plan.clone();
     legacy.revisions.retain(|r| r != schema::STATELESS);
     legacy.selected.retain(|id| !stateless::OWN.contains(id));
+    legacy.probe_status = Some(probe_status.clone());
     let run_legacy = !legacy.revisions.is_empty() && !legacy.selected.is_empty();
     // By default the handshake's answer decides whether the server claims 2025-11-25 at all.
     let result_asked = plan.wants(initialize::RESULT);

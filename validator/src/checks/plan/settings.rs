@@ -66,6 +66,10 @@ pub struct Plan {
     /// answer and shared by the `initialize` plan's sessions and the 2026-07-28 session's
     /// `server/discover`; a fresh one per target (`None` until the target's run sets it).
     pub patience: Option<Arc<std::sync::OnceLock<Duration>>>,
+    /// Over HTTP, the status the probe's `initialize` was answered with (`0` when none could
+    /// be read), set once the probe is over: the authorization checks read it to tell a
+    /// server that needs no token from one that refused the request without it.
+    pub probe_status: Option<Arc<std::sync::OnceLock<u16>>>,
 }
 
 impl Plan {

@@ -1,0 +1,119 @@
+//! The plan of the authorization checks ([`crate::checks::auth`]): run once per target, after
+//! the other checks, on requests of their own. A server that answered the probe's
+//! `initialize` without a token (no `--header` token given) needs no authorization: the
+//! checks are skipped with that reason and nothing more is sent.
+
+use super::settings::{Found, Plan};
+use crate::checks::auth::{self, Gate, Prober, CHECKS};
+use crate::outcome::{excerpt, Failure, Finding};
+use crate::rules;
+use crate::schema::LATEST;
+use crate::target::Target;
+use std::time::Instant;
+
+/// The revision the authorization findings are reported at: they judge the target, not one
+/// revision's session.
+const ALL_REVISIONS: &str = "all";
+
+/// Whether `id` is an authorization check.
+pub fn is_auth(id: &str) -> bool {
+    CHECKS.contains(&id)
+}
+
+/// Runs the selected authorization checks against `target`; `probe_status` is the status the
+/// `initialize` plan's probe was answered with, when that plan ran.
+pub async fn run(target: &Target, plan: &Plan, probe_status: Option<u16>) -> Vec<Found> {
+    let selected: Vec<&'static str> = CHECKS.iter().copied().filter(|id| plan.wants(id)).collect();
+    if selected.is_empty() {
+        return Vec::new();
+    }
+    let started = Instant::now();
+    let skip_all = |reason: String| -> Vec<Found> {
+        selected
+            .iter()
+            .map(|id| Found::new(id, ALL_REVISIONS, Finding::skip(reason.clone()), 0))
+            .collect()
+    };
+    let Target::Http { url, headers } = target else {
+        return skip_all("an HTTP check; the target is a stdio command".into());
+    };
+    let applies = |id: &str| {
+        rules::find(id).is_some_and(|rule| plan.revisions.iter().any(|r| rule.applies_at(r)))
+    };
+    if !selected.iter().any(|id| applies(id)) {
+        return skip_all("not applicable at the revisions asked".into());
+    }
+    let token = headers
+        .iter()
+        .find(|(name, _)| name.eq_ignore_ascii_case("authorization"))
+        .and_then(|(_, value)| auth::bearer_token(value));
+    let given = headers
+        .iter()
+        .any(|(name, _)| name.eq_ignore_ascii_case("authorization"));
+    if !given {
+        if let Some(status) = probe_status.filter(|s| (200..300).contains(s)) {
+            return skip_all(format!(
+                "the server needs no authorization: it answered `initialize` without a token (HTTP {status})"
+            ));
+        }
+    }
+    let prober = Prober {
+        url: url.clone(),
+        headers: crate::http::without(headers.clone(), "authorization"),
+        token,
+        ca_cert: plan.ca_cert.clone(),
+        timeout: plan.timeout,
+        revision: plan
+            .revisions
+            .iter()
+            .find(|r| r.as_str() <= LATEST)
+            .cloned()
+            .unwrap_or_else(|| LATEST.to_string()),
+    };
+    let found = match prober.gate().await {
+        Gate::Open(status) => {
+            return skip_all(format!(
+                "the server needs no authorization: it answered `initialize` without a token (HTTP {status})"
+            ))
+        }
+        Gate::Unanswered(why) => {
+            return skip_all(format!(
+                "no answer to `initialize` without a token: {}",
+                excerpt(&why)
+            ))
+        }
+        Gate::Other(reply) => selected
+            .iter()
+            .map(|id| {
+                let finding = if *id == auth::CHALLENGE {
+                    Finding::Fail(
+                        Failure::new(
+                            "401 with a `WWW-Authenticate: Bearer` challenge, or an answer (no authorization needed)",
+                            format!("HTTP {} to `initialize` without a token", reply.status),
+                        )
+                        .received(Some(reply.describe())),
+                    )
+                } else {
+                    Finding::skip(format!(
+                        "the server answered `initialize` without a token with HTTP {}, not 401",
+                        reply.status
+                    ))
+                };
+                (*id, finding)
+            })
+            .collect(),
+        Gate::Closed(reply) => auth::judge(&prober, &reply, |id| selected.contains(&id)).await,
+    };
+    let millis = started.elapsed().as_millis();
+    found
+        .into_iter()
+        .map(|(id, finding)| {
+            let finding = if applies(id) {
+                finding
+            } else {
+                Finding::skip("not applicable at the revisions asked")
+            };
+            Found::new(id, ALL_REVISIONS, finding, millis)
+        })
+        .collect()
+}
