@@ -64,6 +64,17 @@ const HTTP_CHECKS: &[&str] = &[
     "server.http.sse-retry",
 ];
 
+/// The authorization checks: HTTP only, judged against a server that answers `initialize`
+/// without a token with 401, skipped against one that serves it.
+const AUTH_CHECKS: &[&str] = &[
+    "server.auth.challenge",
+    "server.auth.resource-metadata",
+    "server.auth.server-metadata",
+    "server.auth.pkce-s256",
+    "server.auth.invalid-token-401",
+    "server.auth.token-not-in-query",
+];
+
 /// The feature checks (issue 13): they run over stdio and HTTP, and skip, with the reason,
 /// where the server offers nothing to exercise (no prompts declared, no tool that may be
 /// called, …). Each has a broken scripted server in `tests/validate/broken/` and a correct one
@@ -380,12 +391,33 @@ fn assert_keeps_its_baseline(command: &[String], baseline: &str) -> Value {
         );
     }
     for (id, status) in &statuses {
-        if id.starts_with("server.http.") {
+        if id.starts_with("server.http.") || id.starts_with("server.auth.") {
             assert_eq!(status, "skip", "{id}");
         }
     }
     assert_features_judged(&statuses, &shown);
     report
+}
+
+/// Every authorization check is skipped with the reason: the server answered without a token.
+fn assert_needs_no_authorization(report: &Value, shown: &str) {
+    let auth: Vec<&Value> = report["targets"][0]["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["id"].as_str().unwrap().starts_with("server.auth."))
+        .collect();
+    assert_eq!(auth.len(), AUTH_CHECKS.len(), "{shown}");
+    for check in auth {
+        assert_eq!(check["status"], "skip", "{check}");
+        assert!(
+            check["note"]
+                .as_str()
+                .unwrap()
+                .starts_with("the server needs no authorization: it answered `initialize` without a token (HTTP 200)"),
+            "{check}"
+        );
+    }
 }
 
 /// Every feature check was reported, and none failed (a skip says why it had nothing to do).
@@ -454,6 +486,7 @@ fn assert_keeps_its_http_baseline_but(
         }
     }
     assert_features_judged(&statuses, &shown);
+    assert_needs_no_authorization(&report, &shown);
     (elapsed, report)
 }
 
@@ -583,7 +616,7 @@ fn every_feature_check_has_a_broken_and_a_correct_http_server() {
     wanted.sort();
     let feature_servers: Vec<String> = broken_servers_in("tests/validate/correct-http")
         .into_iter()
-        .filter(|id| !id.starts_with("server.http."))
+        .filter(|id| !id.starts_with("server.http.") && !id.starts_with("server.auth."))
         .collect();
     assert_eq!(feature_servers, wanted);
     let broken = broken_servers_in("tests/validate/broken-http");
@@ -624,6 +657,118 @@ fn every_http_check_has_a_broken_server() {
             "{id} needs a broken server in tests/validate/broken-http"
         );
     }
+}
+
+#[test]
+fn every_auth_check_has_a_broken_and_a_correct_http_server() {
+    let broken = broken_servers_in("tests/validate/broken-http");
+    let correct = broken_servers_in("tests/validate/correct-http");
+    for id in AUTH_CHECKS {
+        assert!(
+            broken.iter().any(|c| c == id),
+            "{id} needs a broken server in tests/validate/broken-http"
+        );
+        assert!(
+            correct.iter().any(|c| c == id),
+            "{id} needs a correct server in tests/validate/correct-http"
+        );
+    }
+}
+
+/// The server of `tests/validate/python_auth_server.py`: the Python SDK's `MCPServer` behind
+/// its own auth helpers (`AuthSettings`, `RequireAuthMiddleware`, the metadata routes).
+fn python_auth_http() -> Served {
+    let python = python_server()[0].clone();
+    let port = free_port();
+    let mut cmd = Command::new(python);
+    cmd.arg(root().join("tests/validate/python_auth_server.py"))
+        .arg(port.to_string());
+    serve(cmd, port, "the Python SDK server behind its auth helpers")
+}
+
+/// The checks of a report with their status and note.
+fn notes(report: &Value) -> Vec<(String, String, String)> {
+    report["targets"][0]["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["id"].as_str().unwrap().to_string(),
+                c["status"].as_str().unwrap().to_string(),
+                c["note"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_python_sdk_server_behind_its_auth_helpers_passes_the_auth_checks_and_is_judged_with_a_token() {
+    let server = python_auth_http();
+    // Without a token: the authorization checks pass, every other check is skipped, saying
+    // why and how to give one.
+    let (code, report, shown) = validate_json(&["--strict", "--url", &server.url], &[]);
+    assert_eq!(code, 0, "{shown}");
+    for (id, status, note) in notes(&report) {
+        if AUTH_CHECKS.contains(&id.as_str()) {
+            assert_eq!(status, "pass", "{id}: {note}\n{shown}");
+        } else {
+            assert_eq!(status, "skip", "{id}\n{shown}");
+            assert!(
+                note.contains("requires authorization (401 to `initialize` without a token)")
+                    && note.contains("--header 'Authorization: Bearer"),
+                "{id}: {note}"
+            );
+        }
+    }
+    // With the token: the same checks pass (the query-string one with that token), and the
+    // others run authenticated: the handshake, the tools, the sessions.
+    let token = "validate-token-full";
+    let header = format!("Authorization: Bearer {token}");
+    let (code, report, shown) = validate_json(&["--url", &server.url, "--header", &header], &[]);
+    assert_eq!(code, 0, "{shown}");
+    let checks = notes(&report);
+    for id in AUTH_CHECKS {
+        let (_, status, note) = checks.iter().find(|(i, _, _)| i == id).unwrap();
+        assert_eq!(status, "pass", "{id}\n{shown}");
+        // Judged with the token given, not an unissued one.
+        assert!(!note.contains("unissued"), "{id}: {note}");
+    }
+    for id in [
+        "server.initialize.result",
+        "server.tools.list",
+        "server.tools.call",
+        "server.http.delete",
+    ] {
+        assert!(
+            checks
+                .iter()
+                .any(|(i, status, _)| i == id && status == "pass"),
+            "{id} did not pass authenticated\n{shown}"
+        );
+    }
+    // The token is a secret: in no report, no terminal line.
+    assert!(!shown.contains(token), "{shown}");
+    assert!(!report.to_string().contains(token), "{report}");
+    // A token issued for another resource is refused like any invalid one: nothing judged.
+    let (code, report, shown) = validate_json(
+        &[
+            "--url",
+            &server.url,
+            "--header",
+            "Authorization: Bearer validate-token-other",
+            "--only",
+            "server.initialize.result",
+        ],
+        &[],
+    );
+    assert_eq!(code, 0, "{shown}");
+    let checks = notes(&report);
+    assert!(
+        checks.iter().all(|(_, status, note)| status == "skip"
+            && note.contains("401 to the `Authorization` given")),
+        "{checks:?}"
+    );
 }
 
 #[test]
@@ -1179,6 +1324,7 @@ fn the_check_lists_are_every_server_check_of_the_registry() {
         .chain(HTTP_CHECKS)
         .chain(FEATURE_CHECKS)
         .chain(STATELESS_CHECKS)
+        .chain(AUTH_CHECKS)
         .copied()
         .collect();
     listed.sort();

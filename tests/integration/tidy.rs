@@ -76,16 +76,28 @@ fn every_misbehaviour_is_used_by_some_scenario() {
 }
 
 #[test]
-fn every_knob_of_the_authorization_side_is_used_by_some_scenario() {
+fn every_knob_of_the_authorization_side_is_used_by_some_scenario_or_validator_server() {
     // A knob is used where a scenario sets it to something else than its default.
     let default: serde_json::Value =
         serde_json::to_value(serde_json::from_str::<AuthSettings>("{}").expect("defaults"))
             .expect("serializes");
     let mut used = BTreeSet::new();
-    for s in all_scenarios() {
-        let Some(auth) = &s.scenario.server.auth else {
-            continue;
-        };
+    // The scenarios' scripts, and the validator's scripted servers behind authorization.
+    let mut scripts: Vec<AuthSettings> = all_scenarios()
+        .into_iter()
+        .filter_map(|s| s.scenario.server.auth)
+        .collect();
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    for folder in ["tests/validate/broken-http", "tests/validate/correct-http"] {
+        for entry in std::fs::read_dir(root.join(folder))
+            .expect("the folder")
+            .flatten()
+        {
+            let script = mcp_mock_servers::load::load_script(&entry.path()).expect("a script");
+            scripts.extend(script.auth);
+        }
+    }
+    for auth in &scripts {
         let value = serde_json::to_value(auth).expect("serializes");
         for (key, v) in value.as_object().into_iter().flatten() {
             if default.get(key) != Some(v) {
@@ -107,6 +119,9 @@ fn every_knob_of_the_authorization_side_is_used_by_some_scenario() {
         iss: mcp_mock_servers::script::IssMode::Wrong,
         no_pkce_methods: true,
         token_error_echoes: true,
+        prm_resource: Some(String::new()),
+        any_token_served: true,
+        query_token_served: true,
         issuer_path: "/x".into(),
         ..serde_json::from_str("{}").expect("defaults")
     })

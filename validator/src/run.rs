@@ -58,11 +58,11 @@ async fn run_target(job: &Job, plan: &Plan, target: &Target) -> Result<Vec<Found
     // The authorization checks run on requests of their own, after the others (which tell
     // them whether the server answered without a token); alone, they run by themselves.
     if plan.selected.iter().all(|id| plan::auth::is_auth(id)) {
-        return Ok(plan::auth::run(target, plan, None).await);
+        return plan::auth::run(target, plan, None, true).await;
     }
     let probe_status = std::sync::Arc::new(std::sync::OnceLock::new());
     let mut found = run_protocol(job, plan, target, &probe_status).await?;
-    found.extend(plan::auth::run(target, plan, probe_status.get().copied()).await);
+    found.extend(plan::auth::run(target, plan, probe_status.get().copied(), false).await?);
     plan::sort(&mut found);
     Ok(found)
 }
@@ -190,6 +190,18 @@ async fn run_protocol(
     // The 2026-07-28 session first: over stdio its start-up slot is taken before the
     // `initialize` plan's launches queue for theirs (its one start-up is not left for last).
     let (modern_found, legacy_found, ()) = tokio::join!(modern_run, legacy_run, probe_watch);
+    // Behind authorization (the probe got 401), 2026-07-28 is not judged either: its checks
+    // are skipped with the same reason, whatever `server/discover` got.
+    let modern_found = match (target, probe_status.get(), modern_found) {
+        (Target::Http { headers, .. }, Some(401), Some(_)) => {
+            let mut modern = modern.clone();
+            modern.revisions = vec![schema::STATELESS.to_string()];
+            Some(Ok(stateless::Spoken::Yes(
+                plan::http::behind_authorization(&modern, headers),
+            )))
+        }
+        (_, _, modern_found) => modern_found,
+    };
     let mut found = Vec::new();
     let mut speaks = false;
     match modern_found {

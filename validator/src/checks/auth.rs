@@ -64,10 +64,9 @@ pub struct Prober {
 pub enum Gate {
     /// `401`: the server wants a token; the answer, to be judged.
     Closed(Box<Reply>),
-    /// Served (2xx) without a token: the server needs no authorization.
-    Open(u16),
-    /// Another status: neither served nor a challenge.
-    Other(Box<Reply>),
+    /// Another status than 401 (2xx: served without a token): the server did not ask for
+    /// authorization.
+    Answered(u16),
     /// No answer that could be read.
     Unanswered(String),
 }
@@ -163,8 +162,7 @@ impl Prober {
         match self.post(&self.url, None).await {
             Err(why) => Gate::Unanswered(why),
             Ok(reply) if reply.status == 401 => Gate::Closed(Box::new(reply)),
-            Ok(reply) if reply.is_success() => Gate::Open(reply.status),
-            Ok(reply) => Gate::Other(Box::new(reply)),
+            Ok(reply) => Gate::Answered(reply.status),
         }
     }
 }
@@ -509,12 +507,14 @@ pub async fn judge(
         let which = if prober.token.is_some() {
             "the token given"
         } else {
-            "an unissued token (give one with --header to judge the server with its own)"
+            "an unissued token"
         };
         let finding = match &answer {
             Ok(reply) if (400..500).contains(&reply.status) => match prober.token {
                 Some(_) => Finding::pass(),
-                None => Finding::pass_with(format!("judged with {which}")),
+                None => Finding::pass_with(
+                    "judged with an unissued token (give one with --header to judge the server with its own)",
+                ),
             },
             _ => Finding::Fail(Failure::new(
                 format!("a 4xx to a request carrying {which} in its query string"),

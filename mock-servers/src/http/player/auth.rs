@@ -148,6 +148,9 @@ impl Player {
         }
         // The MCP endpoint: a resource server.
         if Form::parse(query.as_bytes()).get("access_token").is_some() {
+            if auth.query_token_served {
+                return None;
+            }
             return Some(Answer::error(
                 400,
                 "invalid_request",
@@ -159,7 +162,9 @@ impl Player {
             .iter()
             .find(|(n, _)| n == "authorization")
             .map(|(_, v)| v.as_str());
-        if bearer == Some(format!("Bearer {}", auth.access_token).as_str()) {
+        if bearer == Some(format!("Bearer {}", auth.access_token).as_str())
+            || auth.any_token_served && bearer.is_some_and(|b| b.starts_with("Bearer "))
+        {
             return None;
         }
         let mut challenge = String::from("Bearer");
@@ -195,7 +200,7 @@ impl Player {
 
     fn protected_resource_metadata(&self, auth: &AuthSettings) -> Answer {
         let mut doc = json!({
-            "resource": self.resource(),
+            "resource": auth.prm_resource.clone().unwrap_or_else(|| self.resource()),
             "authorization_servers": [self.issuer(auth)],
             "bearer_methods_supported": ["header"],
         });

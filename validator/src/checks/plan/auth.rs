@@ -3,9 +3,9 @@
 //! `initialize` without a token (no `--header` token given) needs no authorization: the
 //! checks are skipped with that reason and nothing more is sent.
 
-use super::settings::{Found, Plan};
+use super::settings::{Found, Plan, Unreachable};
 use crate::checks::auth::{self, Gate, Prober, CHECKS};
-use crate::outcome::{excerpt, Failure, Finding};
+use crate::outcome::{excerpt, Finding};
 use crate::rules;
 use crate::schema::LATEST;
 use crate::target::Target;
@@ -20,12 +20,28 @@ pub fn is_auth(id: &str) -> bool {
     CHECKS.contains(&id)
 }
 
+/// Why the checks are skipped when `initialize` without a token got `status`, not 401.
+fn not_asked(status: u16) -> String {
+    if (200..300).contains(&status) {
+        format!("the server needs no authorization: it answered `initialize` without a token (HTTP {status})")
+    } else {
+        format!("the server did not ask for authorization: it answered `initialize` without a token with HTTP {status}, not 401")
+    }
+}
+
 /// Runs the selected authorization checks against `target`; `probe_status` is the status the
-/// `initialize` plan's probe was answered with, when that plan ran.
-pub async fn run(target: &Target, plan: &Plan, probe_status: Option<u16>) -> Vec<Found> {
+/// `initialize` plan's probe was answered with, when that plan ran. Alone (`alone`: no other
+/// check ran), a server that cannot be reached is unreachable; after the others, whose
+/// probe reached it, each check is skipped with the reason.
+pub async fn run(
+    target: &Target,
+    plan: &Plan,
+    probe_status: Option<u16>,
+    alone: bool,
+) -> Result<Vec<Found>, Unreachable> {
     let selected: Vec<&'static str> = CHECKS.iter().copied().filter(|id| plan.wants(id)).collect();
     if selected.is_empty() {
-        return Vec::new();
+        return Ok(Vec::new());
     }
     let started = Instant::now();
     let skip_all = |reason: String| -> Vec<Found> {
@@ -35,13 +51,15 @@ pub async fn run(target: &Target, plan: &Plan, probe_status: Option<u16>) -> Vec
             .collect()
     };
     let Target::Http { url, headers } = target else {
-        return skip_all("an HTTP check; the target is a stdio command".into());
+        return Ok(skip_all(
+            "an HTTP check; the target is a stdio command".into(),
+        ));
     };
     let applies = |id: &str| {
         rules::find(id).is_some_and(|rule| plan.revisions.iter().any(|r| rule.applies_at(r)))
     };
     if !selected.iter().any(|id| applies(id)) {
-        return skip_all("not applicable at the revisions asked".into());
+        return Ok(skip_all("not applicable at the revisions asked".into()));
     }
     let token = headers
         .iter()
@@ -51,10 +69,8 @@ pub async fn run(target: &Target, plan: &Plan, probe_status: Option<u16>) -> Vec
         .iter()
         .any(|(name, _)| name.eq_ignore_ascii_case("authorization"));
     if !given {
-        if let Some(status) = probe_status.filter(|s| (200..300).contains(s)) {
-            return skip_all(format!(
-                "the server needs no authorization: it answered `initialize` without a token (HTTP {status})"
-            ));
+        if let Some(status) = probe_status.filter(|s| *s != 401 && *s != 0) {
+            return Ok(skip_all(not_asked(status)));
         }
     }
     let prober = Prober {
@@ -71,41 +87,22 @@ pub async fn run(target: &Target, plan: &Plan, probe_status: Option<u16>) -> Vec
             .unwrap_or_else(|| LATEST.to_string()),
     };
     let found = match prober.gate().await {
-        Gate::Open(status) => {
-            return skip_all(format!(
-                "the server needs no authorization: it answered `initialize` without a token (HTTP {status})"
-            ))
+        Gate::Answered(status) => return Ok(skip_all(not_asked(status))),
+        Gate::Unanswered(why) if alone => {
+            return Err(Unreachable(format!(
+                "no answer to `initialize` without a token: {why}"
+            )))
         }
         Gate::Unanswered(why) => {
-            return skip_all(format!(
+            return Ok(skip_all(format!(
                 "no answer to `initialize` without a token: {}",
                 excerpt(&why)
-            ))
+            )))
         }
-        Gate::Other(reply) => selected
-            .iter()
-            .map(|id| {
-                let finding = if *id == auth::CHALLENGE {
-                    Finding::Fail(
-                        Failure::new(
-                            "401 with a `WWW-Authenticate: Bearer` challenge, or an answer (no authorization needed)",
-                            format!("HTTP {} to `initialize` without a token", reply.status),
-                        )
-                        .received(Some(reply.describe())),
-                    )
-                } else {
-                    Finding::skip(format!(
-                        "the server answered `initialize` without a token with HTTP {}, not 401",
-                        reply.status
-                    ))
-                };
-                (*id, finding)
-            })
-            .collect(),
         Gate::Closed(reply) => auth::judge(&prober, &reply, |id| selected.contains(&id)).await,
     };
     let millis = started.elapsed().as_millis();
-    found
+    Ok(found
         .into_iter()
         .map(|(id, finding)| {
             let finding = if applies(id) {
@@ -115,5 +112,5 @@ pub async fn run(target: &Target, plan: &Plan, probe_status: Option<u16>) -> Vec
             };
             Found::new(id, ALL_REVISIONS, finding, millis)
         })
-        .collect()
+        .collect())
 }

@@ -42,7 +42,7 @@ type Results = Vec<(&'static str, String, Finding, u128, Option<Level>)>;
 
 /// Every selected check skipped: the probe's `initialize` got `401`, so the server wants a
 /// token (or refused the one given), and only the authorization checks can be judged.
-fn behind_authorization(plan: &Plan, headers: &[(String, String)]) -> Vec<Found> {
+pub(crate) fn behind_authorization(plan: &Plan, headers: &[(String, String)]) -> Vec<Found> {
     let given = headers
         .iter()
         .any(|(name, _)| name.eq_ignore_ascii_case("authorization"));
