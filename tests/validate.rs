@@ -73,6 +73,20 @@ const AUTH_CHECKS: &[&str] = &[
     "server.auth.pkce-s256",
     "server.auth.invalid-token-401",
     "server.auth.token-not-in-query",
+    "server.auth.audience",
+    "server.auth.insufficient-scope",
+];
+
+/// The authorization checks that need a token of their own (`--token-for-other-resource`,
+/// `--token-without-scope`): their scripted servers are in `tests/validate/*-auth-tokens/`.
+const AUTH_TOKEN_CHECKS: &[&str] = &["server.auth.audience", "server.auth.insufficient-scope"];
+
+/// The token options the scripts of `tests/validate/*-auth-tokens/` are run with.
+const AUTH_TOKEN_ARGS: &[&str] = &[
+    "--token-for-other-resource",
+    "other-resource-token-1",
+    "--token-without-scope",
+    "scopeless-token-1",
 ];
 
 /// The feature checks (issue 13): they run over stdio and HTTP, and skip, with the reason,
@@ -659,10 +673,65 @@ fn every_http_check_has_a_broken_server() {
     }
 }
 
+/// One test per file of `tests/validate/broken-auth-tokens/`: run with the token options, its
+/// check fails.
+#[rstest]
+fn a_broken_server_fails_its_token_check(
+    #[files("tests/validate/broken-auth-tokens/*.toml")] path: PathBuf,
+) {
+    let id = check_of(&path);
+    let (server, _) = mock_http(&path);
+    let mut args = vec![
+        "--strict",
+        "--timeout",
+        "3s",
+        "--only",
+        &id,
+        "--url",
+        &server.url,
+    ];
+    args.extend_from_slice(AUTH_TOKEN_ARGS);
+    assert_fails_only(&id, validate_json(&args, &[]));
+}
+
+/// One test per file of `tests/validate/correct-auth-tokens/`: run with the token options,
+/// its check passes.
+#[rstest]
+fn a_correct_server_passes_its_token_check(
+    #[files("tests/validate/correct-auth-tokens/*.toml")] path: PathBuf,
+) {
+    let id = check_of(&path);
+    let (server, _) = mock_http(&path);
+    let mut args = vec![
+        "--strict",
+        "--timeout",
+        "3s",
+        "--only",
+        &id,
+        "--url",
+        &server.url,
+    ];
+    args.extend_from_slice(AUTH_TOKEN_ARGS);
+    let (code, report, shown) = validate_json(&args, &[]);
+    assert_eq!(
+        (code, statuses(&report)),
+        (0, vec![(id.clone(), "pass".to_string())]),
+        "{id}: {shown}"
+    );
+}
+
 #[test]
 fn every_auth_check_has_a_broken_and_a_correct_http_server() {
-    let broken = broken_servers_in("tests/validate/broken-http");
-    let correct = broken_servers_in("tests/validate/correct-http");
+    let mut broken = broken_servers_in("tests/validate/broken-http");
+    broken.extend(broken_servers_in("tests/validate/broken-auth-tokens"));
+    let mut correct = broken_servers_in("tests/validate/correct-http");
+    correct.extend(broken_servers_in("tests/validate/correct-auth-tokens"));
+    for id in AUTH_TOKEN_CHECKS {
+        assert!(
+            !broken_servers_in("tests/validate/broken-http").contains(&id.to_string()),
+            "{id} needs its token: its servers go in tests/validate/*-auth-tokens"
+        );
+    }
     for id in AUTH_CHECKS {
         assert!(
             broken.iter().any(|c| c == id),
@@ -710,7 +779,10 @@ fn a_python_sdk_server_behind_its_auth_helpers_passes_the_auth_checks_and_is_jud
     let (code, report, shown) = validate_json(&["--strict", "--url", &server.url], &[]);
     assert_eq!(code, 0, "{shown}");
     for (id, status, note) in notes(&report) {
-        if AUTH_CHECKS.contains(&id.as_str()) {
+        if AUTH_TOKEN_CHECKS.contains(&id.as_str()) {
+            assert_eq!(status, "skip", "{id}: {note}\n{shown}");
+            assert!(note.contains("give one with --token-"), "{id}: {note}");
+        } else if AUTH_CHECKS.contains(&id.as_str()) {
             assert_eq!(status, "pass", "{id}: {note}\n{shown}");
         } else {
             assert_eq!(status, "skip", "{id}\n{shown}");
@@ -721,19 +793,46 @@ fn a_python_sdk_server_behind_its_auth_helpers_passes_the_auth_checks_and_is_jud
             );
         }
     }
-    // With the token: the same checks pass (the query-string one with that token), and the
+    // With the token: the same checks pass (the query-string one with that token), the
+    // token-dependent ones run (the SDK's 403 names no `scope`: its baseline entry), and the
     // others run authenticated: the handshake, the tools, the sessions.
     let token = "validate-token-full";
     let header = format!("Authorization: Bearer {token}");
-    let (code, report, shown) = validate_json(&["--url", &server.url, "--header", &header], &[]);
+    let baseline = root().join("tests/validate/baseline/python-sdk-auth.toml");
+    let (code, report, shown) = validate_json(
+        &[
+            "--url",
+            &server.url,
+            "--header",
+            &header,
+            "--token-for-other-resource",
+            "validate-token-other",
+            "--token-without-scope",
+            "validate-token-no-scope",
+            "--baseline",
+            baseline.to_str().unwrap(),
+        ],
+        &[],
+    );
     assert_eq!(code, 0, "{shown}");
     let checks = notes(&report);
     for id in AUTH_CHECKS {
         let (_, status, note) = checks.iter().find(|(i, _, _)| i == id).unwrap();
-        assert_eq!(status, "pass", "{id}\n{shown}");
+        let expected = match *id {
+            "server.auth.insufficient-scope" => "expected_failure",
+            _ => "pass",
+        };
+        assert_eq!(status, expected, "{id}\n{shown}");
         // Judged with the token given, not an unissued one.
         assert!(!note.contains("unissued"), "{id}: {note}");
     }
+    let scope = &report["targets"][0]["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"] == "server.auth.insufficient-scope")
+        .unwrap()["failure"]["actual"];
+    assert!(scope.as_str().unwrap().starts_with("no `scope`"), "{scope}");
     for id in [
         "server.initialize.result",
         "server.tools.list",
@@ -747,9 +846,11 @@ fn a_python_sdk_server_behind_its_auth_helpers_passes_the_auth_checks_and_is_jud
             "{id} did not pass authenticated\n{shown}"
         );
     }
-    // The token is a secret: in no report, no terminal line.
-    assert!(!shown.contains(token), "{shown}");
-    assert!(!report.to_string().contains(token), "{report}");
+    // The tokens are secrets: in no report, no terminal line.
+    for token in [token, "validate-token-other", "validate-token-no-scope"] {
+        assert!(!shown.contains(token), "{shown}");
+        assert!(!report.to_string().contains(token), "{report}");
+    }
     // A token issued for another resource is refused like any invalid one: nothing judged.
     let (code, report, shown) = validate_json(
         &[
@@ -1099,6 +1200,28 @@ fn a_url_that_refuses_connections_is_unreachable() {
     );
     let (code, stderr) = bad_input(&["--url", "not a url"], &[]);
     assert_eq!(code, 2, "{stderr}");
+}
+
+#[test]
+fn the_token_options_apply_to_a_url_and_are_never_echoed() {
+    for option in ["--token-for-other-resource", "--token-without-scope"] {
+        let (code, stderr) = bad_input(&[option, "secret-token-y"], &["true"]);
+        assert_eq!(code, 2, "{stderr}");
+        assert!(
+            stderr.contains(&format!("{option} applies to --url")),
+            "{stderr}"
+        );
+        let (code, stderr) = bad_input(
+            &["--url", "http://127.0.0.1:9/mcp", option, "secret\ntoken-y"],
+            &[],
+        );
+        assert_eq!(code, 2, "{stderr}");
+        assert!(
+            stderr.contains("not a token that fits a header value"),
+            "{stderr}"
+        );
+        assert!(!stderr.contains("secret"), "{stderr}");
+    }
 }
 
 #[test]

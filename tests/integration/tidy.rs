@@ -88,7 +88,12 @@ fn every_knob_of_the_authorization_side_is_used_by_some_scenario_or_validator_se
         .filter_map(|s| s.scenario.server.auth)
         .collect();
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    for folder in ["tests/validate/broken-http", "tests/validate/correct-http"] {
+    for folder in [
+        "tests/validate/broken-http",
+        "tests/validate/correct-http",
+        "tests/validate/broken-auth-tokens",
+        "tests/validate/correct-auth-tokens",
+    ] {
         for entry in std::fs::read_dir(root.join(folder))
             .expect("the folder")
             .flatten()
@@ -122,6 +127,9 @@ fn every_knob_of_the_authorization_side_is_used_by_some_scenario_or_validator_se
         prm_resource: Some(String::new()),
         any_token_served: true,
         query_token_served: true,
+        audience_unchecked_token: Some(String::new()),
+        scopeless_token: Some(String::new()),
+        insufficient_scope_unnamed: true,
         issuer_path: "/x".into(),
         ..serde_json::from_str("{}").expect("defaults")
     })

@@ -1,7 +1,7 @@
 //! A prepared run: the options checked, the targets named, the plan and the baseline.
 
 use crate::baseline::Baseline;
-use crate::checks::plan::{Plan, ALL};
+use crate::checks::plan::{AuthTokens, Plan, ALL};
 use crate::cli::ValidateArgs;
 use crate::schema::{self, LATEST};
 use crate::target::{self, Target};
@@ -40,6 +40,23 @@ pub(crate) fn prepare(args: &ValidateArgs) -> Result<Job, String> {
     }
     if !args.headers.is_empty() && args.url.is_none() {
         return Err("--header applies to --url".into());
+    }
+    for (option, token) in [
+        ("--token-for-other-resource", &args.token_for_other_resource),
+        ("--token-without-scope", &args.token_without_scope),
+    ] {
+        let Some(token) = token else { continue };
+        if args.url.is_none() {
+            return Err(format!("{option} applies to --url"));
+        }
+        if token.is_empty()
+            || http::check_headers(&[("Authorization".into(), format!("Bearer {token}"))]).is_err()
+        {
+            return Err(format!(
+                "{option} is not a token that fits a header value (not shown)"
+            ));
+        }
+        redact::header_value(token);
     }
     let ca_cert = match &args.ca_cert {
         Some(_) if !args.command.is_empty() => {
@@ -148,6 +165,10 @@ pub(crate) fn prepare(args: &ValidateArgs) -> Result<Job, String> {
         probed: None,
         patience: None,
         probe_status: None,
+        tokens: AuthTokens {
+            other_resource: args.token_for_other_resource.clone(),
+            without_scope: args.token_without_scope.clone(),
+        },
     };
     Ok(Job {
         targets,

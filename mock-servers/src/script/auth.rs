@@ -52,6 +52,19 @@ pub struct AuthSettings {
     /// (`access_token=`) instead of refusing it with `400`.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub query_token_served: bool,
+    /// A token the authorization server issued for another resource, which the MCP endpoint
+    /// serves all the same (a resource server that does not check a token's audience);
+    /// any other token but the issued one gets `401`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub audience_unchecked_token: Option<String>,
+    /// A token without the scope the MCP endpoint needs: answered `403` with
+    /// `WWW-Authenticate: Bearer error="insufficient_scope"`, the `scope` needed (the
+    /// challenge's `scope`, else `mcp`) and `resource_metadata`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scopeless_token: Option<String>,
+    /// The `403` to `scopeless_token` names no `scope`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub insufficient_scope_unnamed: bool,
     /// Where the authorization server's metadata is served: `oauth` (RFC 8414, path
     /// inserted), `oidc` (OpenID Connect discovery, path inserted), `oidc-appended` (OpenID
     /// Connect discovery, path appended; only for an issuer with a path). Every one by

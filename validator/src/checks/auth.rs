@@ -27,6 +27,10 @@ pub const PKCE_S256: &str = "server.auth.pkce-s256";
 pub const INVALID_TOKEN: &str = "server.auth.invalid-token-401";
 /// `server.auth.token-not-in-query`.
 pub const TOKEN_NOT_IN_QUERY: &str = "server.auth.token-not-in-query";
+/// `server.auth.audience`.
+pub const AUDIENCE: &str = "server.auth.audience";
+/// `server.auth.insufficient-scope`.
+pub const INSUFFICIENT_SCOPE: &str = "server.auth.insufficient-scope";
 
 /// The authorization checks, in report order.
 pub const CHECKS: &[&str] = &[
@@ -36,6 +40,8 @@ pub const CHECKS: &[&str] = &[
     PKCE_S256,
     INVALID_TOKEN,
     TOKEN_NOT_IN_QUERY,
+    AUDIENCE,
+    INSUFFICIENT_SCOPE,
 ];
 
 /// A bearer token no authorization server issued: what the invalid-token check sends, and
@@ -51,6 +57,10 @@ pub struct Prober {
     pub headers: Vec<(String, String)>,
     /// The token of `--header 'Authorization: Bearer …'`, when one was given.
     pub token: Option<String>,
+    /// `--token-for-other-resource`, when given.
+    pub other_resource: Option<String>,
+    /// `--token-without-scope`, when given.
+    pub without_scope: Option<String>,
     /// HTTPS: PEM certificates trusted besides the system roots (`--ca-cert`).
     pub ca_cert: Option<Vec<u8>>,
     /// The bound on every request.
@@ -529,7 +539,105 @@ pub async fn judge(
         };
         found.push((TOKEN_NOT_IN_QUERY, finding));
     }
+    if wants(AUDIENCE) {
+        found.push((AUDIENCE, audience(prober).await));
+    }
+    if wants(INSUFFICIENT_SCOPE) {
+        found.push((INSUFFICIENT_SCOPE, insufficient_scope(prober).await));
+    }
     found
+}
+
+/// A token the same authorization server issued for another resource gets `401`.
+async fn audience(prober: &Prober) -> Finding {
+    let Some(token) = &prober.other_resource else {
+        return Finding::skip(
+            "needs a token the authorization server issued for another resource: give one with --token-for-other-resource",
+        );
+    };
+    let answer = prober
+        .post(&prober.url, Some(&format!("Bearer {token}")))
+        .await;
+    match &answer {
+        Ok(reply) if reply.status == 401 => Finding::pass(),
+        Ok(reply) if reply.is_success() => Finding::Fail(Failure::new(
+            "401 to a token issued for another resource",
+            format!(
+                "HTTP {}: the token issued for another resource was accepted (its audience is not checked)",
+                reply.status
+            ),
+        )),
+        other => Finding::Fail(Failure::new(
+            "401 to a token issued for another resource",
+            status_of(other),
+        )),
+    }
+}
+
+/// A token without the scope needed gets `403` with a `Bearer` challenge saying
+/// `error="insufficient_scope"` and the `scope` needed.
+async fn insufficient_scope(prober: &Prober) -> Finding {
+    let Some(token) = &prober.without_scope else {
+        return Finding::skip(
+            "needs a token without the scope the server needs: give one with --token-without-scope",
+        );
+    };
+    let answer = prober
+        .post(&prober.url, Some(&format!("Bearer {token}")))
+        .await;
+    let expected =
+        "403 with `WWW-Authenticate: Bearer error=\"insufficient_scope\"` and the `scope` needed";
+    let reply = match answer {
+        Ok(reply) if reply.is_success() => {
+            return Finding::skip(format!(
+                "the token given with --token-without-scope was served `initialize` (HTTP {}): it has the scope `initialize` needs, the one request this check sends",
+                reply.status
+            ))
+        }
+        Ok(reply) => reply,
+        Err(why) => return Finding::Fail(Failure::new(expected, format!("no answer: {}", excerpt(&why)))),
+    };
+    let values: Vec<&str> = reply
+        .headers
+        .iter()
+        .filter(|(n, _)| n.eq_ignore_ascii_case("www-authenticate"))
+        .map(|(_, v)| v.as_str())
+        .collect();
+    let params = bearer_challenge(values.iter().copied()).unwrap_or_default();
+    let param = |name: &str| {
+        params
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    };
+    let mut wrong = Vec::new();
+    if reply.status != 403 {
+        wrong.push(format!("HTTP {}, not 403", reply.status));
+    }
+    if values.is_empty() {
+        wrong.push("no `WWW-Authenticate`".to_string());
+    } else {
+        if param("error") != Some("insufficient_scope") {
+            wrong.push(match param("error") {
+                Some(error) => format!("`error` is `{}`", excerpt(error)),
+                None => "no `error`".into(),
+            });
+        }
+        if param("scope").is_none_or(|s| s.trim().is_empty()) {
+            wrong.push("no `scope`".into());
+        }
+    }
+    if wrong.is_empty() {
+        return Finding::pass();
+    }
+    let shown = match values.as_slice() {
+        [] => String::new(),
+        values => format!(" (`WWW-Authenticate: {}`)", excerpt(&values.join(" / "))),
+    };
+    Finding::Fail(
+        Failure::new(expected, format!("{}{shown}", wrong.join("; ")))
+            .received(Some(reply.describe())),
+    )
 }
 
 /// The authorization server's metadata for `issuer`: found in the specification's order and

@@ -162,10 +162,37 @@ impl Player {
             .iter()
             .find(|(n, _)| n == "authorization")
             .map(|(_, v)| v.as_str());
-        if bearer == Some(format!("Bearer {}", auth.access_token).as_str())
-            || auth.any_token_served && bearer.is_some_and(|b| b.starts_with("Bearer "))
+        let token = bearer.and_then(|b| b.strip_prefix("Bearer "));
+        if token == Some(auth.access_token.as_str())
+            || auth.any_token_served && token.is_some()
+            || token.is_some() && token == auth.audience_unchecked_token.as_deref()
         {
             return None;
+        }
+        if token.is_some() && token == auth.scopeless_token.as_deref() {
+            let mut params = vec!["error=\"insufficient_scope\"".to_string()];
+            if !auth.insufficient_scope_unnamed {
+                let scope = auth.challenge_scope.as_deref().unwrap_or("mcp");
+                params.push(format!("scope=\"{scope}\""));
+            }
+            if let Some(at) = auth.prm_at.first() {
+                params.push(format!(
+                    "resource_metadata=\"{}{}\"",
+                    self.origins.primary,
+                    at.path(&endpoint)
+                ));
+            }
+            return Some(Answer {
+                status: 403,
+                headers: vec![
+                    (
+                        "www-authenticate".into(),
+                        format!("Bearer {}", params.join(", ")),
+                    ),
+                    ("content-type".into(), "text/plain".into()),
+                ],
+                body: "insufficient scope\n".into(),
+            });
         }
         let mut challenge = String::from("Bearer");
         let mut params = Vec::new();

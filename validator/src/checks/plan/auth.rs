@@ -77,6 +77,8 @@ pub async fn run(
         url: url.clone(),
         headers: crate::http::without(headers.clone(), "authorization"),
         token,
+        other_resource: plan.tokens.other_resource.clone(),
+        without_scope: plan.tokens.without_scope.clone(),
         ca_cert: plan.ca_cert.clone(),
         timeout: plan.timeout,
         revision: plan

@@ -19,4 +19,4 @@ pub mod stateless;
 pub mod stdio;
 
 pub use order::{sort, ALL};
-pub use settings::{Found, Plan, Unreachable};
+pub use settings::{AuthTokens, Found, Plan, Unreachable};

@@ -41,6 +41,8 @@ const BEFORE_FEATURES: &[&str] = &[
     auth::PKCE_S256,
     auth::INVALID_TOKEN,
     auth::TOKEN_NOT_IN_QUERY,
+    auth::AUDIENCE,
+    auth::INSUFFICIENT_SCOPE,
     stateless::DISCOVER,
     stateless::META_REQUIRED,
     stateless::UNSUPPORTED_VERSION,
