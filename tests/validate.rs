@@ -1202,6 +1202,114 @@ fn a_url_that_refuses_connections_is_unreachable() {
     assert_eq!(code, 2, "{stderr}");
 }
 
+/// A scripted server behind the mock's authorization side (`[auth]` with `extra`), whose MCP
+/// endpoint answers one handshake and then waits (a step never met keeps it up).
+fn oauth_mock(dir: &Path, extra: &str) -> Served {
+    let script = write(
+        dir,
+        "oauth.toml",
+        &format!(
+            "transport = \"http\"\nsteps = [{{ handshake = {{}} }}, {{ expect = {{ method = \"never/sent\" }} }}]\n\n[auth]\n{extra}\n"
+        ),
+    );
+    mock_http(&script).0
+}
+
+#[test]
+fn oauth_obtains_the_token_headless_and_every_check_runs_with_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = oauth_mock(dir.path(), "challenge_scope = \"mcp:read\"");
+    let args = [
+        "--strict",
+        "--timeout",
+        "3s",
+        "--revision",
+        "2025-11-25",
+        "--only",
+        "server.initialize.result",
+        "--only",
+        "server.auth.",
+        "--oauth",
+        "mcp-conformance-client",
+        "--url",
+        &server.url,
+    ];
+    let (code, report, shown) = validate_json(&args, &[]);
+    assert_eq!(code, 0, "{shown}");
+    let checks = notes(&report);
+    // The handshake went through with the token the grant gave; the query-string check sent
+    // that token, not an unissued one.
+    assert!(
+        checks.contains(&(
+            "server.initialize.result".into(),
+            "pass".into(),
+            String::new()
+        )),
+        "{checks:?}"
+    );
+    let query = checks
+        .iter()
+        .find(|(id, _, _)| id == "server.auth.token-not-in-query")
+        .unwrap();
+    assert_eq!(
+        (query.1.as_str(), query.2.as_str()),
+        ("pass", ""),
+        "{shown}"
+    );
+    // The mock's code and token are credentials of the flow: never shown.
+    for secret in ["authz-code-5f1e9a", "access-token-7c3d2b"] {
+        assert!(!shown.contains(secret), "{shown}");
+        assert!(!report.to_string().contains(secret), "{report}");
+    }
+}
+
+#[test]
+fn oauth_stops_at_a_refused_flow_saying_why_and_shows_no_credential() {
+    let dir = tempfile::tempdir().unwrap();
+    for (fault, says) in [
+        ("wrong_state = true", "the authorization response is refused: its `state` is not the request's"),
+        ("iss = \"wrong\"", "its `iss` is `http://issuer.invalid`"),
+        ("no_pkce_methods = true", "does not list `S256` in `code_challenge_methods_supported` (absent): no authorization is asked without PKCE"),
+        ("wrong_issuer = true", "its `issuer` is `http://issuer.invalid`"),
+        ("token_error_echoes = true", "the token endpoint gave no access token: 400"),
+    ] {
+        let server = oauth_mock(dir.path(), fault);
+        let (code, stderr) = bad_input(
+            &["--timeout", "3s", "--oauth", "mcp-conformance-client", "--url", &server.url],
+            &[],
+        );
+        assert_eq!(code, 4, "{fault}: {stderr}");
+        assert!(
+            stderr.contains("cannot obtain a token with --oauth") && stderr.contains(says),
+            "{fault}: {stderr}"
+        );
+        assert!(!stderr.contains("authz-code-5f1e9a"), "{fault}: {stderr}");
+    }
+    for (args, says) in [
+        (vec!["--oauth", "c"], "--oauth applies to --url"),
+        (
+            vec![
+                "--oauth",
+                "c",
+                "--url",
+                "http://127.0.0.1:9/mcp",
+                "--header",
+                "Authorization: Bearer t-1234",
+            ],
+            "--oauth obtains the token an `Authorization` --header gives",
+        ),
+    ] {
+        let command: &[&str] = if args.contains(&"--url") {
+            &[]
+        } else {
+            &["true"]
+        };
+        let (code, stderr) = bad_input(&args, command);
+        assert_eq!(code, 2, "{stderr}");
+        assert!(stderr.contains(says), "{stderr}");
+    }
+}
+
 #[test]
 fn the_token_options_apply_to_a_url_and_are_never_echoed() {
     for option in ["--token-for-other-resource", "--token-without-scope"] {

@@ -32,6 +32,12 @@ pub struct ValidateArgs {
     /// A header for every HTTP request, 'Name: value' (repeatable).
     #[arg(long = "header", value_name = "NAME: VALUE")]
     pub headers: Vec<String>,
+    /// With --url: obtain the access token through the authorization-code grant with PKCE,
+    /// headless, as the pre-registered public client CLIENT_ID, for a test authorization
+    /// server that approves at once (its redirect to http://127.0.0.1/callback is read, never
+    /// opened); every check then runs with it, as with --header 'Authorization: Bearer …'.
+    #[arg(long, value_name = "CLIENT_ID")]
+    pub oauth: Option<String>,
     /// With --url: an access token the server's authorization server issued for another
     /// resource (a secret, never shown); `server.auth.audience` checks that the server refuses
     /// it with 401.

@@ -17,6 +17,8 @@ pub(crate) struct Job {
     pub(crate) auto: bool,
     /// The config file, whose entries may name tools to call (`callTools`).
     pub(crate) config: Option<std::path::PathBuf>,
+    /// `--oauth`: the public client id the token is obtained as.
+    pub(crate) oauth: Option<String>,
 }
 
 /// Checks the options and prepares the run: the targets, the plan, the baseline.
@@ -40,6 +42,20 @@ pub(crate) fn prepare(args: &ValidateArgs) -> Result<Job, String> {
     }
     if !args.headers.is_empty() && args.url.is_none() {
         return Err("--header applies to --url".into());
+    }
+    if args.oauth.is_some() {
+        if args.url.is_none() {
+            return Err("--oauth applies to --url".into());
+        }
+        if args.headers.iter().any(|h| {
+            h.split_once(':')
+                .is_some_and(|(name, _)| name.trim().eq_ignore_ascii_case("authorization"))
+        }) {
+            return Err(
+                "--oauth obtains the token an `Authorization` --header gives: use one of them"
+                    .into(),
+            );
+        }
     }
     for (option, token) in [
         ("--token-for-other-resource", &args.token_for_other_resource),
@@ -177,5 +193,6 @@ pub(crate) fn prepare(args: &ValidateArgs) -> Result<Job, String> {
         baseline,
         auto,
         config: args.config.clone(),
+        oauth: args.oauth.clone(),
     })
 }

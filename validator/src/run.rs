@@ -28,7 +28,29 @@ pub(crate) async fn validate_one(
         plan.call_tools
             .extend(fixtures::config_call_tools(config, name));
     }
-    let found = run_target(job, &plan, target).await;
+    let authorized = match (&job.oauth, target) {
+        (Some(client_id), Target::Http { url, headers }) => {
+            let prober = plan::auth::prober(url, headers, &plan);
+            match crate::oauth::obtain_token(&prober, client_id).await {
+                Ok(token) => Ok(Target::Http {
+                    url: url.clone(),
+                    headers: crate::http::with(
+                        headers.clone(),
+                        "Authorization",
+                        &format!("Bearer {token}"),
+                    ),
+                }),
+                Err(e) => Err(Unreachable(format!(
+                    "cannot obtain a token with --oauth: {e}"
+                ))),
+            }
+        }
+        _ => Ok(target.clone()),
+    };
+    let found = match &authorized {
+        Ok(target) => run_target(job, &plan, target).await,
+        Err(why) => Err(why.clone()),
+    };
     let (checks, unreachable) = match found {
         Ok(found) => (
             found

@@ -107,7 +107,11 @@ impl Prober {
     }
 
     /// POSTs `initialize` to `url` with `authorization` (an `Authorization` value) or none.
-    async fn post(&self, url: &str, authorization: Option<&str>) -> Result<Reply, String> {
+    pub(crate) async fn post(
+        &self,
+        url: &str,
+        authorization: Option<&str>,
+    ) -> Result<Reply, String> {
         let wire = Wire::new(url, &self.headers, self.ca_cert.as_deref(), self.timeout)?;
         let mut headers = vec![
             (
@@ -131,7 +135,7 @@ impl Prober {
     }
 
     /// GETs a metadata document (no `--header` goes along).
-    async fn get(&self, url: &str) -> Fetched {
+    pub(crate) async fn get(&self, url: &str) -> Fetched {
         let answer = match Wire::new(url, &[], self.ca_cert.as_deref(), self.timeout) {
             Err(why) => Err(why),
             Ok(wire) => wire
@@ -179,12 +183,51 @@ impl Prober {
 
 /// A metadata document fetched, or why not.
 #[derive(Clone, Debug)]
-struct Fetched {
-    url: String,
+pub(crate) struct Fetched {
+    /// Where from.
+    pub(crate) url: String,
     /// What came back, in a few words (`HTTP 404`).
-    seen: String,
+    pub(crate) seen: String,
     /// The JSON object, when a 200 carried one.
-    document: Option<Value>,
+    pub(crate) document: Option<Value>,
+}
+
+impl Prober {
+    /// The first of `urls` that serves a JSON object, and every one tried (in order).
+    pub(crate) async fn first_found(&self, urls: &[String]) -> (Option<Fetched>, Vec<Fetched>) {
+        let mut tried = Vec::new();
+        for at in urls {
+            let fetched = self.get(at).await;
+            let hit = fetched.document.is_some();
+            tried.push(fetched.clone());
+            if hit {
+                return (Some(fetched), tried);
+            }
+        }
+        (None, tried)
+    }
+}
+
+/// The `WWW-Authenticate` values of a reply.
+pub(crate) fn challenges(reply: &Reply) -> Vec<&str> {
+    reply
+        .headers
+        .iter()
+        .filter(|(n, _)| n.eq_ignore_ascii_case("www-authenticate"))
+        .map(|(_, v)| v.as_str())
+        .collect()
+}
+
+/// Where the Protected Resource Metadata is looked for, given the challenge's parameters:
+/// its `resource_metadata` URL, else the well-known URLs.
+pub(crate) fn resource_metadata_sources(
+    url: &Url,
+    params: Option<&[(String, String)]>,
+) -> Vec<String> {
+    match params.and_then(|p| p.iter().find(|(n, _)| n == "resource_metadata")) {
+        Some((_, at)) => vec![at.clone()],
+        None => resource_metadata_urls(url),
+    }
 }
 
 /// The parameters of the first `Bearer` challenge among `WWW-Authenticate` values (RFC 9110
@@ -347,12 +390,7 @@ pub async fn judge(
             .collect();
     };
     // The challenge, and where the Protected Resource Metadata is.
-    let values: Vec<&str> = challenge
-        .headers
-        .iter()
-        .filter(|(n, _)| n.eq_ignore_ascii_case("www-authenticate"))
-        .map(|(_, v)| v.as_str())
-        .collect();
+    let values = challenges(challenge);
     let params = bearer_challenge(values.iter().copied());
     let named = params.as_ref().and_then(|params| {
         params
@@ -360,28 +398,9 @@ pub async fn judge(
             .find(|(n, _)| n == "resource_metadata")
             .map(|(_, v)| v.clone())
     });
-    let mut tried = Vec::new();
-    let mut metadata = None;
-    match &named {
-        Some(at) => {
-            let fetched = prober.get(at).await;
-            if fetched.document.is_some() {
-                metadata = Some(fetched.clone());
-            }
-            tried.push(fetched);
-        }
-        None => {
-            for at in resource_metadata_urls(&url) {
-                let fetched = prober.get(&at).await;
-                let found = fetched.document.is_some();
-                tried.push(fetched.clone());
-                if found {
-                    metadata = Some(fetched);
-                    break;
-                }
-            }
-        }
-    }
+    let (metadata, tried) = prober
+        .first_found(&resource_metadata_sources(&url, params.as_deref()))
+        .await;
     let shown = match values.as_slice() {
         [] => "no `WWW-Authenticate`".to_string(),
         values => format!("`WWW-Authenticate: {}`", excerpt(&values.join(" / "))),
@@ -651,17 +670,11 @@ async fn server_metadata(prober: &Prober, issuer: &str) -> (Finding, Finding) {
         let why = "no authorization server metadata found (see server.auth.server-metadata)";
         return (fail, Finding::skip(why));
     };
-    let mut tried = Vec::new();
-    let mut found = None;
-    for at in server_metadata_urls(&parsed) {
-        let fetched = prober.get(&at).await;
-        let hit = fetched.document.is_some();
-        tried.push(format!("{} ({})", fetched.url, fetched.seen));
-        if hit {
-            found = Some(fetched);
-            break;
-        }
-    }
+    let (found, tried) = prober.first_found(&server_metadata_urls(&parsed)).await;
+    let tried: Vec<String> = tried
+        .iter()
+        .map(|f| format!("{} ({})", f.url, f.seen))
+        .collect();
     let Some(fetched) = found else {
         let why = "no authorization server metadata found (see server.auth.server-metadata)";
         return (

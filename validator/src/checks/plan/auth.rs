@@ -20,6 +20,30 @@ pub fn is_auth(id: &str) -> bool {
     CHECKS.contains(&id)
 }
 
+/// How the authorization checks (and `--oauth`) reach the MCP endpoint `url` given with
+/// `headers`.
+pub fn prober(url: &str, headers: &[(String, String)], plan: &Plan) -> Prober {
+    let token = headers
+        .iter()
+        .find(|(name, _)| name.eq_ignore_ascii_case("authorization"))
+        .and_then(|(_, value)| auth::bearer_token(value));
+    Prober {
+        url: url.to_string(),
+        headers: crate::http::without(headers.to_vec(), "authorization"),
+        token,
+        other_resource: plan.tokens.other_resource.clone(),
+        without_scope: plan.tokens.without_scope.clone(),
+        ca_cert: plan.ca_cert.clone(),
+        timeout: plan.timeout,
+        revision: plan
+            .revisions
+            .iter()
+            .find(|r| r.as_str() <= LATEST)
+            .cloned()
+            .unwrap_or_else(|| LATEST.to_string()),
+    }
+}
+
 /// Why the checks are skipped when `initialize` without a token got `status`, not 401.
 fn not_asked(status: u16) -> String {
     if (200..300).contains(&status) {
@@ -61,10 +85,6 @@ pub async fn run(
     if !selected.iter().any(|id| applies(id)) {
         return Ok(skip_all("not applicable at the revisions asked".into()));
     }
-    let token = headers
-        .iter()
-        .find(|(name, _)| name.eq_ignore_ascii_case("authorization"))
-        .and_then(|(_, value)| auth::bearer_token(value));
     let given = headers
         .iter()
         .any(|(name, _)| name.eq_ignore_ascii_case("authorization"));
@@ -73,21 +93,7 @@ pub async fn run(
             return Ok(skip_all(not_asked(status)));
         }
     }
-    let prober = Prober {
-        url: url.clone(),
-        headers: crate::http::without(headers.clone(), "authorization"),
-        token,
-        other_resource: plan.tokens.other_resource.clone(),
-        without_scope: plan.tokens.without_scope.clone(),
-        ca_cert: plan.ca_cert.clone(),
-        timeout: plan.timeout,
-        revision: plan
-            .revisions
-            .iter()
-            .find(|r| r.as_str() <= LATEST)
-            .cloned()
-            .unwrap_or_else(|| LATEST.to_string()),
-    };
+    let prober = prober(url, headers, plan);
     let found = match prober.gate().await {
         Gate::Answered(status) => return Ok(skip_all(not_asked(status))),
         Gate::Unanswered(why) if alone => {
