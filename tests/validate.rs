@@ -1311,6 +1311,60 @@ fn oauth_stops_at_a_refused_flow_saying_why_and_shows_no_credential() {
 }
 
 #[test]
+fn the_auth_checks_stop_sending_once_a_request_runs_out_of_time() {
+    // Answers the first request with a 401 whose metadata URL is its own, then reads every
+    // later request and never answers it, until a connection closes without a request.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let answering = std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for (index, stream) in listener.incoming().enumerate() {
+            let Ok(mut stream) = stream else { break };
+            let mut head = [0u8; 4096];
+            // A connection closed at once is the test's word that the run is over.
+            if std::io::Read::read(&mut stream, &mut head).unwrap_or(0) == 0 {
+                break;
+            }
+            if index == 0 {
+                let challenge = format!("Bearer resource_metadata=\"http://127.0.0.1:{port}/prm\"");
+                let answer = format!("HTTP/1.1 401 Unauthorized\r\nwww-authenticate: {challenge}\r\ncontent-length: 0\r\nconnection: close\r\n\r\n");
+                let _ = std::io::Write::write_all(&mut stream, answer.as_bytes());
+            } else if held.len() < 16 {
+                held.push(stream);
+            } else {
+                break;
+            }
+        }
+    });
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let started = Instant::now();
+    let (code, report, shown) = validate_json(
+        &["--timeout", "1s", "--only", "server.auth.", "--url", &url],
+        &[],
+    );
+    let took = started.elapsed();
+    // The metadata request ran out of time; nothing more was sent (else each of the four
+    // later requests would wait its second too).
+    assert!(took < Duration::from_millis(2500), "{took:?}\n{shown}");
+    assert_eq!(code, 1, "{shown}");
+    let checks = notes(&report);
+    let challenge = checks
+        .iter()
+        .find(|(id, _, _)| id == "server.auth.challenge")
+        .unwrap();
+    assert_eq!(challenge.1, "fail", "{shown}");
+    let invalid = &report["targets"][0]["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"] == "server.auth.invalid-token-401")
+        .unwrap()["failure"]["actual"];
+    assert!(invalid.as_str().unwrap().contains("not sent"), "{invalid}");
+    drop(std::net::TcpStream::connect(("127.0.0.1", port)));
+    answering.join().unwrap();
+}
+
+#[test]
 fn the_token_options_apply_to_a_url_and_are_never_echoed() {
     for option in ["--token-for-other-resource", "--token-without-scope"] {
         let (code, stderr) = bad_input(&[option, "secret-token-y"], &["true"]);

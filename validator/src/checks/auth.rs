@@ -67,6 +67,9 @@ pub struct Prober {
     pub timeout: Duration,
     /// The revision the `initialize` requests offer.
     pub revision: String,
+    /// Why no more requests are sent, once one ran out of time: each later one would wait a
+    /// whole bound again.
+    pub stalled: std::sync::Arc<std::sync::Mutex<Option<String>>>,
 }
 
 /// The unauthenticated `initialize`, as answered.
@@ -91,6 +94,45 @@ pub fn bearer_token(value: &str) -> Option<String> {
 }
 
 impl Prober {
+    /// Sends one request over a fresh [`Wire`] to `url`, unless an earlier one ran out of
+    /// time; one that runs out of time stops the later ones.
+    async fn send(
+        &self,
+        url: &str,
+        headers: &[(String, String)],
+        method: Method,
+        request_headers: &[(String, String)],
+        body: Option<Vec<u8>>,
+        until: &Until,
+    ) -> Result<Reply, String> {
+        let stalled = || {
+            self.stalled
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .clone()
+        };
+        if let Some(why) = stalled() {
+            return Err(format!(
+                "not sent: an earlier request got no answer in time ({why})"
+            ));
+        }
+        let wire = Wire::new(url, headers, self.ca_cert.as_deref(), self.timeout)?;
+        let answer = wire
+            .send(method, request_headers, body, until, |_| {})
+            .await;
+        let ran_out = match &answer {
+            Err(e) => e.ran_out(),
+            Ok(reply) => reply.ran_out(),
+        };
+        if let Some(why) = ran_out {
+            self.stalled
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .get_or_insert(why);
+        }
+        answer.map_err(|e| e.to_string())
+    }
+
     fn initialize_body(&self) -> Vec<u8> {
         json!({
             "jsonrpc": "2.0",
@@ -112,7 +154,6 @@ impl Prober {
         url: &str,
         authorization: Option<&str>,
     ) -> Result<Reply, String> {
-        let wire = Wire::new(url, &self.headers, self.ca_cert.as_deref(), self.timeout)?;
         let mut headers = vec![
             (
                 "Accept".to_string(),
@@ -123,32 +164,29 @@ impl Prober {
         if let Some(value) = authorization {
             headers.push(("Authorization".into(), value.into()));
         }
-        wire.send(
+        self.send(
+            url,
+            &self.headers,
             Method::POST,
             &headers,
             Some(self.initialize_body()),
             &Until::Response(json!(1)),
-            |_| {},
         )
         .await
-        .map_err(|e| e.to_string())
     }
 
     /// GETs a metadata document (no `--header` goes along).
     pub(crate) async fn get(&self, url: &str) -> Fetched {
-        let answer = match Wire::new(url, &[], self.ca_cert.as_deref(), self.timeout) {
-            Err(why) => Err(why),
-            Ok(wire) => wire
-                .send(
-                    Method::GET,
-                    &[("Accept".into(), "application/json".into())],
-                    None,
-                    &Until::End,
-                    |_| {},
-                )
-                .await
-                .map_err(|e| e.to_string()),
-        };
+        let answer = self
+            .send(
+                url,
+                &[],
+                Method::GET,
+                &[("Accept".into(), "application/json".into())],
+                None,
+                &Until::End,
+            )
+            .await;
         let document = match &answer {
             Ok(reply) if reply.status == 200 => serde_json::from_slice::<Value>(&reply.body)
                 .ok()

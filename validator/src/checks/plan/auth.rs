@@ -41,6 +41,7 @@ pub fn prober(url: &str, headers: &[(String, String)], plan: &Plan) -> Prober {
             .find(|r| r.as_str() <= LATEST)
             .cloned()
             .unwrap_or_else(|| LATEST.to_string()),
+        stalled: Default::default(),
     }
 }
 
