@@ -1264,6 +1264,62 @@ fn oauth_obtains_the_token_headless_and_every_check_runs_with_it() {
 }
 
 #[test]
+fn oauth_obtains_a_token_from_the_python_sdks_authorization_server() {
+    // The SDK's own authorization and token endpoints (PKCE and the redirect URI checked by
+    // the SDK), its provider approving the pre-registered client at once.
+    let server = python_auth_http();
+    let (code, report, shown) = validate_json(
+        &[
+            "--strict",
+            "--revision",
+            "2025-11-25",
+            "--only",
+            "server.initialize.result",
+            "--only",
+            "server.tools.list",
+            "--only",
+            "server.auth.token-not-in-query",
+            "--oauth",
+            "validate-client",
+            "--url",
+            &server.url,
+        ],
+        &[],
+    );
+    assert_eq!(code, 0, "{shown}");
+    assert_eq!(
+        notes(&report),
+        [
+            (
+                "server.initialize.result".to_string(),
+                "pass".to_string(),
+                String::new()
+            ),
+            (
+                "server.tools.list".into(),
+                "pass".into(),
+                "1 tool(s) on 1 page(s)".into()
+            ),
+            (
+                "server.auth.token-not-in-query".into(),
+                "pass".into(),
+                String::new()
+            ),
+        ],
+        "{shown}"
+    );
+    // A client the authorization server does not know gets no redirect back.
+    let (code, stderr) = bad_input(&["--oauth", "unknown-client", "--url", &server.url], &[]);
+    assert_eq!(code, 4, "{stderr}");
+    assert!(
+        stderr.contains(
+            "the authorization endpoint did not redirect to http://127.0.0.1/callback: HTTP 400"
+        ),
+        "{stderr}"
+    );
+}
+
+#[test]
 fn oauth_stops_at_a_refused_flow_saying_why_and_shows_no_credential() {
     let dir = tempfile::tempdir().unwrap();
     for (fault, says) in [
