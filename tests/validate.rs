@@ -721,6 +721,42 @@ fn a_correct_server_passes_its_token_check(
 }
 
 #[test]
+fn the_well_known_fallback_passes_from_2025_11_25_and_fails_at_2025_06_18_alone() {
+    let path = root().join("tests/validate/correct-http/server.auth.challenge+well-known.toml");
+    let id = "server.auth.challenge";
+    let (server, _) = mock_http(&path);
+    let run = |revision: &str| {
+        validate_json(
+            &[
+                "--strict",
+                "--timeout",
+                "3s",
+                "--revision",
+                revision,
+                "--only",
+                id,
+                "--url",
+                &server.url,
+            ],
+            &[],
+        )
+    };
+    let (code, report, shown) = run("2025-06-18,2025-11-25");
+    assert_eq!(
+        (code, statuses(&report)),
+        (0, vec![(id.to_string(), "pass".to_string())]),
+        "{shown}"
+    );
+    let (code, report, shown) = run("2025-06-18");
+    assert_fails_only(id, (code, report.clone(), shown));
+    let actual = &report["targets"][0]["checks"][0]["failure"]["actual"];
+    assert!(
+        actual.as_str().unwrap().contains("no `resource_metadata`"),
+        "{actual}"
+    );
+}
+
+#[test]
 fn every_auth_check_has_a_broken_and_a_correct_http_server() {
     let mut broken = broken_servers_in("tests/validate/broken-http");
     broken.extend(broken_servers_in("tests/validate/broken-auth-tokens"));

@@ -67,6 +67,10 @@ pub struct Prober {
     pub timeout: Duration,
     /// The revision the `initialize` requests offer.
     pub revision: String,
+    /// Whether a revision of the run lets the Protected Resource Metadata be found at a
+    /// well-known URL instead of the challenge's `resource_metadata` (2025-11-25 and later;
+    /// 2025-06-18 asks for `resource_metadata`).
+    pub well_known_allowed: bool,
     /// Why no more requests are sent, once one ran out of time: each later one would wait a
     /// whole bound again.
     pub stalled: std::sync::Arc<std::sync::Mutex<Option<String>>>,
@@ -458,9 +462,18 @@ pub async fn judge(
                 .received(Some(challenge.describe())),
             ),
             (Some(_), Some(_), Some(_)) => Finding::pass(),
-            (Some(_), None, Some(found)) => Finding::pass_with(format!(
-                "the challenge names no `resource_metadata`; the metadata is at the well-known {}",
-                found.url
+            (Some(_), None, Some(found)) if prober.well_known_allowed => {
+                Finding::pass_with(format!(
+                    "the challenge names no `resource_metadata`; the metadata is at the well-known {}",
+                    found.url
+                ))
+            }
+            (Some(_), None, Some(found)) => Finding::Fail(Failure::new(
+                "`resource_metadata` in the challenge (2025-06-18 has no well-known fallback)",
+                format!(
+                    "{shown} (no `resource_metadata`; the metadata is at the well-known {})",
+                    found.url
+                ),
             )),
             (Some(_), Some(at), None) => Finding::Fail(Failure::new(
                 "the Protected Resource Metadata at the challenge's `resource_metadata` URL",

@@ -42,6 +42,7 @@ pub fn prober(url: &str, headers: &[(String, String)], plan: &Plan) -> Prober {
             .cloned()
             .unwrap_or_else(|| LATEST.to_string()),
         stalled: Default::default(),
+        well_known_allowed: plan.revisions.iter().any(|r| r.as_str() >= "2025-11-25"),
     }
 }
 
