@@ -90,10 +90,18 @@ pub async fn run(
     let given = headers
         .iter()
         .any(|(name, _)| name.eq_ignore_ascii_case("authorization"));
-    if !given {
-        if let Some(status) = probe_status.filter(|s| *s != 401 && *s != 0) {
-            return Ok(skip_all(not_asked(status)));
+    match probe_status {
+        // The probe's answer says it all: nothing more is sent.
+        Some(status) if !given && status != 401 && status != 0 => {
+            return Ok(skip_all(not_asked(status)))
         }
+        // No status could be read from the probe's answer: asking again would wait as long.
+        Some(0) if !given => {
+            return Ok(skip_all(
+                "no status could be read from the answer to `initialize` without a token".into(),
+            ))
+        }
+        _ => {}
     }
     let prober = prober(url, headers, plan);
     let found = match prober.gate().await {
