@@ -315,3 +315,35 @@ fn the_check_reference_tables_list_every_server_check_once_with_its_level() {
     registry.sort();
     assert_eq!(listed, registry);
 }
+
+/// A client bound marked `safety_only` only keeps the run short, so a client that cannot set
+/// its bounds is judged all the same: never in a scenario whose rule is about a client bound.
+#[test]
+fn no_bound_under_test_is_marked_a_safety_bound() {
+    const BOUND_RULES: &[&str] = &[
+        "lifecycle.handshake.bounded",
+        "http.idle.bounded",
+        "http.idle.reset-on-read",
+        "timeouts.client.configurable",
+        "timeouts.call.override",
+        "tools.source.list-bounded",
+    ];
+    let mut marked = 0;
+    let mut wrong = Vec::new();
+    for s in all_scenarios() {
+        if !s.scenario.client.timeouts.safety_only {
+            continue;
+        }
+        marked += 1;
+        for rule in &s.scenario.rules {
+            if BOUND_RULES.contains(&rule.as_str()) {
+                wrong.push(format!("{}: {rule}", s.name));
+            }
+        }
+    }
+    assert!(marked > 0, "no scenario marks its bounds safety_only");
+    assert!(
+        wrong.is_empty(),
+        "scenarios whose bounds are under test, marked safety_only: {wrong:?}"
+    );
+}
