@@ -328,6 +328,57 @@ pub enum Breakage {
     /// Authorization: the stored access token goes along to the authorization server's
     /// metadata endpoint.
     BearerToAuthorizationServer,
+    /// The strict profile's `tools/list` reads the first page only, its `nextCursor` unread.
+    FirstPageOnly,
+    /// `tools/list` is cached in every profile, so a `list_changed` is counted but the next
+    /// listing answers from the cache.
+    ToolsCachedEverywhere,
+    /// kova: a list or call that hits a dead transport fails at once, no reconnect.
+    NoAutoReconnect,
+    /// `reconnect()` opens a new connection but keeps the tools cache of the old one.
+    ReconnectKeepsCache,
+    /// kova: a transient failure to connect is not retried.
+    NoConnectRetry,
+    /// HTTP: `exited()` reads "was closed" once the client is closed.
+    HttpExitedAfterClose,
+    /// stdio: the server gets the configured variables alone, not the inherited environment.
+    EnvReplaced,
+    /// stdio: the server's stderr is piped but never read.
+    StderrNotDrained,
+    /// Calls queue behind each other in every profile: one request in flight at a time.
+    CallsQueued,
+    /// A call's timeout error does not say the server may still carry the call out.
+    TimeoutWithoutMayHaveRun,
+    /// HTTP: `Authorization` and `Cookie` go along on a redirect to another host.
+    CredentialsKeptOnRedirect,
+    /// HTTP: `Redirects::None` is not looked at: redirects are followed (as with
+    /// `Redirects::Any`).
+    RedirectsNoneIgnored,
+    /// HTTP: a followed 307 or 308 re-sends the request without its body.
+    BodyDroppedOnRedirect,
+    /// HTTP: a refused redirect names the Location as given, path and query included.
+    RedirectNamesFullUrl,
+    /// HTTP: a 403 asks the token provider for a fresh token and retries, as a 401 does.
+    ForbiddenRefreshed,
+    /// HTTP: the caller's headers go on POSTs only, not on the session's `DELETE`.
+    CustomHeadersOnPostsOnly,
+    /// Streamable HTTP: only `202 Accepted` acknowledges a notification; a 204 is an error.
+    OnlyAcceptedAcknowledges,
+    /// Streamable HTTP: any 2xx answering a notification is success, an empty 200 included.
+    EmptyNotificationReplyAccepted,
+    /// Streamable HTTP: a notification frame ahead of the response ends the call with a
+    /// protocol error.
+    SseNotificationFailsCall,
+    /// Streamable HTTP (strict): a server request on a call's stream is left unanswered.
+    ServerRequestIgnoredOverHttp,
+    /// The tool adapter offers the model a tool without its description.
+    DescriptionDropped,
+    /// The tool adapter hands the model a result's content as raw JSON, payloads and all.
+    RawContentToModel,
+    /// A tool source whose listing failed offers no tools until the next good listing.
+    FailedListingClears,
+    /// A tool source over a transport that cannot report notifications logs no warning.
+    NoNotifyWarning,
 }
 
 /// How the client is configured.

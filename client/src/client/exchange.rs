@@ -42,7 +42,10 @@ pub(super) async fn list_all(
             .map_err(|e| invalid(format!("invalid tools/list result: {e}")))?;
         tools.extend(page.tools);
         match page.next_cursor {
-            Some(next) if config.profile.paginates() => {
+            Some(next)
+                if config.profile.paginates()
+                    && !config.hooks.broken.contains(&Breakage::FirstPageOnly) =>
+            {
                 if cursor.as_deref() == Some(next.as_str()) {
                     return Err(McpError::Protocol(format!(
                         "tools/list returned its own cursor '{next}' again"

@@ -209,7 +209,8 @@ impl StreamableTransport {
                 self.reinitialize().await?;
             }
             // Strict: the turn only orders the re-initialize; the call's own POST goes out at once.
-            let _turn = (!self.profile.multiplexes()).then_some(turn);
+            let queued = !self.profile.multiplexes() || self.broken(Breakage::CallsQueued);
+            let _turn = queued.then_some(turn);
             let id = Value::from(self.next_id.fetch_add(1, Ordering::SeqCst));
             let call = self.call_reissuing(method, id.clone(), params, ctx);
             match bound {
@@ -363,7 +364,10 @@ impl StreamableTransport {
         ctx: &Ctx,
     ) -> Result<(), McpError> {
         let mut reply = self.post(&Notification::new(method, params), ctx).await?;
-        if matches!(reply.status, StatusCode::ACCEPTED | StatusCode::NO_CONTENT) {
+        if matches!(reply.status, StatusCode::ACCEPTED | StatusCode::NO_CONTENT)
+            && !(reply.status == StatusCode::NO_CONTENT
+                && self.broken(Breakage::OnlyAcceptedAcknowledges))
+        {
             return Ok(());
         }
         // Any other 2xx must carry something: an empty one came from something else.
@@ -372,7 +376,7 @@ impl StreamableTransport {
             .get(header::CONTENT_LENGTH)
             .is_some_and(|v| v.as_bytes() == b"0")
             || self.ep.next_chunk(&mut reply, ctx).await?.is_none();
-        if empty {
+        if empty && !self.broken(Breakage::EmptyNotificationReplyAccepted) {
             return Err(self.proxy_answered(reply.status, ctx));
         }
         Ok(())

@@ -118,6 +118,14 @@ impl StreamableTransport {
             Incoming::Response { id: got, .. } => {
                 tracing::debug!(target: "mcp_refclient", "skipped a response for id {got}: not the call's");
             }
+            Incoming::Notification { method, .. }
+                if self.broken(Breakage::SseNotificationFailsCall) =>
+            {
+                return Err(ctx.protocol(format!(
+                    "the server answered '{}' with a '{method}' message instead of the response",
+                    ctx.method
+                )))
+            }
             Incoming::Notification { method, .. } => {
                 if method == "notifications/tools/list_changed"
                     && !self.broken(Breakage::NoListChangedCount)
@@ -149,7 +157,7 @@ impl StreamableTransport {
     /// A server request on a call's stream: yoagent leaves it unanswered; strict and kova
     /// answer as over stdio (ping with `{}`, others -32601), POSTing the response.
     pub(super) async fn server_request(&self, id: Value, method: &str) {
-        if self.profile == Profile::Yoagent {
+        if self.profile == Profile::Yoagent || self.broken(Breakage::ServerRequestIgnoredOverHttp) {
             tracing::warn!(target: "mcp_refclient", origin = %self.ep.origin, "server request '{method}' left unanswered over HTTP");
             return;
         }
