@@ -379,6 +379,31 @@ pub enum Breakage {
     FailedListingClears,
     /// A tool source over a transport that cannot report notifications logs no warning.
     NoNotifyWarning,
+    /// yoagent and kova probe `server/discover` too when 2026-07-28 is on offer.
+    SeedsProbeDiscover,
+    /// 2026-07-28: an unsupported-version error (-32022) to the probe is reported as the
+    /// JSON-RPC error it came as, the versions on both sides left unsaid.
+    UnsupportedVersionAsRpc,
+    /// 2026-07-28: an `input_required` answer to a method that may not get one is taken as
+    /// its complete result.
+    InputRequiredTakenAsComplete,
+    /// 2026-07-28 over HTTP: a session id the server still sends is captured and replayed.
+    SessionCapturedWhenStateless,
+    /// `initialize` goes without `capabilities` when the client has none to declare.
+    InitializeWithoutCapabilities,
+    /// A failed write of `notifications/initialized` is ignored: the connect succeeds.
+    InitializedFailureIgnored,
+    /// stdio: no server process id is named.
+    PidNotNamed,
+    /// HTTP: an SSE response is read to the end of its stream before the call returns.
+    StreamReadToEnd,
+    /// HTTP: the idle read timeout counts from the start of the response, not from the last
+    /// read.
+    IdleNotReset,
+    /// A client-wide call bound of `None` falls back to the listing bound.
+    UnboundedCallFallsBack,
+    /// yoagent over stdio: the server's output is read at all times, not only during a call.
+    ReadsBetweenCalls,
 }
 
 /// How the client is configured.
@@ -423,7 +448,10 @@ impl ClientConfig {
         let offered = crate::STATELESS_PROTOCOL_VERSIONS
             .into_iter()
             .find(|v| *v == pinned);
-        offered.filter(|_| self.profile == Profile::Strict)
+        offered.filter(|_| {
+            self.profile == Profile::Strict
+                || self.hooks.broken.contains(&Breakage::SeedsProbeDiscover)
+        })
     }
 }
 

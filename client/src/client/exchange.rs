@@ -117,6 +117,11 @@ pub(super) async fn exchange(
             ResultKind::InputRequired if matches!(method, "tools/call" | "prompts/get" | "resources/read") => {
                 params = modern::input_retry(method, &params, &result)?;
             }
+            ResultKind::InputRequired
+                if config.hooks.broken.contains(&Breakage::InputRequiredTakenAsComplete) =>
+            {
+                return Ok(result)
+            }
             ResultKind::InputRequired => {
                 return Err(McpError::Protocol(format!(
                     "'{method}' was answered input_required, which only tools/call, prompts/get and resources/read may be"

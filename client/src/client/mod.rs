@@ -389,6 +389,7 @@ impl McpClient {
     /// The server's process id (for tests); `None` over HTTP.
     pub fn server_pid(&self) -> Option<u32> {
         match &self.connection().transport {
+            Transport::Stdio(_) if self.broken(Breakage::PidNotNamed) => None,
             Transport::Stdio(t) => t.pid(),
             Transport::Http(_) | Transport::LegacySse(_) => None,
         }

@@ -113,6 +113,16 @@ impl Transport {
                 .contains(&Breakage::PerCallTimeoutIgnored)
         });
         match (self, config.profile) {
+            (Transport::Stdio(_), _) | (_, Profile::Kova)
+                if config
+                    .hooks
+                    .broken
+                    .contains(&Breakage::UnboundedCallFallsBack) =>
+            {
+                timeout
+                    .or(config.timeouts().call)
+                    .or(config.timeouts().list)
+            }
             (Transport::Stdio(_), _) | (_, Profile::Kova) => timeout.or(config.timeouts().call),
             (_, Profile::Strict) => timeout,
             (_, Profile::Yoagent) => None,

@@ -71,7 +71,10 @@ impl StreamableTransport {
             extra,
         };
         let reply = self.ep.send(&out, ctx).await?;
-        if reply.status.is_success() && stateless {
+        if reply.status.is_success()
+            && stateless
+            && !self.broken(Breakage::SessionCapturedWhenStateless)
+        {
             return Ok(reply);
         }
         // A modern server's errors come as 400 (header mismatch, missing capability, unsupported

@@ -62,13 +62,29 @@ impl StreamableTransport {
     ) -> Result<Result<Value, ErrorObject>, McpError> {
         let mut parser = SseParser::new(self.ep.max_body);
         let mut seen = 0usize;
+        let to_end = self.broken(Breakage::StreamReadToEnd);
+        let mut found = None;
+        let idle_from = tokio::time::Instant::now() + self.ep.idle;
         loop {
             while let Some(event) = parser.next_event() {
                 if let Some(outcome) = self.on_frame(&event.data, id, reply, ctx).await? {
-                    return Ok(outcome);
+                    if !to_end {
+                        return Ok(outcome);
+                    }
+                    found.get_or_insert(outcome);
                 }
             }
-            let chunk = self.ep.next_chunk(reply, ctx).await;
+            let chunk = match self.broken(Breakage::IdleNotReset) {
+                true => tokio::time::timeout_at(idle_from, self.ep.next_chunk(reply, ctx))
+                    .await
+                    .unwrap_or_else(|_| {
+                        Err(McpError::Timeout(format!(
+                            "{}: idle read timeout while reading the response to '{}'",
+                            ctx.prefix, ctx.method
+                        )))
+                    }),
+                false => self.ep.next_chunk(reply, ctx).await,
+            };
             *broken = chunk
                 .as_ref()
                 .is_err_and(|e| e.kind() != crate::ErrorKind::Timeout)
@@ -85,6 +101,9 @@ impl StreamableTransport {
                 }
                 None if seen == 0 => return Err(self.proxy_answered(reply.status, ctx)),
                 None => {
+                    if let Some(outcome) = found {
+                        return Ok(outcome);
+                    }
                     let tail = if parser.unterminated() {
                         " (an unterminated event at its end was discarded)"
                     } else {
