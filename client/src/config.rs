@@ -404,6 +404,15 @@ pub enum Breakage {
     UnboundedCallFallsBack,
     /// yoagent over stdio: the server's output is read at all times, not only during a call.
     ReadsBetweenCalls,
+    /// HTTP: an SSE stream's lines end at LF only; a CR is kept as part of the line.
+    SseCrKept,
+    /// stdio: a call dropped while it waits (its run cancelled) leaves the connection
+    /// unusable: the next call fails.
+    CancelPoisons,
+    /// stdio: `exited()` gives the exit status without the last of stderr.
+    ExitedWithoutStderr,
+    /// stdio: a server that cannot be waited on is taken as still running.
+    UnwaitableTakenAsRunning,
 }
 
 /// How the client is configured.

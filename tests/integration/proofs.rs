@@ -737,8 +737,32 @@ pub const PROOFS: &[Proof] = &[
     switch(
         &["stdio.read.only-during-call"],
         Breakage::ReadsBetweenCalls,
-        "stdio/ping-between-calls-waits-for-next-call",
+        "stdio/ping-after-cancelled-call-waits-for-next-call",
         "received",
+    ),
+    switch(
+        &["http.sse.parsed"],
+        Breakage::SseCrKept,
+        "http/sse-crlf-line-ends",
+        "step 2",
+    ),
+    switch(
+        &["timeouts.call.cancel"],
+        Breakage::CancelPoisons,
+        "timeouts/cancel-ends-call",
+        "step 5",
+    ),
+    switch(
+        &["process.exited.reports"],
+        Breakage::ExitedWithoutStderr,
+        "process/exited-reports-status-and-stderr",
+        "step 3",
+    ),
+    switch(
+        &["process.exited.unwaitable"],
+        Breakage::UnwaitableTakenAsRunning,
+        "process/unwaitable-child",
+        "step 2",
     ),
     // Broken drivers: `tests/drivers.rs` asserts each fails exactly its rules' scenarios.
     driver(
@@ -770,14 +794,10 @@ pub const NOT_YET_PROVEN: &[&str] = &[
     "lifecycle.messages.request-and-notification",
     "process.group.only-own",
     "process.exited.none-while-running",
-    "process.exited.reports",
-    "process.exited.unwaitable",
     "http.json.plain",
-    "http.sse.parsed",
     "http.idle.bounded",
     "http.get-stream.none",
     "headers.replace",
     "headers.sensitive",
     "headers.validated",
-    "timeouts.call.cancel",
 ];

@@ -30,6 +30,8 @@ pub(crate) struct SseParser {
     /// Bytes fed since the last dispatched event (or start).
     pending: usize,
     max: usize,
+    /// A CR ends a line (false under the test switch `SseCrKept`).
+    cr_ends_line: bool,
     /// Events parsed and not yet taken.
     ready: VecDeque<Event>,
 }
@@ -46,8 +48,15 @@ impl SseParser {
             at_start: true,
             pending: 0,
             max,
+            cr_ends_line: true,
             ready: VecDeque::new(),
         }
+    }
+
+    /// The test switch `SseCrKept`: lines end at LF only.
+    pub(crate) fn cr_kept(mut self) -> Self {
+        self.cr_ends_line = false;
+        self
     }
 
     /// Parses `chunk`; the events it completes are queued for [`SseParser::next_event`].
@@ -66,7 +75,7 @@ impl SseParser {
                 }
             }
             match byte {
-                b'\r' => {
+                b'\r' if self.cr_ends_line => {
                     self.after_cr = true;
                     self.end_line();
                 }

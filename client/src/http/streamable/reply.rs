@@ -60,7 +60,10 @@ impl StreamableTransport {
         ctx: &Ctx,
         broken: &mut bool,
     ) -> Result<Result<Value, ErrorObject>, McpError> {
-        let mut parser = SseParser::new(self.ep.max_body);
+        let mut parser = match self.broken(Breakage::SseCrKept) {
+            true => SseParser::new(self.ep.max_body).cr_kept(),
+            false => SseParser::new(self.ep.max_body),
+        };
         let mut seen = 0usize;
         let to_end = self.broken(Breakage::StreamReadToEnd);
         let mut found = None;
