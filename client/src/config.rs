@@ -413,6 +413,9 @@ pub enum Breakage {
     ExitedWithoutStderr,
     /// stdio: a server that cannot be waited on is taken as still running.
     UnwaitableTakenAsRunning,
+    /// stdio: a notification the caller sends (not the handshake's) goes out with an `id`
+    /// (0), as a request whose answer nobody waits for.
+    NotificationWithId,
 }
 
 /// How the client is configured.

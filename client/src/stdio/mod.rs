@@ -440,6 +440,12 @@ impl StdioTransport {
         if let Some(text) = lock(&shared.conn).dead.clone() {
             return Err(Failed::new(McpError::Transport(text), Fate::DeadUnsent));
         }
+        // The switch spares the handshake's own notification: the caller's go out wrong.
+        if shared.broken(Breakage::NotificationWithId) && method != "notifications/initialized" {
+            let message = serde_json::json!({ "jsonrpc": "2.0", "id": 0, "method": method, "params": params });
+            let written = shared.write_message(&message).await;
+            return written.map_err(|e| Failed::alive(McpError::Transport(e.to_string())));
+        }
         let message = Notification::new(method, params);
         let write = shared.write_message(&message);
         let written = match shared.timeouts.list {
