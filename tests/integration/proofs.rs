@@ -770,6 +770,18 @@ pub const PROOFS: &[Proof] = &[
         "lifecycle/raw-request-and-notification",
         "script",
     ),
+    switch(
+        &["process.exited.none-while-running"],
+        Breakage::ExitedWaitsForCalls,
+        "process/exited-none-while-running",
+        "step 5",
+    ),
+    switch(
+        &["http.json.plain"],
+        Breakage::BodyCapExclusive,
+        "http/json-body-at-cap",
+        "step 2",
+    ),
     // Broken drivers: `tests/drivers.rs` asserts each fails exactly its rules' scenarios.
     driver(
         &["redaction.origin-only"],
@@ -817,8 +829,6 @@ pub const PROOFS: &[Proof] = &[
 /// that gains a proof must leave this list (the tidy test fails on a rule in both).
 pub const NOT_YET_PROVEN: &[&str] = &[
     "lifecycle.tools-list.one-page",
-    "process.exited.none-while-running",
-    "http.json.plain",
     "http.idle.bounded",
     "http.get-stream.none",
 ];

@@ -76,7 +76,8 @@ impl Endpoint {
         }
         let mut body = Vec::new();
         while let Some(chunk) = self.next_chunk(reply, ctx).await? {
-            if body.len() + chunk.len() > self.max_body {
+            let cap = self.max_body - usize::from(self.broken(crate::Breakage::BodyCapExclusive));
+            if body.len() + chunk.len() > cap {
                 return Err(too_big());
             }
             body.extend_from_slice(&chunk);
