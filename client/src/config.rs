@@ -422,6 +422,9 @@ pub enum Breakage {
     /// HTTP: a plain JSON body of exactly `max_body_bytes` is refused (the cap taken as
     /// exclusive).
     BodyCapExclusive,
+    /// Streamable HTTP: the last SSE event id seen is sent back as `Last-Event-ID` on the
+    /// next POST, as if the stream were resumed.
+    LastEventIdReplayed,
 }
 
 /// How the client is configured.

@@ -32,6 +32,8 @@ pub(crate) struct SseParser {
     max: usize,
     /// A CR ends a line (false under the test switch `SseCrKept`).
     cr_ends_line: bool,
+    /// The test switch `LastEventIdReplayed`: the last `id:` field, kept (`None` otherwise).
+    pub(crate) last_id: Option<Option<String>>,
     /// Events parsed and not yet taken.
     ready: VecDeque<Event>,
 }
@@ -49,6 +51,7 @@ impl SseParser {
             pending: 0,
             max,
             cr_ends_line: true,
+            last_id: None,
             ready: VecDeque::new(),
         }
     }
@@ -56,6 +59,12 @@ impl SseParser {
     /// The test switch `SseCrKept`: lines end at LF only.
     pub(crate) fn cr_kept(mut self) -> Self {
         self.cr_ends_line = false;
+        self
+    }
+
+    /// The test switch `LastEventIdReplayed`: `id:` fields are kept.
+    pub(crate) fn ids_kept(mut self) -> Self {
+        self.last_id = Some(None);
         self
     }
 
@@ -137,6 +146,9 @@ impl SseParser {
                 self.has_data = true;
             }
             b"event" => self.kind = Some(String::from_utf8_lossy(value).into_owned()),
+            b"id" if self.last_id.is_some() => {
+                self.last_id = Some(Some(String::from_utf8_lossy(value).into_owned()));
+            }
             _ => {}
         }
     }

@@ -45,6 +45,8 @@ struct State {
     /// 2026-07-28 is spoken: no session, `Mcp-Method`/`Mcp-Name` on every POST, a modern
     /// error's 4xx read as its JSON-RPC error, a broken response stream re-issued.
     stateless: bool,
+    /// The test switch `LastEventIdReplayed`: the last SSE event id seen.
+    last_event_id: Option<String>,
 }
 
 /// 2026-07-28's request headers, from the body: `Mcp-Method` always, `Mcp-Name` for a

@@ -64,6 +64,10 @@ impl StreamableTransport {
         if let Some(version) = version {
             extra.push((HeaderName::from_static(VERSION_HEADER), version));
         }
+        let last_event_id = lock(&self.state).last_event_id.clone();
+        if let Some(value) = last_event_id.and_then(|id| HeaderValue::from_str(&id).ok()) {
+            extra.push((HeaderName::from_static("last-event-id"), value));
+        }
         let out = Outgoing {
             method: Method::POST,
             url: &self.ep.url,

@@ -64,12 +64,18 @@ impl StreamableTransport {
             true => SseParser::new(self.ep.max_body).cr_kept(),
             false => SseParser::new(self.ep.max_body),
         };
+        if self.broken(Breakage::LastEventIdReplayed) {
+            parser = parser.ids_kept();
+        }
         let mut seen = 0usize;
         let to_end = self.broken(Breakage::StreamReadToEnd);
         let mut found = None;
         let idle_from = tokio::time::Instant::now() + self.ep.idle;
         loop {
             while let Some(event) = parser.next_event() {
+                if let Some(Some(last)) = &parser.last_id {
+                    super::lock(&self.state).last_event_id = Some(last.clone());
+                }
                 if let Some(outcome) = self.on_frame(&event.data, id, reply, ctx).await? {
                     if !to_end {
                         return Ok(outcome);
