@@ -425,6 +425,8 @@ pub enum Breakage {
     /// Streamable HTTP: the last SSE event id seen is sent back as `Last-Event-ID` on the
     /// next POST, as if the stream were resumed.
     LastEventIdReplayed,
+    /// yoagent and kova follow `nextCursor` as strict does.
+    EveryProfilePaginates,
 }
 
 /// How the client is configured.

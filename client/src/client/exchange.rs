@@ -43,7 +43,11 @@ pub(super) async fn list_all(
         tools.extend(page.tools);
         match page.next_cursor {
             Some(next)
-                if config.profile.paginates()
+                if (config.profile.paginates()
+                    || config
+                        .hooks
+                        .broken
+                        .contains(&Breakage::EveryProfilePaginates))
                     && !config.hooks.broken.contains(&Breakage::FirstPageOnly) =>
             {
                 if cursor.as_deref() == Some(next.as_str()) {
