@@ -427,6 +427,9 @@ pub enum Breakage {
     LastEventIdReplayed,
     /// yoagent and kova follow `nextCursor` as strict does.
     EveryProfilePaginates,
+    /// HTTP: the idle read timeout bounds the wait for the response head only; the body is
+    /// read unbounded.
+    IdleHeadOnly,
 }
 
 /// How the client is configured.

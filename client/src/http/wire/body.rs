@@ -28,7 +28,11 @@ impl Endpoint {
         ctx: &Ctx,
     ) -> Result<Option<Bytes>, McpError> {
         loop {
-            let frame = tokio::time::timeout(self.idle, reply.body.frame()).await.map_err(|_| {
+            let frame = match self.broken(crate::Breakage::IdleHeadOnly) {
+                true => Ok(reply.body.frame().await),
+                false => tokio::time::timeout(self.idle, reply.body.frame()).await,
+            };
+            let frame = frame.map_err(|_| {
                 McpError::Timeout(format!(
                     "{}: no data for {} (idle read timeout) while reading the response to '{}'; the server may still carry it out",
                     ctx.prefix,
