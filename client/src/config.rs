@@ -430,6 +430,9 @@ pub enum Breakage {
     /// HTTP: the idle read timeout bounds the wait for the response head only; the body is
     /// read unbounded.
     IdleHeadOnly,
+    /// 2026-07-28: the last `requestState` echoed is kept by the connection and sent with
+    /// the next new request too.
+    RequestStateCarriedOver,
 }
 
 /// How the client is configured.

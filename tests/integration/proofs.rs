@@ -800,6 +800,12 @@ pub const PROOFS: &[Proof] = &[
         "http/idle-stall-mid-body",
         "step 2",
     ),
+    switch(
+        &["stateless.input-required.retried"],
+        Breakage::RequestStateCarriedOver,
+        "stateless/input-required-retried",
+        "script",
+    ),
     // Broken drivers: `tests/drivers.rs` asserts each fails exactly its rules' scenarios.
     driver(
         &["redaction.origin-only"],

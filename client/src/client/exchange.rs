@@ -99,6 +99,15 @@ pub(super) async fn exchange(
     }
     let version = connection.protocol_version.as_str();
     let mut params = params.unwrap_or_else(|| json!({}));
+    let carries = config
+        .hooks
+        .broken
+        .contains(&Breakage::RequestStateCarriedOver);
+    if let (true, Some(p)) = (carries, params.as_object_mut()) {
+        if let Some(state) = super::lock(&connection.carried_state).clone() {
+            p.entry("requestState").or_insert(state);
+        }
+    }
     for _ in 0..modern::MAX_INPUT_ROUNDS {
         let sent = match config.hooks.broken.contains(&Breakage::NoRequestMeta) {
             true => params.clone(),
@@ -120,6 +129,9 @@ pub(super) async fn exchange(
             ResultKind::Complete => return Ok(result),
             ResultKind::InputRequired if matches!(method, "tools/call" | "prompts/get" | "resources/read") => {
                 params = modern::input_retry(method, &params, &result)?;
+                if carries {
+                    *super::lock(&connection.carried_state) = params.get("requestState").cloned();
+                }
             }
             ResultKind::InputRequired
                 if config.hooks.broken.contains(&Breakage::InputRequiredTakenAsComplete) =>

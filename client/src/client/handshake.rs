@@ -66,6 +66,7 @@ pub(super) async fn open(
                     stateless: false,
                     server_info: Value::Null,
                     generation,
+                    carried_state: Default::default(),
                 });
             }
             transport
@@ -116,6 +117,7 @@ pub(super) async fn open(
                 stateless,
                 server_info,
                 generation,
+                carried_state: Default::default(),
             })
         }
         Err(failed) => {

@@ -181,4 +181,6 @@ pub(super) struct Connection {
     /// Counts the connections of a client (1 for the first), so a listing that raced a
     /// reconnect is not cached.
     pub(super) generation: u64,
+    /// The test switch `RequestStateCarriedOver`: the last `requestState` echoed.
+    pub(super) carried_state: std::sync::Mutex<Option<Value>>,
 }
