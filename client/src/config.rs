@@ -416,7 +416,7 @@ pub enum Breakage {
     /// stdio: a notification the caller sends (not the handshake's) goes out with an `id`
     /// (0), as a request whose answer nobody waits for.
     NotificationWithId,
-    /// stdio: `exited()` waits (up to a second) for the calls in flight to end, as one that
+    /// stdio: `exited()` waits (up to 300 ms) for the calls in flight to end, as one that
     /// shares the connection's lock with them does.
     ExitedWaitsForCalls,
     /// HTTP: a plain JSON body of exactly `max_body_bytes` is refused (the cap taken as

@@ -569,8 +569,8 @@ pub const PROOFS: &[Proof] = &[
     switch(
         &["http.calls.concurrent"],
         Breakage::CallsQueued,
-        "http/calls-concurrent-strict",
-        "step 4",
+        "timeouts/http-timeout-cancels-its-own-id",
+        "received",
     ),
     switch(
         &["timeouts.call.may-have-run"],

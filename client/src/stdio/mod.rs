@@ -267,7 +267,7 @@ impl StdioTransport {
     /// `exited()`: none while running, never blocks.
     pub(crate) fn exited(&self) -> Option<String> {
         if self.shared.broken(Breakage::ExitedWaitsForCalls) {
-            let until = Instant::now() + Duration::from_secs(1);
+            let until = Instant::now() + Duration::from_millis(300);
             while !lock(&self.shared.conn).pending.is_empty() && Instant::now() < until {
                 std::thread::sleep(Duration::from_millis(5));
             }
