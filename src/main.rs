@@ -40,7 +40,7 @@ enum Command {
     /// Validate a third-party MCP server against the server checks.
     Validate {
         #[command(flatten)]
-        args: mcp_conformance::validate::ValidateArgs,
+        args: Box<mcp_conformance::validate::ValidateArgs>,
         /// Also write the HTML report into this folder: `index.html` (check × target and
         /// revision, coloured by verdict, filtered by area, verdict and check id) and a page
         /// per cell with the quoted rule, the finding and the exchange behind a failure.
@@ -250,7 +250,7 @@ fn dispatch(cli: Cli) -> ExitCode {
         Command::List(args) => list(args),
         Command::Matrix(args) => matrix(args),
         Command::Validate { args, html } => ExitCode::from(mcp_conformance::validate::main_with(
-            args,
+            *args,
             |reports| match html {
                 Some(dir) => write_html(&dir, &report::html::fill_validate::from_validate(reports)),
                 None => Ok(()),

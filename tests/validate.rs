@@ -64,6 +64,31 @@ const HTTP_CHECKS: &[&str] = &[
     "server.http.sse-retry",
 ];
 
+/// The authorization checks: HTTP only, judged against a server that answers `initialize`
+/// without a token with 401, skipped against one that serves it.
+const AUTH_CHECKS: &[&str] = &[
+    "server.auth.challenge",
+    "server.auth.resource-metadata",
+    "server.auth.server-metadata",
+    "server.auth.pkce-s256",
+    "server.auth.invalid-token-401",
+    "server.auth.token-not-in-query",
+    "server.auth.audience",
+    "server.auth.insufficient-scope",
+];
+
+/// The authorization checks that need a token of their own (`--token-for-other-resource`,
+/// `--token-without-scope`): their scripted servers are in `tests/validate/*-auth-tokens/`.
+const AUTH_TOKEN_CHECKS: &[&str] = &["server.auth.audience", "server.auth.insufficient-scope"];
+
+/// The token options the scripts of `tests/validate/*-auth-tokens/` are run with.
+const AUTH_TOKEN_ARGS: &[&str] = &[
+    "--token-for-other-resource",
+    "other-resource-token-1",
+    "--token-without-scope",
+    "scopeless-token-1",
+];
+
 /// The feature checks (issue 13): they run over stdio and HTTP, and skip, with the reason,
 /// where the server offers nothing to exercise (no prompts declared, no tool that may be
 /// called, …). Each has a broken scripted server in `tests/validate/broken/` and a correct one
@@ -380,12 +405,33 @@ fn assert_keeps_its_baseline(command: &[String], baseline: &str) -> Value {
         );
     }
     for (id, status) in &statuses {
-        if id.starts_with("server.http.") {
+        if id.starts_with("server.http.") || id.starts_with("server.auth.") {
             assert_eq!(status, "skip", "{id}");
         }
     }
     assert_features_judged(&statuses, &shown);
     report
+}
+
+/// Every authorization check is skipped with the reason: the server answered without a token.
+fn assert_needs_no_authorization(report: &Value, shown: &str) {
+    let auth: Vec<&Value> = report["targets"][0]["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["id"].as_str().unwrap().starts_with("server.auth."))
+        .collect();
+    assert_eq!(auth.len(), AUTH_CHECKS.len(), "{shown}");
+    for check in auth {
+        assert_eq!(check["status"], "skip", "{check}");
+        assert!(
+            check["note"]
+                .as_str()
+                .unwrap()
+                .starts_with("the server needs no authorization: it answered `initialize` without a token (HTTP 200)"),
+            "{check}"
+        );
+    }
 }
 
 /// Every feature check was reported, and none failed (a skip says why it had nothing to do).
@@ -454,6 +500,7 @@ fn assert_keeps_its_http_baseline_but(
         }
     }
     assert_features_judged(&statuses, &shown);
+    assert_needs_no_authorization(&report, &shown);
     (elapsed, report)
 }
 
@@ -583,7 +630,7 @@ fn every_feature_check_has_a_broken_and_a_correct_http_server() {
     wanted.sort();
     let feature_servers: Vec<String> = broken_servers_in("tests/validate/correct-http")
         .into_iter()
-        .filter(|id| !id.starts_with("server.http."))
+        .filter(|id| !id.starts_with("server.http.") && !id.starts_with("server.auth."))
         .collect();
     assert_eq!(feature_servers, wanted);
     let broken = broken_servers_in("tests/validate/broken-http");
@@ -624,6 +671,241 @@ fn every_http_check_has_a_broken_server() {
             "{id} needs a broken server in tests/validate/broken-http"
         );
     }
+}
+
+/// One test per file of `tests/validate/broken-auth-tokens/`: run with the token options, its
+/// check fails.
+#[rstest]
+fn a_broken_server_fails_its_token_check(
+    #[files("tests/validate/broken-auth-tokens/*.toml")] path: PathBuf,
+) {
+    let id = check_of(&path);
+    let (server, _) = mock_http(&path);
+    let mut args = vec![
+        "--strict",
+        "--timeout",
+        "3s",
+        "--only",
+        &id,
+        "--url",
+        &server.url,
+    ];
+    args.extend_from_slice(AUTH_TOKEN_ARGS);
+    assert_fails_only(&id, validate_json(&args, &[]));
+}
+
+/// One test per file of `tests/validate/correct-auth-tokens/`: run with the token options,
+/// its check passes.
+#[rstest]
+fn a_correct_server_passes_its_token_check(
+    #[files("tests/validate/correct-auth-tokens/*.toml")] path: PathBuf,
+) {
+    let id = check_of(&path);
+    let (server, _) = mock_http(&path);
+    let mut args = vec![
+        "--strict",
+        "--timeout",
+        "3s",
+        "--only",
+        &id,
+        "--url",
+        &server.url,
+    ];
+    args.extend_from_slice(AUTH_TOKEN_ARGS);
+    let (code, report, shown) = validate_json(&args, &[]);
+    assert_eq!(
+        (code, statuses(&report)),
+        (0, vec![(id.clone(), "pass".to_string())]),
+        "{id}: {shown}"
+    );
+}
+
+#[test]
+fn the_well_known_fallback_passes_from_2025_11_25_and_fails_at_2025_06_18_alone() {
+    let path = root().join("tests/validate/correct-http/server.auth.challenge+well-known.toml");
+    let id = "server.auth.challenge";
+    let (server, _) = mock_http(&path);
+    let run = |revision: &str| {
+        validate_json(
+            &[
+                "--strict",
+                "--timeout",
+                "3s",
+                "--revision",
+                revision,
+                "--only",
+                id,
+                "--url",
+                &server.url,
+            ],
+            &[],
+        )
+    };
+    let (code, report, shown) = run("2025-06-18,2025-11-25");
+    assert_eq!(
+        (code, statuses(&report)),
+        (0, vec![(id.to_string(), "pass".to_string())]),
+        "{shown}"
+    );
+    let (code, report, shown) = run("2025-06-18");
+    assert_fails_only(id, (code, report.clone(), shown));
+    let actual = &report["targets"][0]["checks"][0]["failure"]["actual"];
+    assert!(
+        actual.as_str().unwrap().contains("no `resource_metadata`"),
+        "{actual}"
+    );
+}
+
+#[test]
+fn every_auth_check_has_a_broken_and_a_correct_http_server() {
+    let mut broken = broken_servers_in("tests/validate/broken-http");
+    broken.extend(broken_servers_in("tests/validate/broken-auth-tokens"));
+    let mut correct = broken_servers_in("tests/validate/correct-http");
+    correct.extend(broken_servers_in("tests/validate/correct-auth-tokens"));
+    for id in AUTH_TOKEN_CHECKS {
+        assert!(
+            !broken_servers_in("tests/validate/broken-http").contains(&id.to_string()),
+            "{id} needs its token: its servers go in tests/validate/*-auth-tokens"
+        );
+    }
+    for id in AUTH_CHECKS {
+        assert!(
+            broken.iter().any(|c| c == id),
+            "{id} needs a broken server in tests/validate/broken-http"
+        );
+        assert!(
+            correct.iter().any(|c| c == id),
+            "{id} needs a correct server in tests/validate/correct-http"
+        );
+    }
+}
+
+/// The server of `tests/validate/python_auth_server.py`: the Python SDK's `MCPServer` behind
+/// its own auth helpers (`AuthSettings`, `RequireAuthMiddleware`, the metadata routes).
+fn python_auth_http() -> Served {
+    let python = python_server()[0].clone();
+    let port = free_port();
+    let mut cmd = Command::new(python);
+    cmd.arg(root().join("tests/validate/python_auth_server.py"))
+        .arg(port.to_string());
+    serve(cmd, port, "the Python SDK server behind its auth helpers")
+}
+
+/// The checks of a report with their status and note.
+fn notes(report: &Value) -> Vec<(String, String, String)> {
+    report["targets"][0]["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["id"].as_str().unwrap().to_string(),
+                c["status"].as_str().unwrap().to_string(),
+                c["note"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_python_sdk_server_behind_its_auth_helpers_passes_the_auth_checks_and_is_judged_with_a_token() {
+    let server = python_auth_http();
+    // Without a token: the authorization checks pass, every other check is skipped, saying
+    // why and how to give one.
+    let (code, report, shown) = validate_json(&["--strict", "--url", &server.url], &[]);
+    assert_eq!(code, 0, "{shown}");
+    for (id, status, note) in notes(&report) {
+        if AUTH_TOKEN_CHECKS.contains(&id.as_str()) {
+            assert_eq!(status, "skip", "{id}: {note}\n{shown}");
+            assert!(note.contains("give one with --token-"), "{id}: {note}");
+        } else if AUTH_CHECKS.contains(&id.as_str()) {
+            assert_eq!(status, "pass", "{id}: {note}\n{shown}");
+        } else {
+            assert_eq!(status, "skip", "{id}\n{shown}");
+            assert!(
+                note.contains("requires authorization (401 to `initialize` without a token)")
+                    && note.contains("--header 'Authorization: Bearer"),
+                "{id}: {note}"
+            );
+        }
+    }
+    // With the token: the same checks pass (the query-string one with that token), the
+    // token-dependent ones run (the SDK's 403 names no `scope`: its baseline entry), and the
+    // others run authenticated: the handshake, the tools, the sessions.
+    let token = "validate-token-full";
+    let header = format!("Authorization: Bearer {token}");
+    let baseline = root().join("tests/validate/baseline/python-sdk-auth.toml");
+    let (code, report, shown) = validate_json(
+        &[
+            "--url",
+            &server.url,
+            "--header",
+            &header,
+            "--token-for-other-resource",
+            "validate-token-other",
+            "--token-without-scope",
+            "validate-token-no-scope",
+            "--baseline",
+            baseline.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(code, 0, "{shown}");
+    let checks = notes(&report);
+    for id in AUTH_CHECKS {
+        let (_, status, note) = checks.iter().find(|(i, _, _)| i == id).unwrap();
+        let expected = match *id {
+            "server.auth.insufficient-scope" => "expected_failure",
+            _ => "pass",
+        };
+        assert_eq!(status, expected, "{id}\n{shown}");
+        // Judged with the token given, not an unissued one.
+        assert!(!note.contains("unissued"), "{id}: {note}");
+    }
+    let scope = &report["targets"][0]["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"] == "server.auth.insufficient-scope")
+        .unwrap()["failure"]["actual"];
+    assert!(scope.as_str().unwrap().starts_with("no `scope`"), "{scope}");
+    for id in [
+        "server.initialize.result",
+        "server.tools.list",
+        "server.tools.call",
+        "server.http.delete",
+    ] {
+        assert!(
+            checks
+                .iter()
+                .any(|(i, status, _)| i == id && status == "pass"),
+            "{id} did not pass authenticated\n{shown}"
+        );
+    }
+    // The tokens are secrets: in no report, no terminal line.
+    for token in [token, "validate-token-other", "validate-token-no-scope"] {
+        assert!(!shown.contains(token), "{shown}");
+        assert!(!report.to_string().contains(token), "{report}");
+    }
+    // A token issued for another resource is refused like any invalid one: nothing judged.
+    let (code, report, shown) = validate_json(
+        &[
+            "--url",
+            &server.url,
+            "--header",
+            "Authorization: Bearer validate-token-other",
+            "--only",
+            "server.initialize.result",
+        ],
+        &[],
+    );
+    assert_eq!(code, 0, "{shown}");
+    let checks = notes(&report);
+    assert!(
+        checks.iter().all(|(_, status, note)| status == "skip"
+            && note.contains("401 to the `Authorization` given")),
+        "{checks:?}"
+    );
 }
 
 #[test]
@@ -956,6 +1238,246 @@ fn a_url_that_refuses_connections_is_unreachable() {
     assert_eq!(code, 2, "{stderr}");
 }
 
+/// A scripted server behind the mock's authorization side (`[auth]` with `extra`), whose MCP
+/// endpoint answers one handshake and then waits (a step never met keeps it up).
+fn oauth_mock(dir: &Path, extra: &str) -> Served {
+    let script = write(
+        dir,
+        "oauth.toml",
+        &format!(
+            "transport = \"http\"\nsteps = [{{ handshake = {{}} }}, {{ expect = {{ method = \"never/sent\" }} }}]\n\n[auth]\n{extra}\n"
+        ),
+    );
+    mock_http(&script).0
+}
+
+#[test]
+fn oauth_obtains_the_token_headless_and_every_check_runs_with_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = oauth_mock(dir.path(), "challenge_scope = \"mcp:read\"");
+    let args = [
+        "--strict",
+        "--timeout",
+        "3s",
+        "--revision",
+        "2025-11-25",
+        "--only",
+        "server.initialize.result",
+        "--only",
+        "server.auth.",
+        "--oauth",
+        "mcp-conformance-client",
+        "--url",
+        &server.url,
+    ];
+    let (code, report, shown) = validate_json(&args, &[]);
+    assert_eq!(code, 0, "{shown}");
+    let checks = notes(&report);
+    // The handshake went through with the token the grant gave; the query-string check sent
+    // that token, not an unissued one.
+    assert!(
+        checks.contains(&(
+            "server.initialize.result".into(),
+            "pass".into(),
+            String::new()
+        )),
+        "{checks:?}"
+    );
+    let query = checks
+        .iter()
+        .find(|(id, _, _)| id == "server.auth.token-not-in-query")
+        .unwrap();
+    assert_eq!(
+        (query.1.as_str(), query.2.as_str()),
+        ("pass", ""),
+        "{shown}"
+    );
+    // The mock's code and token are credentials of the flow: never shown.
+    for secret in ["authz-code-5f1e9a", "access-token-7c3d2b"] {
+        assert!(!shown.contains(secret), "{shown}");
+        assert!(!report.to_string().contains(secret), "{report}");
+    }
+}
+
+#[test]
+fn oauth_obtains_a_token_from_the_python_sdks_authorization_server() {
+    // The SDK's own authorization and token endpoints (PKCE and the redirect URI checked by
+    // the SDK), its provider approving the pre-registered client at once.
+    let server = python_auth_http();
+    let (code, report, shown) = validate_json(
+        &[
+            "--strict",
+            "--revision",
+            "2025-11-25",
+            "--only",
+            "server.initialize.result",
+            "--only",
+            "server.tools.list",
+            "--only",
+            "server.auth.token-not-in-query",
+            "--oauth",
+            "validate-client",
+            "--url",
+            &server.url,
+        ],
+        &[],
+    );
+    assert_eq!(code, 0, "{shown}");
+    assert_eq!(
+        notes(&report),
+        [
+            (
+                "server.initialize.result".to_string(),
+                "pass".to_string(),
+                String::new()
+            ),
+            (
+                "server.tools.list".into(),
+                "pass".into(),
+                "1 tool(s) on 1 page(s)".into()
+            ),
+            (
+                "server.auth.token-not-in-query".into(),
+                "pass".into(),
+                String::new()
+            ),
+        ],
+        "{shown}"
+    );
+    // A client the authorization server does not know gets no redirect back.
+    let (code, stderr) = bad_input(&["--oauth", "unknown-client", "--url", &server.url], &[]);
+    assert_eq!(code, 4, "{stderr}");
+    assert!(
+        stderr.contains(
+            "the authorization endpoint did not redirect to http://127.0.0.1/callback: HTTP 400"
+        ),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn oauth_stops_at_a_refused_flow_saying_why_and_shows_no_credential() {
+    let dir = tempfile::tempdir().unwrap();
+    for (fault, says) in [
+        ("wrong_state = true", "the authorization response is refused: its `state` is not the request's"),
+        ("iss = \"wrong\"", "its `iss` is `http://issuer.invalid`"),
+        ("no_pkce_methods = true", "does not list `S256` in `code_challenge_methods_supported` (absent): no authorization is asked without PKCE"),
+        ("wrong_issuer = true", "its `issuer` is `http://issuer.invalid`"),
+        ("token_error_echoes = true", "the token endpoint gave no access token: 400"),
+    ] {
+        let server = oauth_mock(dir.path(), fault);
+        let (code, stderr) = bad_input(
+            &["--timeout", "3s", "--oauth", "mcp-conformance-client", "--url", &server.url],
+            &[],
+        );
+        assert_eq!(code, 4, "{fault}: {stderr}");
+        assert!(
+            stderr.contains("cannot obtain a token with --oauth") && stderr.contains(says),
+            "{fault}: {stderr}"
+        );
+        assert!(!stderr.contains("authz-code-5f1e9a"), "{fault}: {stderr}");
+    }
+    for (args, says) in [
+        (vec!["--oauth", "c"], "--oauth applies to --url"),
+        (
+            vec![
+                "--oauth",
+                "c",
+                "--url",
+                "http://127.0.0.1:9/mcp",
+                "--header",
+                "Authorization: Bearer t-1234",
+            ],
+            "--oauth obtains the token an `Authorization` --header gives",
+        ),
+    ] {
+        let command: &[&str] = if args.contains(&"--url") {
+            &[]
+        } else {
+            &["true"]
+        };
+        let (code, stderr) = bad_input(&args, command);
+        assert_eq!(code, 2, "{stderr}");
+        assert!(stderr.contains(says), "{stderr}");
+    }
+}
+
+#[test]
+fn the_auth_checks_stop_sending_once_a_request_runs_out_of_time() {
+    // Answers the first request with a 401 whose metadata URL is its own, then reads every
+    // later request and never answers it, until a connection closes without a request.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let answering = std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for (index, stream) in listener.incoming().enumerate() {
+            let Ok(mut stream) = stream else { break };
+            let mut head = [0u8; 4096];
+            // A connection closed at once is the test's word that the run is over.
+            if std::io::Read::read(&mut stream, &mut head).unwrap_or(0) == 0 {
+                break;
+            }
+            if index == 0 {
+                let challenge = format!("Bearer resource_metadata=\"http://127.0.0.1:{port}/prm\"");
+                let answer = format!("HTTP/1.1 401 Unauthorized\r\nwww-authenticate: {challenge}\r\ncontent-length: 0\r\nconnection: close\r\n\r\n");
+                let _ = std::io::Write::write_all(&mut stream, answer.as_bytes());
+            } else if held.len() < 16 {
+                held.push(stream);
+            } else {
+                break;
+            }
+        }
+    });
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let started = Instant::now();
+    let (code, report, shown) = validate_json(
+        &["--timeout", "1s", "--only", "server.auth.", "--url", &url],
+        &[],
+    );
+    let took = started.elapsed();
+    // The metadata request ran out of time; nothing more was sent (else each of the four
+    // later requests would wait its second too).
+    assert!(took < Duration::from_millis(2500), "{took:?}\n{shown}");
+    assert_eq!(code, 1, "{shown}");
+    let checks = notes(&report);
+    let challenge = checks
+        .iter()
+        .find(|(id, _, _)| id == "server.auth.challenge")
+        .unwrap();
+    assert_eq!(challenge.1, "fail", "{shown}");
+    let invalid = &report["targets"][0]["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"] == "server.auth.invalid-token-401")
+        .unwrap()["failure"]["actual"];
+    assert!(invalid.as_str().unwrap().contains("not sent"), "{invalid}");
+    drop(std::net::TcpStream::connect(("127.0.0.1", port)));
+    answering.join().unwrap();
+}
+
+#[test]
+fn the_token_options_apply_to_a_url_and_are_never_echoed() {
+    for option in ["--token-for-other-resource", "--token-without-scope"] {
+        let (code, stderr) = bad_input(&[option, "secret-token-y"], &["true"]);
+        assert_eq!(code, 2, "{stderr}");
+        assert!(
+            stderr.contains(&format!("{option} applies to --url")),
+            "{stderr}"
+        );
+        let (code, stderr) = bad_input(
+            &["--url", "http://127.0.0.1:9/mcp", option, "secret\ntoken-y"],
+            &[],
+        );
+        assert_eq!(code, 2, "{stderr}");
+        assert!(
+            stderr.contains("not a token that fits a header value"),
+            "{stderr}"
+        );
+        assert!(!stderr.contains("secret"), "{stderr}");
+    }
+}
+
 #[test]
 fn a_url_that_never_answers_is_unreachable_within_the_timeout() {
     // Connections complete in the listener's backlog; no request is ever read.
@@ -1179,6 +1701,7 @@ fn the_check_lists_are_every_server_check_of_the_registry() {
         .chain(HTTP_CHECKS)
         .chain(FEATURE_CHECKS)
         .chain(STATELESS_CHECKS)
+        .chain(AUTH_CHECKS)
         .copied()
         .collect();
     listed.sort();

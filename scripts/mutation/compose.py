@@ -1,17 +1,26 @@
 #!/usr/bin/env python3
 """The client's mutation score from several cargo-mutants runs (docs/src/mutation-score.md).
 
-usage: compose.py LIST --scenarios DIR... [--seeds FILE...] [--every DIR...]
+usage: compose.py LIST --scenarios DIR... [--carried DIR...] [--seeds FILE...] [--every DIR...]
 
-LIST: `cargo mutants --workspace --list -f 'client/src/**'` (config exclusions applied).
---scenarios: `mutants.out` directories of runs with the scenario suite as the test command,
-  newest first: each mutant's outcome is taken from the first run that has it.
+LIST: `cargo mutants --workspace --list -f 'client/src/**'` (config exclusions applied) at
+  the commit being scored.
+--scenarios: `mutants.out` directories of runs with the scenario suite as the test command at
+  that commit, newest first: each mutant's outcome is taken from the first run that has it.
+--carried: `mutants.out` directories of whole runs at an earlier commit. A mutant no run at
+  this commit measured takes the outcome of the earlier mutant of the same file, function and
+  operation (the name without its line and column: the code only moved), paired in order of
+  position, and only where both commits have as many of that kind left unmeasured; the rest
+  are listed as unmatched, to be measured.
 --seeds: `previously_caught.txt` files (caught by an earlier run, carried by `--iterate`).
 --every: `mutants.out` directories of runs of the client's own tests over the scenario
   suite's misses: a miss they catch counts as caught by every test.
-Prints both scores; writes the misses left to stdout's last lines.
+Prints both scores; writes the misses left (and any unmatched mutant) to stdout's last lines.
 """
-import argparse, collections, json, os
+import argparse, collections, json, os, re
+
+POSITION = re.compile(r"^([^:]+):(\d+):(\d+): (.*)$")
+
 
 def outcomes(directory):
     got = {}
@@ -21,9 +30,27 @@ def outcomes(directory):
             got[s["Mutant"]["name"]] = o["summary"]
     return got
 
+
+def kind_and_place(name):
+    """(file and operation, (line, column)) of a mutant's name."""
+    m = POSITION.match(name)
+    if not m:
+        return name, (0, 0)
+    return f"{m.group(1)}: {m.group(4)}", (int(m.group(2)), int(m.group(3)))
+
+
+def by_kind(names):
+    groups = collections.defaultdict(list)
+    for name in names:
+        kind, place = kind_and_place(name)
+        groups[kind].append((place, name))
+    return {kind: [n for _, n in sorted(group)] for kind, group in groups.items()}
+
+
 parser = argparse.ArgumentParser()
 parser.add_argument("list")
-parser.add_argument("--scenarios", nargs="+", default=[])
+parser.add_argument("--scenarios", nargs="*", default=[])
+parser.add_argument("--carried", nargs="*", default=[])
 parser.add_argument("--seeds", nargs="*", default=[])
 parser.add_argument("--every", nargs="*", default=[])
 args = parser.parse_args()
@@ -37,6 +64,23 @@ for name in listed:
         found = "CaughtMutant"
     if found is not None:
         final[name] = found
+
+carried = {}
+for d in args.carried:
+    for name, summary in outcomes(d).items():
+        carried.setdefault(name, summary)
+unmatched = []
+if carried:
+    old = by_kind(carried)
+    new = by_kind(n for n in listed if n not in final)
+    for kind, names in new.items():
+        before = old.get(kind, [])
+        if len(before) == len(names):
+            for now, then in zip(names, before):
+                final[now] = carried[then]
+        else:
+            unmatched.extend(names)
+
 counts = collections.Counter(final.values())
 caught = counts["CaughtMutant"] + counts["Timeout"]
 viable = caught + counts["MissedMutant"]
@@ -49,6 +93,10 @@ if args.every:
         every.update(outcomes(d))
     misses = [n for n in misses if every.get(n) not in ("CaughtMutant", "Timeout")]
     print(f"every test: {viable - len(misses)} / {viable} = {100 * (viable - len(misses)) / max(1, viable):.1f} %")
+if unmatched:
+    print(f"unmatched, to be measured ({len(unmatched)}):")
+    for n in sorted(unmatched):
+        print("  " + n)
 print(f"missed ({len(misses)}):")
 for n in misses:
     print("  " + n)

@@ -36,15 +36,16 @@ pub fn of(scenario: &Scenario) -> Needs {
         Transport::LegacySse => needs.transports.push(TransportKind::LegacySse),
     }
     let t = &client.timeouts;
-    if [
-        t.handshake_ms,
-        t.call_ms,
-        t.list_ms,
-        t.idle_read_ms,
-        t.exit_settle_ms,
-    ]
-    .iter()
-    .any(Option::is_some)
+    if !t.safety_only
+        && [
+            t.handshake_ms,
+            t.call_ms,
+            t.list_ms,
+            t.idle_read_ms,
+            t.exit_settle_ms,
+        ]
+        .iter()
+        .any(Option::is_some)
     {
         needs.add(Capability::ConfigurableTimeouts);
     }
@@ -167,6 +168,23 @@ mod tests {
                 Capability::CallTimeout,
                 Capability::Exited
             ]
+        );
+    }
+
+    #[rstest::rstest]
+    #[case::under_test("{ call_ms = 150 }", true)]
+    #[case::a_safety_bound_only("{ call_ms = 5000, safety_only = true }", false)]
+    #[case::none("{}", false)]
+    fn client_bounds_are_needed_only_where_the_scenario_tests_them(
+        #[case] timeouts: &str,
+        #[case] needed: bool,
+    ) {
+        let s = scenario(&format!("rules = [\"x\"]\nrequirement = \"r\"\n[server]\nsteps = []\n[client]\ntimeouts = {timeouts}\nsteps = [{{ connect = {{}} }}]\n[expect]\n"));
+        assert_eq!(
+            of(&s)
+                .capabilities
+                .contains(&Capability::ConfigurableTimeouts),
+            needed
         );
     }
 

@@ -76,16 +76,33 @@ fn every_misbehaviour_is_used_by_some_scenario() {
 }
 
 #[test]
-fn every_knob_of_the_authorization_side_is_used_by_some_scenario() {
+fn every_knob_of_the_authorization_side_is_used_by_some_scenario_or_validator_server() {
     // A knob is used where a scenario sets it to something else than its default.
     let default: serde_json::Value =
         serde_json::to_value(serde_json::from_str::<AuthSettings>("{}").expect("defaults"))
             .expect("serializes");
     let mut used = BTreeSet::new();
-    for s in all_scenarios() {
-        let Some(auth) = &s.scenario.server.auth else {
-            continue;
-        };
+    // The scenarios' scripts, and the validator's scripted servers behind authorization.
+    let mut scripts: Vec<AuthSettings> = all_scenarios()
+        .into_iter()
+        .filter_map(|s| s.scenario.server.auth)
+        .collect();
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    for folder in [
+        "tests/validate/broken-http",
+        "tests/validate/correct-http",
+        "tests/validate/broken-auth-tokens",
+        "tests/validate/correct-auth-tokens",
+    ] {
+        for entry in std::fs::read_dir(root.join(folder))
+            .expect("the folder")
+            .flatten()
+        {
+            let script = mcp_mock_servers::load::load_script(&entry.path()).expect("a script");
+            scripts.extend(script.auth);
+        }
+    }
+    for auth in &scripts {
         let value = serde_json::to_value(auth).expect("serializes");
         for (key, v) in value.as_object().into_iter().flatten() {
             if default.get(key) != Some(v) {
@@ -107,6 +124,12 @@ fn every_knob_of_the_authorization_side_is_used_by_some_scenario() {
         iss: mcp_mock_servers::script::IssMode::Wrong,
         no_pkce_methods: true,
         token_error_echoes: true,
+        prm_resource: Some(String::new()),
+        any_token_served: true,
+        query_token_served: true,
+        audience_unchecked_token: Some(String::new()),
+        scopeless_token: Some(String::new()),
+        insufficient_scope_unnamed: true,
         issuer_path: "/x".into(),
         ..serde_json::from_str("{}").expect("defaults")
     })
@@ -291,4 +314,36 @@ fn the_check_reference_tables_list_every_server_check_once_with_its_level() {
         .collect();
     registry.sort();
     assert_eq!(listed, registry);
+}
+
+/// A client bound marked `safety_only` only keeps the run short, so a client that cannot set
+/// its bounds is judged all the same: never in a scenario whose rule is about a client bound.
+#[test]
+fn no_bound_under_test_is_marked_a_safety_bound() {
+    const BOUND_RULES: &[&str] = &[
+        "lifecycle.handshake.bounded",
+        "http.idle.bounded",
+        "http.idle.reset-on-read",
+        "timeouts.client.configurable",
+        "timeouts.call.override",
+        "tools.source.list-bounded",
+    ];
+    let mut marked = 0;
+    let mut wrong = Vec::new();
+    for s in all_scenarios() {
+        if !s.scenario.client.timeouts.safety_only {
+            continue;
+        }
+        marked += 1;
+        for rule in &s.scenario.rules {
+            if BOUND_RULES.contains(&rule.as_str()) {
+                wrong.push(format!("{}: {rule}", s.name));
+            }
+        }
+    }
+    assert!(marked > 0, "no scenario marks its bounds safety_only");
+    assert!(
+        wrong.is_empty(),
+        "scenarios whose bounds are under test, marked safety_only: {wrong:?}"
+    );
 }

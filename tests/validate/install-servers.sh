@@ -5,8 +5,9 @@
 #
 #   node/  @modelcontextprotocol/server-everything (npm), run as `node node/node_modules/.../dist/index.js stdio`
 #   node/  @modelcontextprotocol/server-filesystem and server-memory (npm), the reference servers
-#   venv/  the official Python SDK `mcp` (PyPI), for tests/validate/python_server.py
-#          and the python client driver (adapters/python/driver.py)
+#   venv/  the official Python SDK `mcp` (PyPI), for tests/validate/python_server.py,
+#          tests/validate/python_auth_server.py (its auth helpers) and the python client
+#          driver (adapters/python/driver.py)
 #   node/  also @modelcontextprotocol/client (npm), for the node client driver (adapters/typescript/)
 #   ts/    the official TypeScript SDK 2.x `@modelcontextprotocol/server` (npm), for tests/validate/ts_server.cjs
 #   venv-time/  mcp-server-time and mcp-server-git (PyPI), the reference time and git servers,

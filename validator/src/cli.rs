@@ -32,6 +32,22 @@ pub struct ValidateArgs {
     /// A header for every HTTP request, 'Name: value' (repeatable).
     #[arg(long = "header", value_name = "NAME: VALUE")]
     pub headers: Vec<String>,
+    /// With --url: obtain the access token through the authorization-code grant with PKCE,
+    /// headless, as the pre-registered public client CLIENT_ID, for a test authorization
+    /// server that approves at once (its redirect to http://127.0.0.1/callback is read, never
+    /// opened); every check then runs with it, as with --header 'Authorization: Bearer …'.
+    #[arg(long, value_name = "CLIENT_ID")]
+    pub oauth: Option<String>,
+    /// With --url: an access token the server's authorization server issued for another
+    /// resource (a secret, never shown); `server.auth.audience` checks that the server refuses
+    /// it with 401.
+    #[arg(long = "token-for-other-resource", value_name = "TOKEN")]
+    pub token_for_other_resource: Option<String>,
+    /// With --url: an access token of the server's authorization server without the scope
+    /// the server needs (a secret, never shown); `server.auth.insufficient-scope` checks that
+    /// it gets 403 with `error="insufficient_scope"` and the `scope` needed.
+    #[arg(long = "token-without-scope", value_name = "TOKEN")]
+    pub token_without_scope: Option<String>,
     /// HTTPS: a PEM file of CA certificates to trust besides the system roots
     /// (verification is never turned off).
     #[arg(long = "ca-cert", value_name = "FILE")]

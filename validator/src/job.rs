@@ -1,7 +1,7 @@
 //! A prepared run: the options checked, the targets named, the plan and the baseline.
 
 use crate::baseline::Baseline;
-use crate::checks::plan::{Plan, ALL};
+use crate::checks::plan::{AuthTokens, Plan, ALL};
 use crate::cli::ValidateArgs;
 use crate::schema::{self, LATEST};
 use crate::target::{self, Target};
@@ -17,6 +17,8 @@ pub(crate) struct Job {
     pub(crate) auto: bool,
     /// The config file, whose entries may name tools to call (`callTools`).
     pub(crate) config: Option<std::path::PathBuf>,
+    /// `--oauth`: the public client id the token is obtained as.
+    pub(crate) oauth: Option<String>,
 }
 
 /// Checks the options and prepares the run: the targets, the plan, the baseline.
@@ -40,6 +42,37 @@ pub(crate) fn prepare(args: &ValidateArgs) -> Result<Job, String> {
     }
     if !args.headers.is_empty() && args.url.is_none() {
         return Err("--header applies to --url".into());
+    }
+    if args.oauth.is_some() {
+        if args.url.is_none() {
+            return Err("--oauth applies to --url".into());
+        }
+        if args.headers.iter().any(|h| {
+            h.split_once(':')
+                .is_some_and(|(name, _)| name.trim().eq_ignore_ascii_case("authorization"))
+        }) {
+            return Err(
+                "--oauth obtains the token an `Authorization` --header gives: use one of them"
+                    .into(),
+            );
+        }
+    }
+    for (option, token) in [
+        ("--token-for-other-resource", &args.token_for_other_resource),
+        ("--token-without-scope", &args.token_without_scope),
+    ] {
+        let Some(token) = token else { continue };
+        if args.url.is_none() {
+            return Err(format!("{option} applies to --url"));
+        }
+        if token.is_empty()
+            || http::check_headers(&[("Authorization".into(), format!("Bearer {token}"))]).is_err()
+        {
+            return Err(format!(
+                "{option} is not a token that fits a header value (not shown)"
+            ));
+        }
+        redact::header_value(token);
     }
     let ca_cert = match &args.ca_cert {
         Some(_) if !args.command.is_empty() => {
@@ -147,6 +180,11 @@ pub(crate) fn prepare(args: &ValidateArgs) -> Result<Job, String> {
         call_tools: args.call_tools.clone(),
         probed: None,
         patience: None,
+        probe_status: None,
+        tokens: AuthTokens {
+            other_resource: args.token_for_other_resource.clone(),
+            without_scope: args.token_without_scope.clone(),
+        },
     };
     Ok(Job {
         targets,
@@ -155,5 +193,6 @@ pub(crate) fn prepare(args: &ValidateArgs) -> Result<Job, String> {
         baseline,
         auto,
         config: args.config.clone(),
+        oauth: args.oauth.clone(),
     })
 }

@@ -28,7 +28,29 @@ pub(crate) async fn validate_one(
         plan.call_tools
             .extend(fixtures::config_call_tools(config, name));
     }
-    let found = run_target(job, &plan, target).await;
+    let authorized = match (&job.oauth, target) {
+        (Some(client_id), Target::Http { url, headers }) => {
+            let prober = plan::auth::prober(url, headers, &plan);
+            match crate::oauth::obtain_token(&prober, client_id).await {
+                Ok(token) => Ok(Target::Http {
+                    url: url.clone(),
+                    headers: crate::http::with(
+                        headers.clone(),
+                        "Authorization",
+                        &format!("Bearer {token}"),
+                    ),
+                }),
+                Err(e) => Err(Unreachable(format!(
+                    "cannot obtain a token with --oauth: {e}"
+                ))),
+            }
+        }
+        _ => Ok(target.clone()),
+    };
+    let found = match &authorized {
+        Ok(target) => run_target(job, &plan, target).await,
+        Err(why) => Err(why.clone()),
+    };
     let (checks, unreachable) = match found {
         Ok(found) => (
             found
@@ -55,6 +77,29 @@ pub(crate) async fn validate_one(
 /// 2026-07-28 if it speaks it and at 2025-11-25 if it answers `initialize`; it is unreachable
 /// only when it does neither.
 async fn run_target(job: &Job, plan: &Plan, target: &Target) -> Result<Vec<Found>, Unreachable> {
+    // The authorization checks run on requests of their own, after the others (which tell
+    // them whether the server answered without a token); alone, they run by themselves.
+    if plan.selected.iter().all(|id| plan::auth::is_auth(id)) {
+        return plan::auth::run(target, plan, None, true).await;
+    }
+    let probe_status = std::sync::Arc::new(std::sync::OnceLock::new());
+    let mut found = run_protocol(job, plan, target, &probe_status).await?;
+    found.extend(plan::auth::run(target, plan, probe_status.get().copied(), false).await?);
+    plan::sort(&mut found);
+    Ok(found)
+}
+
+/// [`run_target`] for every check but the authorization checks; the `initialize` plan's
+/// probe status goes into `probe_status`.
+async fn run_protocol(
+    job: &Job,
+    plan: &Plan,
+    target: &Target,
+    probe_status: &std::sync::Arc<std::sync::OnceLock<u16>>,
+) -> Result<Vec<Found>, Unreachable> {
+    let mut plan = plan.clone();
+    plan.selected.retain(|id| !plan::auth::is_auth(id));
+    let plan = &plan;
     let mut modern = plan.clone();
     modern.selected.retain(|id| stateless::applies(id));
     // By default `server/discover` is asked whatever was selected: it says whether the
@@ -64,6 +109,7 @@ async fn run_target(job: &Job, plan: &Plan, target: &Target) -> Result<Vec<Found
     let mut legacy = plan.clone();
     legacy.revisions.retain(|r| r != schema::STATELESS);
     legacy.selected.retain(|id| !stateless::OWN.contains(id));
+    legacy.probe_status = Some(probe_status.clone());
     let run_legacy = !legacy.revisions.is_empty() && !legacy.selected.is_empty();
     // By default the handshake's answer decides whether the server claims 2025-11-25 at all.
     let result_asked = plan.wants(initialize::RESULT);
@@ -166,6 +212,18 @@ async fn run_target(job: &Job, plan: &Plan, target: &Target) -> Result<Vec<Found
     // The 2026-07-28 session first: over stdio its start-up slot is taken before the
     // `initialize` plan's launches queue for theirs (its one start-up is not left for last).
     let (modern_found, legacy_found, ()) = tokio::join!(modern_run, legacy_run, probe_watch);
+    // Behind authorization (the probe got 401), 2026-07-28 is not judged either: its checks
+    // are skipped with the same reason, whatever `server/discover` got.
+    let modern_found = match (target, probe_status.get(), modern_found) {
+        (Target::Http { headers, .. }, Some(401), Some(_)) => {
+            let mut modern = modern.clone();
+            modern.revisions = vec![schema::STATELESS.to_string()];
+            Some(Ok(stateless::Spoken::Yes(
+                plan::http::behind_authorization(&modern, headers),
+            )))
+        }
+        (_, _, modern_found) => modern_found,
+    };
     let mut found = Vec::new();
     let mut speaks = false;
     match modern_found {

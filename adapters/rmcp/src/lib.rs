@@ -5,15 +5,21 @@
 //! (reqwest, no TLS stack built), a per-call timeout (`PeerRequestOptions::timeout`),
 //! cancelling a call by dropping its future (rmcp's `send_request_cancel_on_drop`), custom
 //! headers (`StreamableHttpClientTransportConfig::custom_headers`), and the count of
-//! `notifications/tools/list_changed` (its `ClientHandler::on_tool_list_changed`), and the
-//! server's initialize result as kept (`Peer::peer_info`). No timeout, retry or redaction
-//! of the adapter's own.
+//! `notifications/tools/list_changed` (its `ClientHandler::on_tool_list_changed`), the
+//! server's initialize result as kept (`Peer::peer_info`), any request or notification the
+//! caller names (`CustomRequest`, `CustomNotification`), a stdio server in a process group of
+//! its own (the `process_wrap::tokio::ProcessGroup` wrapper its `TokioChildProcess` takes)
+//! and that server's pid (`TokioChildProcess::id`). No timeout, retry or redaction of the
+//! adapter's own.
 
 use mcp_conformance::cut::{
     Capability, ClientUnderTest, Described, Settings, StepError, StepResult, Target, TransportKind,
 };
 use rmcp::model::ProtocolVersion;
-use rmcp::model::{CallToolRequest, CallToolRequestParams, ClientRequest, ServerResult};
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, ClientNotification, ClientRequest, CustomNotification,
+    CustomRequest, ServerResult,
+};
 use rmcp::service::{NotificationContext, Peer, PeerRequestOptions, RunningService};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
@@ -49,6 +55,8 @@ pub struct Adapter {
     /// Spoken at 2026-07-28: the list changes of the `subscriptions/listen` stream, the only
     /// ones counted then (rmcp routes a subscription's notifications to it, not the handler).
     subscribed: RefCell<Option<Arc<AtomicU64>>>,
+    /// The stdio server's pid, as `TokioChildProcess::id` gave it at the start.
+    pid: RefCell<Option<u32>>,
 }
 
 /// An error as rmcp wrote it, causes included.
@@ -95,6 +103,15 @@ impl ClientUnderTest for Adapter {
                 Capability::Drop,
                 // `Peer::peer_info`: the server's initialize (or discover) result as kept.
                 Capability::ServerInfo,
+                // `ClientRequest::CustomRequest` and `ClientNotification::CustomNotification`
+                // (model.rs): any method and params, sent through `Peer::send_request` and
+                // `Peer::send_notification`.
+                Capability::RawMessages,
+                // `TokioChildProcess::new(impl Into<CommandWrap>)` (transport/child_process.rs)
+                // with process-wrap's `ProcessGroup::leader()`: its shutdown signals the group.
+                Capability::ProcessGroup,
+                // `TokioChildProcess::id`: the child's pid.
+                Capability::ServerPid,
             ],
             profile: "strict".into(),
         }
@@ -115,7 +132,12 @@ impl ClientUnderTest for Adapter {
             Target::Stdio(stdio) => {
                 let mut command = tokio::process::Command::new(&stdio.command);
                 command.args(&stdio.args).envs(&stdio.env);
+                let mut command = process_wrap::tokio::CommandWrap::from(command);
+                if stdio.own_process_group {
+                    command.wrap(process_wrap::tokio::ProcessGroup::leader());
+                }
                 let transport = TokioChildProcess::new(command).map_err(|e| text(&e))?;
+                *self.pid.borrow_mut() = transport.id();
                 handler
                     .serve_with_lifecycle(transport, lifecycle)
                     .await
@@ -258,6 +280,30 @@ impl ClientUnderTest for Adapter {
             .peer_info()
             .ok_or_else(|| StepError::new("rmcp keeps no server info"))?;
         serde_json::to_value(info).map_err(|e| text(&e))
+    }
+
+    async fn request(&self, method: &str, params: Option<Value>) -> StepResult {
+        let request = ClientRequest::CustomRequest(CustomRequest::new(method, params));
+        let result = self
+            .peer()?
+            .send_request(request)
+            .await
+            .map_err(|e| text(&e))?;
+        serde_json::to_value(result).map_err(|e| text(&e))
+    }
+
+    async fn notify(&self, method: &str, params: Option<Value>) -> StepResult {
+        let notification =
+            ClientNotification::CustomNotification(CustomNotification::new(method, params));
+        self.peer()?
+            .send_notification(notification)
+            .await
+            .map_err(|e| text(&e))?;
+        Ok(json!("sent"))
+    }
+
+    async fn server_pid(&self) -> Result<Option<u32>, StepError> {
+        Ok(*self.pid.borrow())
     }
 
     async fn drop_connection(&self) -> StepResult {

@@ -40,6 +40,31 @@ pub struct AuthSettings {
     /// The metadata's `scopes_supported`, when given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scopes_supported: Option<Vec<String>>,
+    /// The `resource` the Protected Resource Metadata names, when not the MCP endpoint's URL
+    /// (a metadata document written for another resource).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prm_resource: Option<String>,
+    /// The MCP endpoint serves a request carrying any bearer token, not only the one the
+    /// authorization server issued (a resource server that does not validate tokens).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub any_token_served: bool,
+    /// The MCP endpoint serves a request carrying a token (any) in its query string
+    /// (`access_token=`) instead of refusing it with `400`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub query_token_served: bool,
+    /// A token the authorization server issued for another resource, which the MCP endpoint
+    /// serves all the same (a resource server that does not check a token's audience);
+    /// any other token but the issued one gets `401`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub audience_unchecked_token: Option<String>,
+    /// A token without the scope the MCP endpoint needs: answered `403` with
+    /// `WWW-Authenticate: Bearer error="insufficient_scope"`, the `scope` needed (the
+    /// challenge's `scope`, else `mcp`) and `resource_metadata`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scopeless_token: Option<String>,
+    /// The `403` to `scopeless_token` names no `scope`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub insufficient_scope_unnamed: bool,
     /// Where the authorization server's metadata is served: `oauth` (RFC 8414, path
     /// inserted), `oidc` (OpenID Connect discovery, path inserted), `oidc-appended` (OpenID
     /// Connect discovery, path appended; only for an issuer with a path). Every one by

@@ -8,7 +8,9 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Banner {
-    /// The lines, written each with a trailing newline.
+    /// The lines, written each with a trailing newline; `${id}` in a line stands for the id
+    /// of the last request received, as JSON (`2`, `"req-2"`), so a line can carry the id
+    /// of the call it pretends to answer whatever id the client chose.
     pub lines: Vec<String>,
 }
 

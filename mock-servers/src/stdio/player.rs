@@ -130,7 +130,17 @@ impl<'a> Player<'a> {
                 Flow::Next
             }
             Step::Banner(b) => {
+                let id = self
+                    .state
+                    .latest_request
+                    .as_ref()
+                    .and_then(|r| r.get("id"))
+                    .map(|id| id.to_string());
                 for line in &b.lines {
+                    let line = match &id {
+                        Some(id) => line.replace("${id}", id),
+                        None => line.clone(),
+                    };
                     self.write_stdout(format!("{line}\n").into_bytes());
                 }
                 Flow::Next

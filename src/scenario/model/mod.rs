@@ -96,6 +96,12 @@ pub struct TimeoutOverrides {
     /// How long the exit text may wait for the last of stderr.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exit_settle_ms: Option<u64>,
+    /// The bounds only keep the run short; the scenario does not test them. A client that
+    /// cannot set its bounds (no `configurable_timeouts`) is judged all the same, on its own
+    /// bounds, the runner's step guard ending a step it never ends (`hung`, its failure).
+    /// Never for a scenario whose rule is about one of these bounds.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub safety_only: bool,
 }
 
 /// How an HTTP client is set up.

@@ -8,6 +8,7 @@
 //! - [`plan`]: which checks run, in which order and on which sessions; it imports the areas,
 //!   and nothing below it imports the plan.
 
+pub mod auth;
 pub mod capabilities;
 pub mod common;
 pub mod http;

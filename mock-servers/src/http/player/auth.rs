@@ -148,6 +148,9 @@ impl Player {
         }
         // The MCP endpoint: a resource server.
         if Form::parse(query.as_bytes()).get("access_token").is_some() {
+            if auth.query_token_served {
+                return None;
+            }
             return Some(Answer::error(
                 400,
                 "invalid_request",
@@ -159,8 +162,37 @@ impl Player {
             .iter()
             .find(|(n, _)| n == "authorization")
             .map(|(_, v)| v.as_str());
-        if bearer == Some(format!("Bearer {}", auth.access_token).as_str()) {
+        let token = bearer.and_then(|b| b.strip_prefix("Bearer "));
+        if token == Some(auth.access_token.as_str())
+            || auth.any_token_served && token.is_some()
+            || token.is_some() && token == auth.audience_unchecked_token.as_deref()
+        {
             return None;
+        }
+        if token.is_some() && token == auth.scopeless_token.as_deref() {
+            let mut params = vec!["error=\"insufficient_scope\"".to_string()];
+            if !auth.insufficient_scope_unnamed {
+                let scope = auth.challenge_scope.as_deref().unwrap_or("mcp");
+                params.push(format!("scope=\"{scope}\""));
+            }
+            if let Some(at) = auth.prm_at.first() {
+                params.push(format!(
+                    "resource_metadata=\"{}{}\"",
+                    self.origins.primary,
+                    at.path(&endpoint)
+                ));
+            }
+            return Some(Answer {
+                status: 403,
+                headers: vec![
+                    (
+                        "www-authenticate".into(),
+                        format!("Bearer {}", params.join(", ")),
+                    ),
+                    ("content-type".into(), "text/plain".into()),
+                ],
+                body: "insufficient scope\n".into(),
+            });
         }
         let mut challenge = String::from("Bearer");
         let mut params = Vec::new();
@@ -195,7 +227,7 @@ impl Player {
 
     fn protected_resource_metadata(&self, auth: &AuthSettings) -> Answer {
         let mut doc = json!({
-            "resource": self.resource(),
+            "resource": auth.prm_resource.clone().unwrap_or_else(|| self.resource()),
             "authorization_servers": [self.issuer(auth)],
             "bearer_methods_supported": ["header"],
         });

@@ -40,6 +40,27 @@ const OWN_SESSION: &[&str] = &[
 
 type Results = Vec<(&'static str, String, Finding, u128, Option<Level>)>;
 
+/// Every selected check skipped: the probe's `initialize` got `401`, so the server wants a
+/// token (or refused the one given), and only the authorization checks can be judged.
+pub(crate) fn behind_authorization(plan: &Plan, headers: &[(String, String)]) -> Vec<Found> {
+    let given = headers
+        .iter()
+        .any(|(name, _)| name.eq_ignore_ascii_case("authorization"));
+    let reason = if given {
+        "not judged: the server answered `initialize` with 401 to the `Authorization` given (see server.auth.*)"
+    } else {
+        "not judged: the server requires authorization (401 to `initialize` without a token); give a token with --header 'Authorization: Bearer …' to judge the rest (see server.auth.*)"
+    };
+    plan.selected
+        .iter()
+        .flat_map(|id| {
+            plan.revisions
+                .iter()
+                .map(move |revision| Found::new(id, revision.clone(), Finding::skip(reason), 0))
+        })
+        .collect()
+}
+
 /// Runs the selected checks against a Streamable HTTP target.
 pub async fn run_http(target: &Target, plan: &Plan) -> Result<Vec<Found>, Unreachable> {
     let Target::Http { url, headers } = target else {
@@ -61,6 +82,9 @@ pub async fn run_http(target: &Target, plan: &Plan) -> Result<Vec<Found>, Unreac
     // The probe declares the client capabilities (server.requests.valid judges it).
     probe.declared = declared_at(&first);
     let init = ctx.handshake(&mut probe, "probe", &first).await;
+    if let Some(cell) = &plan.probe_status {
+        let _ = cell.set(init.init_posted.status().unwrap_or(0));
+    }
     match &init.init_posted.reply {
         Err(e) if e.is_unreachable() => {
             return Err(Unreachable(match e {
@@ -76,6 +100,13 @@ pub async fn run_http(target: &Target, plan: &Plan) -> Result<Vec<Found>, Unreac
             )));
         }
         _ => {}
+    }
+    if init.init_posted.status() == Some(401) {
+        // Behind authorization: nothing but the authorization checks can be judged.
+        if let Some(probed) = &plan.probed {
+            probed.notify_one();
+        }
+        return Ok(behind_authorization(plan, headers));
     }
     let probe_millis = started.elapsed().as_millis();
     // Over HTTP the server is started already: its start-up is the time to the first answer.

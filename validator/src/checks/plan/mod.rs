@@ -5,6 +5,7 @@
 //! on one session of their own ([`stateless`]). The plan imports the check areas; nothing
 //! below it imports the plan.
 
+pub mod auth;
 pub mod declaring;
 pub mod features;
 pub mod features_2026;
@@ -18,4 +19,4 @@ pub mod stateless;
 pub mod stdio;
 
 pub use order::{sort, ALL};
-pub use settings::{Found, Plan, Unreachable};
+pub use settings::{AuthTokens, Found, Plan, Unreachable};

@@ -3,8 +3,8 @@
 use super::features;
 use super::settings::Found;
 use crate::checks::{
-    capabilities, http, initialize, jsonrpc, lifecycle, ping, requests, schema, stateless, stdio,
-    tools,
+    auth, capabilities, http, initialize, jsonrpc, lifecycle, ping, requests, schema, stateless,
+    stdio, tools,
 };
 
 /// The checks before the feature checks, in report order.
@@ -35,6 +35,14 @@ const BEFORE_FEATURES: &[&str] = &[
     http::SSE_RESUME,
     http::SSE_PRIMING,
     http::SSE_RETRY,
+    auth::CHALLENGE,
+    auth::RESOURCE_METADATA,
+    auth::SERVER_METADATA,
+    auth::PKCE_S256,
+    auth::INVALID_TOKEN,
+    auth::TOKEN_NOT_IN_QUERY,
+    auth::AUDIENCE,
+    auth::INSUFFICIENT_SCOPE,
     stateless::DISCOVER,
     stateless::META_REQUIRED,
     stateless::UNSUPPORTED_VERSION,

@@ -45,6 +45,16 @@ impl Found {
 #[error("{0}")]
 pub struct Unreachable(pub String);
 
+impl std::fmt::Debug for AuthTokens {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let shown = |token: &Option<String>| token.as_ref().map(|_| "[given]");
+        f.debug_struct("AuthTokens")
+            .field("other_resource", &shown(&self.other_resource))
+            .field("without_scope", &shown(&self.without_scope))
+            .finish()
+    }
+}
+
 /// A run's settings for one target.
 #[derive(Clone, Debug)]
 pub struct Plan {
@@ -66,6 +76,23 @@ pub struct Plan {
     /// answer and shared by the `initialize` plan's sessions and the 2026-07-28 session's
     /// `server/discover`; a fresh one per target (`None` until the target's run sets it).
     pub patience: Option<Arc<std::sync::OnceLock<Duration>>>,
+    /// Over HTTP, the status the probe's `initialize` was answered with (`0` when none could
+    /// be read), set once the probe is over: the authorization checks read it to tell a
+    /// server that needs no token from one that refused the request without it.
+    pub probe_status: Option<Arc<std::sync::OnceLock<u16>>>,
+    /// The tokens the authorization checks send besides the `--header` one.
+    pub tokens: AuthTokens,
+}
+
+/// The tokens the authorization checks send besides the `--header` one (secrets, never
+/// shown: the job registers them with [`crate::redact`]).
+#[derive(Clone, Default)]
+pub struct AuthTokens {
+    /// `--token-for-other-resource`: issued by the same authorization server for another
+    /// resource.
+    pub other_resource: Option<String>,
+    /// `--token-without-scope`: without the scope the server needs.
+    pub without_scope: Option<String>,
 }
 
 impl Plan {

@@ -1,0 +1,134 @@
+//! The plan of the authorization checks ([`crate::checks::auth`]): run once per target, after
+//! the other checks, on requests of their own. A server that answered the probe's
+//! `initialize` without a token (no `--header` token given) needs no authorization: the
+//! checks are skipped with that reason and nothing more is sent.
+
+use super::settings::{Found, Plan, Unreachable};
+use crate::checks::auth::{self, Gate, Prober, CHECKS};
+use crate::outcome::{excerpt, Finding};
+use crate::rules;
+use crate::schema::LATEST;
+use crate::target::Target;
+use std::time::Instant;
+
+/// The revision the authorization findings are reported at: they judge the target, not one
+/// revision's session.
+const ALL_REVISIONS: &str = "all";
+
+/// Whether `id` is an authorization check.
+pub fn is_auth(id: &str) -> bool {
+    CHECKS.contains(&id)
+}
+
+/// How the authorization checks (and `--oauth`) reach the MCP endpoint `url` given with
+/// `headers`.
+pub fn prober(url: &str, headers: &[(String, String)], plan: &Plan) -> Prober {
+    let token = headers
+        .iter()
+        .find(|(name, _)| name.eq_ignore_ascii_case("authorization"))
+        .and_then(|(_, value)| auth::bearer_token(value));
+    Prober {
+        url: url.to_string(),
+        headers: crate::http::without(headers.to_vec(), "authorization"),
+        token,
+        other_resource: plan.tokens.other_resource.clone(),
+        without_scope: plan.tokens.without_scope.clone(),
+        ca_cert: plan.ca_cert.clone(),
+        timeout: plan.timeout,
+        revision: plan
+            .revisions
+            .iter()
+            .find(|r| r.as_str() <= LATEST)
+            .cloned()
+            .unwrap_or_else(|| LATEST.to_string()),
+        stalled: Default::default(),
+        well_known_allowed: plan.revisions.iter().any(|r| r.as_str() >= "2025-11-25"),
+    }
+}
+
+/// Why the checks are skipped when `initialize` without a token got `status`, not 401.
+fn not_asked(status: u16) -> String {
+    if (200..300).contains(&status) {
+        format!("the server needs no authorization: it answered `initialize` without a token (HTTP {status})")
+    } else {
+        format!("the server did not ask for authorization: it answered `initialize` without a token with HTTP {status}, not 401")
+    }
+}
+
+/// Runs the selected authorization checks against `target`; `probe_status` is the status the
+/// `initialize` plan's probe was answered with, when that plan ran. Alone (`alone`: no other
+/// check ran), a server that cannot be reached is unreachable; after the others, whose
+/// probe reached it, each check is skipped with the reason.
+pub async fn run(
+    target: &Target,
+    plan: &Plan,
+    probe_status: Option<u16>,
+    alone: bool,
+) -> Result<Vec<Found>, Unreachable> {
+    let selected: Vec<&'static str> = CHECKS.iter().copied().filter(|id| plan.wants(id)).collect();
+    if selected.is_empty() {
+        return Ok(Vec::new());
+    }
+    let started = Instant::now();
+    let skip_all = |reason: String| -> Vec<Found> {
+        selected
+            .iter()
+            .map(|id| Found::new(id, ALL_REVISIONS, Finding::skip(reason.clone()), 0))
+            .collect()
+    };
+    let Target::Http { url, headers } = target else {
+        return Ok(skip_all(
+            "an HTTP check; the target is a stdio command".into(),
+        ));
+    };
+    let applies = |id: &str| {
+        rules::find(id).is_some_and(|rule| plan.revisions.iter().any(|r| rule.applies_at(r)))
+    };
+    if !selected.iter().any(|id| applies(id)) {
+        return Ok(skip_all("not applicable at the revisions asked".into()));
+    }
+    let given = headers
+        .iter()
+        .any(|(name, _)| name.eq_ignore_ascii_case("authorization"));
+    match probe_status {
+        // The probe's answer says it all: nothing more is sent.
+        Some(status) if !given && status != 401 && status != 0 => {
+            return Ok(skip_all(not_asked(status)))
+        }
+        // No status could be read from the probe's answer: asking again would wait as long.
+        Some(0) if !given => {
+            return Ok(skip_all(
+                "no status could be read from the answer to `initialize` without a token".into(),
+            ))
+        }
+        _ => {}
+    }
+    let prober = prober(url, headers, plan);
+    let found = match prober.gate().await {
+        Gate::Answered(status) => return Ok(skip_all(not_asked(status))),
+        Gate::Unanswered(why) if alone => {
+            return Err(Unreachable(format!(
+                "no answer to `initialize` without a token: {why}"
+            )))
+        }
+        Gate::Unanswered(why) => {
+            return Ok(skip_all(format!(
+                "no answer to `initialize` without a token: {}",
+                excerpt(&why)
+            )))
+        }
+        Gate::Closed(reply) => auth::judge(&prober, &reply, |id| selected.contains(&id)).await,
+    };
+    let millis = started.elapsed().as_millis();
+    Ok(found
+        .into_iter()
+        .map(|(id, finding)| {
+            let finding = if applies(id) {
+                finding
+            } else {
+                Finding::skip("not applicable at the revisions asked")
+            };
+            Found::new(id, ALL_REVISIONS, finding, millis)
+        })
+        .collect())
+}
