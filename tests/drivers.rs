@@ -209,7 +209,45 @@ fn a_driver_that_starts_every_server_in_a_group_of_its_own_fails_the_sigint_scen
         // A server started in a group of its own (the driver's) has that group killed when its
         // launcher exits, so the scenarios of a server left its own group fail too.
         &["process.group.no-sigint", "process.group.only-own"],
-        &["process/sigint-reaches-server-without-group"],
+        &[
+            "process/sigint-reaches-server-without-group",
+            "process/launcher-exit-without-group-server-kept",
+        ],
+    );
+}
+
+#[test]
+fn a_driver_whose_first_header_value_wins_fails_exactly_the_replace_scenario() {
+    let _one = one_at_a_time();
+    assert_fails_exactly(
+        "first_header_wins.py",
+        &["headers"],
+        &["headers.replace"],
+        &["headers/replace"],
+    );
+}
+
+#[test]
+fn a_driver_that_refuses_a_tab_inside_a_value_fails_exactly_the_validation_scenario() {
+    let _one = one_at_a_time();
+    assert_fails_exactly(
+        "refuses_tab_in_value.py",
+        &["headers"],
+        &["headers.validated"],
+        &["headers/validated-space-and-tab-inside"],
+    );
+}
+
+#[test]
+fn a_driver_that_dumps_the_headers_into_a_call_error_fails_exactly_the_sensitive_scenarios() {
+    let _one = one_at_a_time();
+    assert_fails_exactly(
+        "echoes_header_values.py",
+        &["headers"],
+        // Every scenario holds the client to no header value in what it produces: the one
+        // whose call fails with a header set (a 404) fails that check too.
+        &["headers.sensitive", "headers.every-request"],
+        &["headers/sensitive-echoed-in-500-body"],
     );
 }
 

@@ -328,6 +328,111 @@ pub enum Breakage {
     /// Authorization: the stored access token goes along to the authorization server's
     /// metadata endpoint.
     BearerToAuthorizationServer,
+    /// The strict profile's `tools/list` reads the first page only, its `nextCursor` unread.
+    FirstPageOnly,
+    /// `tools/list` is cached in every profile, so a `list_changed` is counted but the next
+    /// listing answers from the cache.
+    ToolsCachedEverywhere,
+    /// kova: a list or call that hits a dead transport fails at once, no reconnect.
+    NoAutoReconnect,
+    /// `reconnect()` opens a new connection but keeps the tools cache of the old one.
+    ReconnectKeepsCache,
+    /// kova: a transient failure to connect is not retried.
+    NoConnectRetry,
+    /// HTTP: `exited()` reads "was closed" once the client is closed.
+    HttpExitedAfterClose,
+    /// stdio: the server gets the configured variables alone, not the inherited environment.
+    EnvReplaced,
+    /// stdio: the server's stderr is piped but never read.
+    StderrNotDrained,
+    /// Calls queue behind each other in every profile: one request in flight at a time.
+    CallsQueued,
+    /// A call's timeout error does not say the server may still carry the call out.
+    TimeoutWithoutMayHaveRun,
+    /// HTTP: `Authorization` and `Cookie` go along on a redirect to another host.
+    CredentialsKeptOnRedirect,
+    /// HTTP: `Redirects::None` is not looked at: redirects are followed (as with
+    /// `Redirects::Any`).
+    RedirectsNoneIgnored,
+    /// HTTP: a followed 307 or 308 re-sends the request without its body.
+    BodyDroppedOnRedirect,
+    /// HTTP: a refused redirect names the Location as given, path and query included.
+    RedirectNamesFullUrl,
+    /// HTTP: a 403 asks the token provider for a fresh token and retries, as a 401 does.
+    ForbiddenRefreshed,
+    /// HTTP: the caller's headers go on POSTs only, not on the session's `DELETE`.
+    CustomHeadersOnPostsOnly,
+    /// Streamable HTTP: only `202 Accepted` acknowledges a notification; a 204 is an error.
+    OnlyAcceptedAcknowledges,
+    /// Streamable HTTP: any 2xx answering a notification is success, an empty 200 included.
+    EmptyNotificationReplyAccepted,
+    /// Streamable HTTP: a notification frame ahead of the response ends the call with a
+    /// protocol error.
+    SseNotificationFailsCall,
+    /// Streamable HTTP (strict): a server request on a call's stream is left unanswered.
+    ServerRequestIgnoredOverHttp,
+    /// The tool adapter offers the model a tool without its description.
+    DescriptionDropped,
+    /// The tool adapter hands the model a result's content as raw JSON, payloads and all.
+    RawContentToModel,
+    /// A tool source whose listing failed offers no tools until the next good listing.
+    FailedListingClears,
+    /// A tool source over a transport that cannot report notifications logs no warning.
+    NoNotifyWarning,
+    /// yoagent and kova probe `server/discover` too when 2026-07-28 is on offer.
+    SeedsProbeDiscover,
+    /// 2026-07-28: an unsupported-version error (-32022) to the probe is reported as the
+    /// JSON-RPC error it came as, the versions on both sides left unsaid.
+    UnsupportedVersionAsRpc,
+    /// 2026-07-28: an `input_required` answer to a method that may not get one is taken as
+    /// its complete result.
+    InputRequiredTakenAsComplete,
+    /// 2026-07-28 over HTTP: a session id the server still sends is captured and replayed.
+    SessionCapturedWhenStateless,
+    /// `initialize` goes without `capabilities` when the client has none to declare.
+    InitializeWithoutCapabilities,
+    /// A failed write of `notifications/initialized` is ignored: the connect succeeds.
+    InitializedFailureIgnored,
+    /// stdio: no server process id is named.
+    PidNotNamed,
+    /// HTTP: an SSE response is read to the end of its stream before the call returns.
+    StreamReadToEnd,
+    /// HTTP: the idle read timeout counts from the start of the response, not from the last
+    /// read.
+    IdleNotReset,
+    /// A client-wide call bound of `None` falls back to the listing bound.
+    UnboundedCallFallsBack,
+    /// yoagent over stdio: the server's output is read at all times, not only during a call.
+    ReadsBetweenCalls,
+    /// HTTP: an SSE stream's lines end at LF only; a CR is kept as part of the line.
+    SseCrKept,
+    /// stdio: a call dropped while it waits (its run cancelled) leaves the connection
+    /// unusable: the next call fails.
+    CancelPoisons,
+    /// stdio: `exited()` gives the exit status without the last of stderr.
+    ExitedWithoutStderr,
+    /// stdio: a server that cannot be waited on is taken as still running.
+    UnwaitableTakenAsRunning,
+    /// stdio: a notification the caller sends (not the handshake's) goes out with an `id`
+    /// (0), as a request whose answer nobody waits for.
+    NotificationWithId,
+    /// stdio: `exited()` waits (up to 300 ms) for the calls in flight to end, as one that
+    /// shares the connection's lock with them does.
+    ExitedWaitsForCalls,
+    /// HTTP: a plain JSON body of exactly `max_body_bytes` is refused (the cap taken as
+    /// exclusive).
+    BodyCapExclusive,
+    /// Streamable HTTP: the last SSE event id seen is sent back as `Last-Event-ID` on the
+    /// next POST, as if the stream were resumed.
+    LastEventIdReplayed,
+    /// yoagent and kova follow `nextCursor` as strict does.
+    EveryProfilePaginates,
+    /// HTTP: the idle read timeout bounds the wait for the response head only; the body is
+    /// read unbounded.
+    IdleHeadOnly,
+    /// 2026-07-28: the last `requestState` echoed is kept by the connection and sent with
+    /// the next new request too.
+    RequestStateCarriedOver,
 }
 
 /// How the client is configured.
@@ -372,7 +477,10 @@ impl ClientConfig {
         let offered = crate::STATELESS_PROTOCOL_VERSIONS
             .into_iter()
             .find(|v| *v == pinned);
-        offered.filter(|_| self.profile == Profile::Strict)
+        offered.filter(|_| {
+            self.profile == Profile::Strict
+                || self.hooks.broken.contains(&Breakage::SeedsProbeDiscover)
+        })
     }
 }
 

@@ -42,7 +42,14 @@ pub(super) async fn list_all(
             .map_err(|e| invalid(format!("invalid tools/list result: {e}")))?;
         tools.extend(page.tools);
         match page.next_cursor {
-            Some(next) if config.profile.paginates() => {
+            Some(next)
+                if (config.profile.paginates()
+                    || config
+                        .hooks
+                        .broken
+                        .contains(&Breakage::EveryProfilePaginates))
+                    && !config.hooks.broken.contains(&Breakage::FirstPageOnly) =>
+            {
                 if cursor.as_deref() == Some(next.as_str()) {
                     return Err(McpError::Protocol(format!(
                         "tools/list returned its own cursor '{next}' again"
@@ -92,6 +99,15 @@ pub(super) async fn exchange(
     }
     let version = connection.protocol_version.as_str();
     let mut params = params.unwrap_or_else(|| json!({}));
+    let carries = config
+        .hooks
+        .broken
+        .contains(&Breakage::RequestStateCarriedOver);
+    if let (true, Some(p)) = (carries, params.as_object_mut()) {
+        if let Some(state) = super::lock(&connection.carried_state).clone() {
+            p.entry("requestState").or_insert(state);
+        }
+    }
     for _ in 0..modern::MAX_INPUT_ROUNDS {
         let sent = match config.hooks.broken.contains(&Breakage::NoRequestMeta) {
             true => params.clone(),
@@ -113,6 +129,14 @@ pub(super) async fn exchange(
             ResultKind::Complete => return Ok(result),
             ResultKind::InputRequired if matches!(method, "tools/call" | "prompts/get" | "resources/read") => {
                 params = modern::input_retry(method, &params, &result)?;
+                if carries {
+                    *super::lock(&connection.carried_state) = params.get("requestState").cloned();
+                }
+            }
+            ResultKind::InputRequired
+                if config.hooks.broken.contains(&Breakage::InputRequiredTakenAsComplete) =>
+            {
+                return Ok(result)
             }
             ResultKind::InputRequired => {
                 return Err(McpError::Protocol(format!(

@@ -66,6 +66,7 @@ pub(super) async fn open(
                     stateless: false,
                     server_info: Value::Null,
                     generation,
+                    carried_state: Default::default(),
                 });
             }
             transport
@@ -116,6 +117,7 @@ pub(super) async fn open(
                 stateless,
                 server_info,
                 generation,
+                carried_state: Default::default(),
             })
         }
         Err(failed) => {
@@ -172,7 +174,12 @@ async fn establish(
         Err(error) => error,
     };
     if let McpError::JsonRpc { code, data, .. } = &failure {
-        if code.0 == modern::UNSUPPORTED_VERSION {
+        if code.0 == modern::UNSUPPORTED_VERSION
+            && !config
+                .hooks
+                .broken
+                .contains(&Breakage::UnsupportedVersionAsRpc)
+        {
             let legacy = mutual_legacy(data.as_ref().and_then(|d| d.get("supported")));
             return match legacy {
                 Some(version) => fall_back(transport, config, &failure, Some(version)).await,
@@ -291,7 +298,7 @@ async fn handshake(
     config: &ClientConfig,
     offer: Option<&str>,
 ) -> Result<(String, Value), Failed> {
-    let params = json!({
+    let mut params = json!({
         "protocolVersion": match transport {
             _ if offer.is_some() => offer.unwrap_or_default(),
             Transport::Http(_) if config.hooks.broken.contains(&Breakage::HttpOffersLatest) => crate::LATEST_PROTOCOL_VERSION,
@@ -303,6 +310,13 @@ async fn handshake(
             "version": env!("CARGO_PKG_VERSION"),
         },
     });
+    if config
+        .hooks
+        .broken
+        .contains(&Breakage::InitializeWithoutCapabilities)
+    {
+        params.as_object_mut().map(|p| p.remove("capabilities"));
+    }
     let result = rpc(transport
         .request_fated("initialize", Some(params), None)
         .await?)?;
@@ -334,9 +348,16 @@ async fn handshake(
         .broken
         .contains(&Breakage::NoInitializedNotification)
     {
-        transport
+        let sent = transport
             .notify_fated("notifications/initialized", None)
-            .await?;
+            .await;
+        if !config
+            .hooks
+            .broken
+            .contains(&Breakage::InitializedFailureIgnored)
+        {
+            sent?;
+        }
     }
     Ok((version, result))
 }

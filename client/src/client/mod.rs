@@ -120,7 +120,11 @@ impl McpClient {
         // those stack pages resident for good.
         let connection = match Box::pin(open(&target, &config, 1)).await {
             Ok(connection) => connection,
-            Err(failed) if config.profile.retries_connect() && transient(&failed) => {
+            Err(failed)
+                if config.profile.retries_connect()
+                    && transient(&failed)
+                    && !config.hooks.broken.contains(&Breakage::NoConnectRetry) =>
+            {
                 let delay = config.timeouts().connect_retry_delay;
                 tracing::warn!(
                     target: "mcp_refclient",
@@ -184,6 +188,9 @@ impl McpClient {
     /// Closes `old` (the server is gone before the new one starts), opens a new connection
     /// and puts it in use. The tools cache is cleared either way.
     async fn replace(&self, old: &Arc<Connection>) -> Result<(), McpError> {
+        let kept = self
+            .broken(Breakage::ReconnectKeepsCache)
+            .then(|| lock(&self.tools).clone());
         *lock(&self.tools) = None;
         old.transport.close().await;
         let generation = self.generations.fetch_add(1, Ordering::SeqCst) + 1;
@@ -196,7 +203,7 @@ impl McpClient {
             .current
             .write()
             .unwrap_or_else(|poisoned| poisoned.into_inner()) = Arc::new(connection);
-        *lock(&self.tools) = None;
+        *lock(&self.tools) = kept.flatten();
         Ok(())
     }
 
@@ -217,7 +224,9 @@ impl McpClient {
         };
         let any_error = self.broken(Breakage::RetryAnyError);
         let dead = failed.fate != Fate::Alive || any_error;
-        if !self.config.profile.reconnects() || !dead || self.closed.load(Ordering::SeqCst) {
+        let reconnects =
+            self.config.profile.reconnects() && !self.broken(Breakage::NoAutoReconnect);
+        if !reconnects || !dead || self.closed.load(Ordering::SeqCst) {
             return Err(failed.error);
         }
         if is_call
@@ -265,7 +274,9 @@ impl McpClient {
     /// until the list ends, the others read one page. kova: answered from a cache until the
     /// next reconnect, and retried once over a new connection when the transport is dead.
     pub async fn list_tools(&self) -> Result<Vec<Tool>, McpError> {
-        let caches = self.config.profile.caches_tools() && !self.broken(Breakage::NoToolsCache);
+        let caches = (self.config.profile.caches_tools()
+            || self.broken(Breakage::ToolsCachedEverywhere))
+            && !self.broken(Breakage::NoToolsCache);
         if caches {
             if let Some(tools) = lock(&self.tools).as_ref() {
                 return Ok(tools.clone());
@@ -359,6 +370,12 @@ impl McpClient {
     pub fn exited(&self) -> Option<String> {
         match &self.connection().transport {
             Transport::Stdio(t) => t.exited(),
+            Transport::Http(_) | Transport::LegacySse(_)
+                if self.broken(Breakage::HttpExitedAfterClose)
+                    && self.closed.load(Ordering::SeqCst) =>
+            {
+                Some("the MCP server was closed".into())
+            }
             Transport::Http(_) | Transport::LegacySse(_) => None,
         }
     }
@@ -372,6 +389,7 @@ impl McpClient {
     /// The server's process id (for tests); `None` over HTTP.
     pub fn server_pid(&self) -> Option<u32> {
         match &self.connection().transport {
+            Transport::Stdio(_) if self.broken(Breakage::PidNotNamed) => None,
             Transport::Stdio(t) => t.pid(),
             Transport::Http(_) | Transport::LegacySse(_) => None,
         }

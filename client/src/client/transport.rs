@@ -113,6 +113,16 @@ impl Transport {
                 .contains(&Breakage::PerCallTimeoutIgnored)
         });
         match (self, config.profile) {
+            (Transport::Stdio(_), _) | (_, Profile::Kova)
+                if config
+                    .hooks
+                    .broken
+                    .contains(&Breakage::UnboundedCallFallsBack) =>
+            {
+                timeout
+                    .or(config.timeouts().call)
+                    .or(config.timeouts().list)
+            }
             (Transport::Stdio(_), _) | (_, Profile::Kova) => timeout.or(config.timeouts().call),
             (_, Profile::Strict) => timeout,
             (_, Profile::Yoagent) => None,
@@ -171,4 +181,6 @@ pub(super) struct Connection {
     /// Counts the connections of a client (1 for the first), so a listing that raced a
     /// reconnect is not cached.
     pub(super) generation: u64,
+    /// The test switch `RequestStateCarriedOver`: the last `requestState` echoed.
+    pub(super) carried_state: std::sync::Mutex<Option<Value>>,
 }

@@ -30,6 +30,10 @@ pub(crate) struct SseParser {
     /// Bytes fed since the last dispatched event (or start).
     pending: usize,
     max: usize,
+    /// A CR ends a line (false under the test switch `SseCrKept`).
+    cr_ends_line: bool,
+    /// The test switch `LastEventIdReplayed`: the last `id:` field, kept (`None` otherwise).
+    pub(crate) last_id: Option<Option<String>>,
     /// Events parsed and not yet taken.
     ready: VecDeque<Event>,
 }
@@ -46,8 +50,22 @@ impl SseParser {
             at_start: true,
             pending: 0,
             max,
+            cr_ends_line: true,
+            last_id: None,
             ready: VecDeque::new(),
         }
+    }
+
+    /// The test switch `SseCrKept`: lines end at LF only.
+    pub(crate) fn cr_kept(mut self) -> Self {
+        self.cr_ends_line = false;
+        self
+    }
+
+    /// The test switch `LastEventIdReplayed`: `id:` fields are kept.
+    pub(crate) fn ids_kept(mut self) -> Self {
+        self.last_id = Some(None);
+        self
     }
 
     /// Parses `chunk`; the events it completes are queued for [`SseParser::next_event`].
@@ -66,7 +84,7 @@ impl SseParser {
                 }
             }
             match byte {
-                b'\r' => {
+                b'\r' if self.cr_ends_line => {
                     self.after_cr = true;
                     self.end_line();
                 }
@@ -128,6 +146,9 @@ impl SseParser {
                 self.has_data = true;
             }
             b"event" => self.kind = Some(String::from_utf8_lossy(value).into_owned()),
+            b"id" if self.last_id.is_some() => {
+                self.last_id = Some(Some(String::from_utf8_lossy(value).into_owned()));
+            }
             _ => {}
         }
     }

@@ -186,7 +186,8 @@ pub(crate) struct StdioTransport {
 impl StdioTransport {
     /// Spawns the server and starts reading its stdout and stderr.
     pub(crate) fn spawn(server: &StdioServer, config: &ClientConfig) -> Result<Self, McpError> {
-        let mut child = spawn::spawn(server)?;
+        let env_replaced = config.hooks.broken.contains(&Breakage::EnvReplaced);
+        let mut child = spawn::spawn(server, env_replaced)?;
         let closed = |what: &str| {
             McpError::Transport(format!(
                 "MCP server '{}': {what} is not piped",
@@ -220,12 +221,19 @@ impl StdioTransport {
             group_killed: AtomicBool::new(false),
             lines_read: AtomicU64::new(0),
         });
-        let stderr_task = tokio::spawn(stderr::drain(
-            stderr,
-            shared.command.clone(),
-            shared.stderr_tail.clone(),
-            shared.stderr_done.clone(),
-        ));
+        let stderr_task = match shared.broken(Breakage::StderrNotDrained) {
+            // Held open, never read: a server that writes enough blocks on it.
+            true => tokio::spawn(async move {
+                std::future::pending::<()>().await;
+                drop(stderr)
+            }),
+            false => tokio::spawn(stderr::drain(
+                stderr,
+                shared.command.clone(),
+                shared.stderr_tail.clone(),
+                shared.stderr_done.clone(),
+            )),
+        };
         let reader_task = tokio::spawn(reader::run(shared.clone(), stdout));
         let sweeper_task = tokio::spawn(sweeper::run(shared.clone()));
         Ok(StdioTransport {
@@ -258,6 +266,12 @@ impl StdioTransport {
 
     /// `exited()`: none while running, never blocks.
     pub(crate) fn exited(&self) -> Option<String> {
+        if self.shared.broken(Breakage::ExitedWaitsForCalls) {
+            let until = Instant::now() + Duration::from_millis(300);
+            while !lock(&self.shared.conn).pending.is_empty() && Instant::now() < until {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        }
         self.shared.exited()
     }
 
@@ -299,7 +313,7 @@ impl StdioTransport {
         // Read the clock only where a bound counts from it.
         let queued_at = queue_counts.then(Instant::now);
         let _turn = match bound {
-            _ if shared.profile.multiplexes() => None,
+            _ if shared.profile.multiplexes() && !shared.broken(Breakage::CallsQueued) => None,
             // The breakage: the bound runs while the call waits behind another.
             Some(bound) if queue_counts => {
                 match tokio::time::timeout(bound, self.calls.lock()).await {
@@ -401,6 +415,13 @@ impl StdioTransport {
                 Notification::new("notifications/cancelled", Some(params)),
             );
         }
+        if shared.broken(Breakage::TimeoutWithoutMayHaveRun) {
+            let text = format!(
+                "MCP call '{method}' timed out after {}",
+                fmt_duration(bound)
+            );
+            return Failed::alive(McpError::Timeout(text));
+        }
         match shared.broken(Breakage::TimeoutAsTransport) {
             true => Failed::alive(McpError::Transport(timed_out(method, bound).to_string())),
             false => Failed::alive(timed_out(method, bound)),
@@ -424,6 +445,12 @@ impl StdioTransport {
         let shared = &*self.shared;
         if let Some(text) = lock(&shared.conn).dead.clone() {
             return Err(Failed::new(McpError::Transport(text), Fate::DeadUnsent));
+        }
+        // The switch spares the handshake's own notification: the caller's go out wrong.
+        if shared.broken(Breakage::NotificationWithId) && method != "notifications/initialized" {
+            let message = serde_json::json!({ "jsonrpc": "2.0", "id": 0, "method": method, "params": params });
+            let written = shared.write_message(&message).await;
+            return written.map_err(|e| Failed::alive(McpError::Transport(e.to_string())));
         }
         let message = Notification::new(method, params);
         let write = shared.write_message(&message);

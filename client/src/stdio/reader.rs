@@ -117,7 +117,8 @@ pub(crate) fn cut(line: &[u8]) -> String {
 /// Reads the server's stdout until it ends, dispatching each message.
 pub(crate) async fn run<R: AsyncRead + Unpin>(shared: Arc<Shared>, stdout: R) {
     let mut lines = LineReader::new(stdout, MAX_LINE_BYTES);
-    let gated = shared.profile.reads_only_during_calls();
+    let gated =
+        shared.profile.reads_only_during_calls() && !shared.broken(Breakage::ReadsBetweenCalls);
     let mut awaiting = shared.awaiting.subscribe();
     loop {
         if gated {

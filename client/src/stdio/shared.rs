@@ -114,6 +114,7 @@ impl Shared {
         let reason = match self.try_wait() {
             Ok(None) => return,
             Ok(Some(status)) => ExitReason::Exited(status),
+            Err(_) if self.broken(Breakage::UnwaitableTakenAsRunning) => return,
             Err(e) => ExitReason::Unwaitable(e.to_string()),
         };
         let launcher_exit = matches!(reason, ExitReason::Exited(_));
@@ -130,7 +131,10 @@ impl Shared {
     /// The exit text now, if the end is known; settles it once stderr ended or the settle
     /// time passed.
     pub(super) fn exit_text(&self, force_settle: bool) -> Option<String> {
-        let stderr = self.stderr_text();
+        let stderr = match self.broken(Breakage::ExitedWithoutStderr) {
+            true => String::new(),
+            false => self.stderr_text(),
+        };
         let last_stdout = lock(&self.last_not_json).clone();
         let facts = Facts {
             command: &self.command,
@@ -386,6 +390,9 @@ impl Drop for PendingGuard<'_> {
             return;
         }
         let mut conn = lock(&self.shared.conn);
+        if self.shared.broken(Breakage::CancelPoisons) {
+            conn.poison = Some("an earlier call was dropped mid-read".into());
+        }
         conn.pending.retain(|p| p.id != self.id);
         if conn.pending.is_empty() {
             self.shared.set_awaiting(false);

@@ -9,8 +9,11 @@ use crate::{McpError, StdioServer};
 
 /// Starts `server`. A command that cannot be spawned is a transport error naming the command
 /// and the OS cause.
-pub(crate) fn spawn(server: &StdioServer) -> Result<Child, McpError> {
+pub(crate) fn spawn(server: &StdioServer, env_replaced: bool) -> Result<Child, McpError> {
     let mut command = Command::new(&server.command);
+    if env_replaced {
+        command.env_clear();
+    }
     command
         .args(&server.args)
         .envs(server.env.iter().map(|(k, v)| (k, v)))

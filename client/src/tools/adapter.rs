@@ -52,7 +52,9 @@ impl<S: ToolServer> ToolAdapter<S> {
 
     /// The description, as listed.
     pub fn description(&self) -> Option<&str> {
-        self.tool.description.as_deref()
+        let dropped =
+            (self.server.test_hooks().broken).contains(&crate::Breakage::DescriptionDropped);
+        self.tool.description.as_deref().filter(|_| !dropped)
     }
 
     /// The JSON Schema of the arguments, as listed.
@@ -83,6 +85,9 @@ impl<S: ToolServer> ToolAdapter<S> {
         match self.server.call_tool(name, arguments).await {
             Ok(result) if result.is_error && heeds_is_error => {
                 ToolOutcome::Failed(content_text(&result.content))
+            }
+            Ok(result) if broken.contains(&crate::Breakage::RawContentToModel) => {
+                ToolOutcome::Output(Value::from(result.content).to_string())
             }
             Ok(result) => ToolOutcome::Output(content_text(&result.content)),
             Err(error) => ToolOutcome::Error(error),

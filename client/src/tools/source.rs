@@ -56,7 +56,8 @@ impl<S: ToolServer> ToolSource<S> {
                 withdrawn: false,
             }),
         };
-        if !source.server.reports_notifications() {
+        let quiet = (source.server.test_hooks().broken).contains(&crate::Breakage::NoNotifyWarning);
+        if !source.server.reports_notifications() && !quiet {
             tracing::warn!(
                 target: CLIENT,
                 server = %source.name,
@@ -147,6 +148,12 @@ impl<S: ToolServer> ToolSource<S> {
                     .into_iter()
                     .map(|tool| ToolAdapter::new(Arc::clone(&self.server), tool, self.prefix()))
                     .collect();
+            }
+            Err(_)
+                if (self.server.test_hooks().broken)
+                    .contains(&crate::Breakage::FailedListingClears) =>
+            {
+                state.tools.clear();
             }
             Err(error) => tracing::warn!(
                 target: CLIENT,

@@ -45,6 +45,8 @@ struct State {
     /// 2026-07-28 is spoken: no session, `Mcp-Method`/`Mcp-Name` on every POST, a modern
     /// error's 4xx read as its JSON-RPC error, a broken response stream re-issued.
     stateless: bool,
+    /// The test switch `LastEventIdReplayed`: the last SSE event id seen.
+    last_event_id: Option<String>,
 }
 
 /// 2026-07-28's request headers, from the body: `Mcp-Method` always, `Mcp-Name` for a
@@ -209,7 +211,8 @@ impl StreamableTransport {
                 self.reinitialize().await?;
             }
             // Strict: the turn only orders the re-initialize; the call's own POST goes out at once.
-            let _turn = (!self.profile.multiplexes()).then_some(turn);
+            let queued = !self.profile.multiplexes() || self.broken(Breakage::CallsQueued);
+            let _turn = queued.then_some(turn);
             let id = Value::from(self.next_id.fetch_add(1, Ordering::SeqCst));
             let call = self.call_reissuing(method, id.clone(), params, ctx);
             match bound {
@@ -363,7 +366,10 @@ impl StreamableTransport {
         ctx: &Ctx,
     ) -> Result<(), McpError> {
         let mut reply = self.post(&Notification::new(method, params), ctx).await?;
-        if matches!(reply.status, StatusCode::ACCEPTED | StatusCode::NO_CONTENT) {
+        if matches!(reply.status, StatusCode::ACCEPTED | StatusCode::NO_CONTENT)
+            && !(reply.status == StatusCode::NO_CONTENT
+                && self.broken(Breakage::OnlyAcceptedAcknowledges))
+        {
             return Ok(());
         }
         // Any other 2xx must carry something: an empty one came from something else.
@@ -372,7 +378,7 @@ impl StreamableTransport {
             .get(header::CONTENT_LENGTH)
             .is_some_and(|v| v.as_bytes() == b"0")
             || self.ep.next_chunk(&mut reply, ctx).await?.is_none();
-        if empty {
+        if empty && !self.broken(Breakage::EmptyNotificationReplyAccepted) {
             return Err(self.proxy_answered(reply.status, ctx));
         }
         Ok(())

@@ -64,6 +64,10 @@ impl StreamableTransport {
         if let Some(version) = version {
             extra.push((HeaderName::from_static(VERSION_HEADER), version));
         }
+        let last_event_id = lock(&self.state).last_event_id.clone();
+        if let Some(value) = last_event_id.and_then(|id| HeaderValue::from_str(&id).ok()) {
+            extra.push((HeaderName::from_static("last-event-id"), value));
+        }
         let out = Outgoing {
             method: Method::POST,
             url: &self.ep.url,
@@ -71,7 +75,10 @@ impl StreamableTransport {
             extra,
         };
         let reply = self.ep.send(&out, ctx).await?;
-        if reply.status.is_success() && stateless {
+        if reply.status.is_success()
+            && stateless
+            && !self.broken(Breakage::SessionCapturedWhenStateless)
+        {
             return Ok(reply);
         }
         // A modern server's errors come as 400 (header mismatch, missing capability, unsupported

@@ -60,15 +60,40 @@ impl StreamableTransport {
         ctx: &Ctx,
         broken: &mut bool,
     ) -> Result<Result<Value, ErrorObject>, McpError> {
-        let mut parser = SseParser::new(self.ep.max_body);
+        let mut parser = match self.broken(Breakage::SseCrKept) {
+            true => SseParser::new(self.ep.max_body).cr_kept(),
+            false => SseParser::new(self.ep.max_body),
+        };
+        if self.broken(Breakage::LastEventIdReplayed) {
+            parser = parser.ids_kept();
+        }
         let mut seen = 0usize;
+        let to_end = self.broken(Breakage::StreamReadToEnd);
+        let mut found = None;
+        let idle_from = tokio::time::Instant::now() + self.ep.idle;
         loop {
             while let Some(event) = parser.next_event() {
+                if let Some(Some(last)) = &parser.last_id {
+                    super::lock(&self.state).last_event_id = Some(last.clone());
+                }
                 if let Some(outcome) = self.on_frame(&event.data, id, reply, ctx).await? {
-                    return Ok(outcome);
+                    if !to_end {
+                        return Ok(outcome);
+                    }
+                    found.get_or_insert(outcome);
                 }
             }
-            let chunk = self.ep.next_chunk(reply, ctx).await;
+            let chunk = match self.broken(Breakage::IdleNotReset) {
+                true => tokio::time::timeout_at(idle_from, self.ep.next_chunk(reply, ctx))
+                    .await
+                    .unwrap_or_else(|_| {
+                        Err(McpError::Timeout(format!(
+                            "{}: idle read timeout while reading the response to '{}'",
+                            ctx.prefix, ctx.method
+                        )))
+                    }),
+                false => self.ep.next_chunk(reply, ctx).await,
+            };
             *broken = chunk
                 .as_ref()
                 .is_err_and(|e| e.kind() != crate::ErrorKind::Timeout)
@@ -85,6 +110,9 @@ impl StreamableTransport {
                 }
                 None if seen == 0 => return Err(self.proxy_answered(reply.status, ctx)),
                 None => {
+                    if let Some(outcome) = found {
+                        return Ok(outcome);
+                    }
                     let tail = if parser.unterminated() {
                         " (an unterminated event at its end was discarded)"
                     } else {
@@ -118,6 +146,14 @@ impl StreamableTransport {
             Incoming::Response { id: got, .. } => {
                 tracing::debug!(target: "mcp_refclient", "skipped a response for id {got}: not the call's");
             }
+            Incoming::Notification { method, .. }
+                if self.broken(Breakage::SseNotificationFailsCall) =>
+            {
+                return Err(ctx.protocol(format!(
+                    "the server answered '{}' with a '{method}' message instead of the response",
+                    ctx.method
+                )))
+            }
             Incoming::Notification { method, .. } => {
                 if method == "notifications/tools/list_changed"
                     && !self.broken(Breakage::NoListChangedCount)
@@ -149,7 +185,7 @@ impl StreamableTransport {
     /// A server request on a call's stream: yoagent leaves it unanswered; strict and kova
     /// answer as over stdio (ping with `{}`, others -32601), POSTing the response.
     pub(super) async fn server_request(&self, id: Value, method: &str) {
-        if self.profile == Profile::Yoagent {
+        if self.profile == Profile::Yoagent || self.broken(Breakage::ServerRequestIgnoredOverHttp) {
             tracing::warn!(target: "mcp_refclient", origin = %self.ep.origin, "server request '{method}' left unanswered over HTTP");
             return;
         }

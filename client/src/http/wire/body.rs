@@ -28,7 +28,11 @@ impl Endpoint {
         ctx: &Ctx,
     ) -> Result<Option<Bytes>, McpError> {
         loop {
-            let frame = tokio::time::timeout(self.idle, reply.body.frame()).await.map_err(|_| {
+            let frame = match self.broken(crate::Breakage::IdleHeadOnly) {
+                true => Ok(reply.body.frame().await),
+                false => tokio::time::timeout(self.idle, reply.body.frame()).await,
+            };
+            let frame = frame.map_err(|_| {
                 McpError::Timeout(format!(
                     "{}: no data for {} (idle read timeout) while reading the response to '{}'; the server may still carry it out",
                     ctx.prefix,
@@ -76,7 +80,8 @@ impl Endpoint {
         }
         let mut body = Vec::new();
         while let Some(chunk) = self.next_chunk(reply, ctx).await? {
-            if body.len() + chunk.len() > self.max_body {
+            let cap = self.max_body - usize::from(self.broken(crate::Breakage::BodyCapExclusive));
+            if body.len() + chunk.len() > cap {
                 return Err(too_big());
             }
             body.extend_from_slice(&chunk);

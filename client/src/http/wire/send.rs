@@ -29,8 +29,10 @@ impl Endpoint {
         let token = bearer(self.ask_token(provider.as_ref()).await?, ctx)?;
         self.remember_secret(&token);
         let reply = self.send_redirecting(out, Some(&token), ctx).await?;
-        if reply.status != StatusCode::UNAUTHORIZED || self.broken(crate::Breakage::NoRefreshOn401)
-        {
+        let refreshes = reply.status == StatusCode::UNAUTHORIZED
+            || reply.status == StatusCode::FORBIDDEN
+                && self.broken(crate::Breakage::ForbiddenRefreshed);
+        if !refreshes || self.broken(crate::Breakage::NoRefreshOn401) {
             return Ok(reply);
         }
         drop(reply);
@@ -51,10 +53,16 @@ impl Endpoint {
         let mut body = out.body.clone();
         for hop in 0..=MAX_REDIRECTS {
             let same_host = url.host_str() == self.url.host_str()
-                && url.port_or_known_default() == self.url.port_or_known_default();
+                && url.port_or_known_default() == self.url.port_or_known_default()
+                || self.broken(crate::Breakage::CredentialsKeptOnRedirect);
             let mut headers = HeaderMap::new();
             for (name, value) in self.headers.entries() {
                 if !same_host && (name == header::AUTHORIZATION || name == header::COOKIE) {
+                    continue;
+                }
+                if out.method != Method::POST
+                    && self.broken(crate::Breakage::CustomHeadersOnPostsOnly)
+                {
                     continue;
                 }
                 headers.insert(name.clone(), value.clone());
@@ -89,7 +97,10 @@ impl Endpoint {
                     "a {status} redirect from {from} to an invalid Location"
                 ))
             })?;
-            let to = origin_of(&next);
+            let to = match self.broken(crate::Breakage::RedirectNamesFullUrl) {
+                true => next.to_string(),
+                false => origin_of(&next),
+            };
             if !matches!(next.scheme(), "http" | "https") {
                 return Err(ctx.transport(format!(
                     "redirect from {from} to {} refused: not http or https",
@@ -97,7 +108,7 @@ impl Endpoint {
                 )));
             }
             match self.redirects {
-                Redirects::None => {
+                Redirects::None if !self.broken(crate::Breakage::RedirectsNoneIgnored) => {
                     return Err(ctx.transport(format!(
                         "redirect from {from} to {to} refused: redirects are disabled"
                     )))
@@ -128,6 +139,9 @@ impl Endpoint {
                 return Err(ctx.transport(format!(
                     "redirect from {from} to {to} refused: a {status} turns the POST into a GET, which an MCP endpoint cannot answer (a server should redirect with 307 or 308)"
                 )));
+            }
+            if self.broken(crate::Breakage::BodyDroppedOnRedirect) {
+                body = None;
             }
             if status == 303 && method != Method::GET {
                 method = Method::GET;
