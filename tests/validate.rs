@@ -567,28 +567,32 @@ fn assert_fails_only(id: &str, (code, report, shown): (i32, Value, String)) {
     );
 }
 
+/// Validates, strictly and with `--timeout 3s`, only the check a script file is named for,
+/// against that script served over HTTP, with `extra` options: the check's id and the run.
+fn one_check_over_http(path: &Path, extra: &[&str]) -> (String, (i32, Value, String)) {
+    let id = check_of(path);
+    let (server, _) = mock_http(path);
+    let mut args = vec![
+        "--strict",
+        "--timeout",
+        "3s",
+        "--only",
+        &id,
+        "--url",
+        &server.url,
+    ];
+    args.extend_from_slice(extra);
+    let run = validate_json(&args, &[]);
+    (id, run)
+}
+
 /// One test per file of `tests/validate/broken-http/` (build.rs rebuilds when one is added).
 #[rstest]
 fn a_broken_http_server_fails_its_check(
     #[files("tests/validate/broken-http/*.toml")] path: PathBuf,
 ) {
-    let id = check_of(&path);
-    let (server, _) = mock_http(&path);
-    assert_fails_only(
-        &id,
-        validate_json(
-            &[
-                "--strict",
-                "--timeout",
-                "3s",
-                "--only",
-                &id,
-                "--url",
-                &server.url,
-            ],
-            &[],
-        ),
-    );
+    let (id, run) = one_check_over_http(&path, &[]);
+    assert_fails_only(&id, run);
 }
 
 /// One test per file of `tests/validate/correct-http/`: the check passes against it over HTTP.
@@ -596,20 +600,7 @@ fn a_broken_http_server_fails_its_check(
 fn a_correct_http_server_passes_its_check(
     #[files("tests/validate/correct-http/*.toml")] path: PathBuf,
 ) {
-    let id = check_of(&path);
-    let (server, _) = mock_http(&path);
-    let (code, report, shown) = validate_json(
-        &[
-            "--strict",
-            "--timeout",
-            "3s",
-            "--only",
-            &id,
-            "--url",
-            &server.url,
-        ],
-        &[],
-    );
+    let (id, (code, report, shown)) = one_check_over_http(&path, &[]);
     assert_eq!(
         (code, statuses(&report)),
         (0, vec![(id.clone(), "pass".to_string())]),
@@ -679,19 +670,8 @@ fn every_http_check_has_a_broken_server() {
 fn a_broken_server_fails_its_token_check(
     #[files("tests/validate/broken-auth-tokens/*.toml")] path: PathBuf,
 ) {
-    let id = check_of(&path);
-    let (server, _) = mock_http(&path);
-    let mut args = vec![
-        "--strict",
-        "--timeout",
-        "3s",
-        "--only",
-        &id,
-        "--url",
-        &server.url,
-    ];
-    args.extend_from_slice(AUTH_TOKEN_ARGS);
-    assert_fails_only(&id, validate_json(&args, &[]));
+    let (id, run) = one_check_over_http(&path, AUTH_TOKEN_ARGS);
+    assert_fails_only(&id, run);
 }
 
 /// One test per file of `tests/validate/correct-auth-tokens/`: run with the token options,
@@ -700,19 +680,7 @@ fn a_broken_server_fails_its_token_check(
 fn a_correct_server_passes_its_token_check(
     #[files("tests/validate/correct-auth-tokens/*.toml")] path: PathBuf,
 ) {
-    let id = check_of(&path);
-    let (server, _) = mock_http(&path);
-    let mut args = vec![
-        "--strict",
-        "--timeout",
-        "3s",
-        "--only",
-        &id,
-        "--url",
-        &server.url,
-    ];
-    args.extend_from_slice(AUTH_TOKEN_ARGS);
-    let (code, report, shown) = validate_json(&args, &[]);
+    let (id, (code, report, shown)) = one_check_over_http(&path, AUTH_TOKEN_ARGS);
     assert_eq!(
         (code, statuses(&report)),
         (0, vec![(id.clone(), "pass".to_string())]),
