@@ -267,12 +267,18 @@ impl StdioTransport {
     /// `exited()`: none while running, never blocks.
     pub(crate) fn exited(&self) -> Option<String> {
         if self.shared.broken(Breakage::ExitedWaitsForCalls) {
-            let until = Instant::now() + Duration::from_millis(300);
-            while !lock(&self.shared.conn).pending.is_empty() && Instant::now() < until {
-                std::thread::sleep(Duration::from_millis(5));
-            }
+            self.broken_wait_for_calls();
         }
         self.shared.exited()
+    }
+
+    /// Test switch `ExitedWaitsForCalls`: `exited()` blocks while calls are in flight (up to
+    /// 300 ms), as a client that looks at the child only once its calls end.
+    fn broken_wait_for_calls(&self) {
+        let until = Instant::now() + Duration::from_millis(300);
+        while !lock(&self.shared.conn).pending.is_empty() && Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(5));
+        }
     }
 
     /// Sends a request and waits for the response with its id, bounded by `bound` counted
@@ -514,5 +520,20 @@ mod tests {
         assert_eq!(fmt_duration(Duration::from_secs(60)), "60s");
         assert_eq!(fmt_duration(Duration::from_millis(1500)), "1.5s");
         assert_eq!(fmt_duration(Duration::from_millis(1234)), "1234ms");
+    }
+
+    /// The bound is on what waits already: up to MAX_UNWRITTEN bytes a message is still
+    /// added; past it the write fails and nothing is added.
+    #[test]
+    fn unwritten_bytes_are_bounded_at_the_limit() {
+        let message = serde_json::json!({ "jsonrpc": "2.0", "method": "m" });
+        let mut unwritten = vec![b' '; MAX_UNWRITTEN];
+        queue_line(&mut unwritten, &message).expect("at the limit a message is still taken");
+        let taken = unwritten.len();
+        assert!(taken > MAX_UNWRITTEN);
+        let refused = queue_line(&mut unwritten, &message).expect_err("past the limit");
+        assert_eq!(refused.kind(), std::io::ErrorKind::WouldBlock);
+        assert!(refused.to_string().contains("has not read"), "{refused}");
+        assert_eq!(unwritten.len(), taken, "nothing added past the limit");
     }
 }

@@ -359,6 +359,12 @@ impl StreamableTransport {
         self.notification_in(method, params, &ctx).await
     }
 
+    /// Test switch `OnlyAcceptedAcknowledges`: a 204 is not taken as a notification's
+    /// acknowledgement (only 202 is).
+    fn broken_refuses_no_content(&self, status: StatusCode) -> bool {
+        self.broken(Breakage::OnlyAcceptedAcknowledges) && status == StatusCode::NO_CONTENT
+    }
+
     async fn notification_in(
         &self,
         method: &str,
@@ -367,8 +373,7 @@ impl StreamableTransport {
     ) -> Result<(), McpError> {
         let mut reply = self.post(&Notification::new(method, params), ctx).await?;
         if matches!(reply.status, StatusCode::ACCEPTED | StatusCode::NO_CONTENT)
-            && !(reply.status == StatusCode::NO_CONTENT
-                && self.broken(Breakage::OnlyAcceptedAcknowledges))
+            && !self.broken_refuses_no_content(reply.status)
         {
             return Ok(());
         }

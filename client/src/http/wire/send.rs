@@ -30,8 +30,7 @@ impl Endpoint {
         self.remember_secret(&token);
         let reply = self.send_redirecting(out, Some(&token), ctx).await?;
         let refreshes = reply.status == StatusCode::UNAUTHORIZED
-            || reply.status == StatusCode::FORBIDDEN
-                && self.broken(crate::Breakage::ForbiddenRefreshed);
+            || self.broken_refreshes_forbidden(reply.status);
         if !refreshes || self.broken(crate::Breakage::NoRefreshOn401) {
             return Ok(reply);
         }
@@ -40,6 +39,16 @@ impl Endpoint {
         let token = bearer(provider.refresh().await?, ctx)?;
         self.remember_secret(&token);
         self.send_redirecting(out, Some(&token), ctx).await
+    }
+
+    /// Test switch `ForbiddenRefreshed`: a 403 is retried with a refreshed token, as a 401.
+    fn broken_refreshes_forbidden(&self, status: StatusCode) -> bool {
+        self.broken(crate::Breakage::ForbiddenRefreshed) && status == StatusCode::FORBIDDEN
+    }
+
+    /// Test switch `CustomHeadersOnPostsOnly`: the configured headers go on POSTs only.
+    fn broken_headers_on_posts_only(&self, method: &Method) -> bool {
+        self.broken(crate::Breakage::CustomHeadersOnPostsOnly) && *method != Method::POST
     }
 
     pub(super) async fn send_redirecting(
@@ -60,9 +69,7 @@ impl Endpoint {
                 if !same_host && (name == header::AUTHORIZATION || name == header::COOKIE) {
                     continue;
                 }
-                if out.method != Method::POST
-                    && self.broken(crate::Breakage::CustomHeadersOnPostsOnly)
-                {
+                if self.broken_headers_on_posts_only(&out.method) {
                     continue;
                 }
                 headers.insert(name.clone(), value.clone());
