@@ -20,11 +20,14 @@
 //! [`crate::cut::sources`]), are ignored, with the reason printed.
 //!
 //! Known failures go in a baseline file, a reason each; an entry whose scenario passes is
-//! stale and fails its trial until removed:
+//! stale and fails its trial until removed. An entry with a `rule` stands for that rule of
+//! the scenario alone (a scenario is listed once per rule it breaks): a failure of another
+//! of its rules still fails the trial, naming the rule ([`held_against`]):
 //!
 //! ```toml
 //! [[expected]]
 //! scenario = "stdio/banner-before-initialize"
+//! rule = "stdio.banner.skipped"
 //! reason = "the SDK treats any stdout line that is not JSON as fatal"
 //! ```
 
