@@ -540,6 +540,31 @@ mod tests {
         assert_eq!(marks[1].mark, Mark::NotApplicable);
     }
 
+    #[test]
+    fn a_trial_with_a_known_failure_of_one_rule_fails_naming_the_other_rule_that_failed() {
+        let root = bundled_scenarios();
+        let loaded = scenario::load(&root, &root.join("stdio/stderr-tail-kept.toml")).unwrap();
+        let known = entry(&loaded.name, "stdio.exit.error-text");
+        let both = Verdict::Fail {
+            failures: vec![
+                failure("step 2", &["stdio.exit.error-text"]),
+                failure("step 1", &["stdio.stderr.tail"]),
+            ],
+        };
+        let error = against_baseline(&loaded, &both, &[], &[&known]).unwrap_err();
+        assert!(
+            error.starts_with(
+                "stdio/stderr-tail-kept fails rule stdio.stderr.tail (not in the baseline)\n  step 1 (stdio.stderr.tail)"
+            ),
+            "{error}"
+        );
+        assert!(!error.contains("step 2"), "{error}");
+        let one = Verdict::Fail {
+            failures: vec![failure("step 2", &["stdio.exit.error-text"])],
+        };
+        assert_eq!(against_baseline(&loaded, &one, &[], &[&known]), Ok(()));
+    }
+
     /// A client whose every step would panic: a trial that runs it fails.
     struct Untouchable;
 
