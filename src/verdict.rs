@@ -441,3 +441,63 @@ pub fn in_parallel_longest_first<J: Sync, R: Send>(
 fn is_zero(ms: &u128) -> bool {
     *ms == 0
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn load(path: &str) -> LoadedScenario {
+        let root = crate::harness::bundled_scenarios();
+        crate::scenario::load(&root, &root.join(path)).unwrap()
+    }
+
+    /// A client that can express everything `scenario` needs, under `profile`.
+    fn able(scenario: &LoadedScenario, profile: &str) -> crate::cut::Described {
+        let needs = crate::cut::needs::of(&scenario.scenario);
+        crate::cut::Described {
+            name: "able".into(),
+            version: "0".into(),
+            transports: needs.transports,
+            capabilities: needs.capabilities,
+            profile: profile.into(),
+        }
+    }
+
+    #[test]
+    fn a_scenario_naming_another_profiles_promise_is_judged_on_its_other_rules_where_that_promise_is_set_apart(
+    ) {
+        let portable = crate::runner::RunOptions::portable();
+        // Set apart: a strict or kova client is judged on the stderr tail alone.
+        let tail = load("stdio/stderr-tail-kept.toml");
+        for profile in ["strict", "kova"] {
+            let not_held = applicable(&able(&tail, profile), &tail, portable).unwrap();
+            assert_eq!(
+                not_held.iter().map(|n| n.rule.as_str()).collect::<Vec<_>>(),
+                ["stdio.exit.error-text"],
+                "{profile}"
+            );
+            assert!(not_held[0]
+                .reason
+                .contains("profile-tier promise of yoagent's"));
+        }
+        assert_eq!(
+            applicable(&able(&tail, "yoagent"), &tail, portable),
+            Ok(vec![])
+        );
+        // Not set apart: not applicable as a whole, with the promise's reason.
+        let bound = load("timeouts/client-bound-set.toml");
+        let why = applicable(&able(&bound, "strict"), &bound, portable).unwrap_err();
+        assert!(
+            why.contains("rule `timeouts.client.configurable` is a profile-tier promise"),
+            "{why}"
+        );
+        // Every rule of its own profile's promises: none held, not applicable.
+        let exit_text = load("stdio/exit-error-text.toml");
+        assert!(applicable(&able(&exit_text, "kova"), &exit_text, portable).is_err());
+        // The reference client is held to every rule.
+        assert_eq!(
+            applicable(&able(&bound, "strict"), &bound, Default::default()),
+            Ok(vec![])
+        );
+    }
+}
