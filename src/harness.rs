@@ -20,20 +20,24 @@
 //! [`crate::cut::sources`]), are ignored, with the reason printed.
 //!
 //! Known failures go in a baseline file, a reason each; an entry whose scenario passes is
-//! stale and fails its trial until removed:
+//! stale and fails its trial until removed. An entry with a `rule` stands for that rule of
+//! the scenario alone (a scenario is listed once per rule it breaks): a failure of another
+//! of its rules still fails the trial, naming the rule ([`held_against`]):
 //!
 //! ```toml
 //! [[expected]]
 //! scenario = "stdio/banner-before-initialize"
+//! rule = "stdio.banner.skipped"
 //! reason = "the SDK treats any stdout line that is not JSON as fatal"
 //! ```
 
 use crate::cut::{self, ClientUnderTest};
-use crate::runner::{MockLauncher, RunOptions};
+use crate::matrix::run::Mark;
+use crate::runner::{check::Failure, MockLauncher, RunOptions};
 use crate::scenario::{self, LoadedScenario};
-use crate::verdict::{self, Verdict};
+use crate::verdict::{self, NotHeld, Verdict};
 use libtest_mimic::{Arguments, Failed, Trial};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -96,14 +100,21 @@ impl Baseline {
             ));
         }
         for (i, entry) in baseline.expected.iter().enumerate() {
-            if baseline.expected[..i]
-                .iter()
-                .any(|e| e.scenario == entry.scenario)
-            {
+            // A scenario may be listed once per rule it checks; an entry without a rule
+            // stands for the whole scenario, alone.
+            if baseline.expected[..i].iter().any(|e| {
+                e.scenario == entry.scenario
+                    && (e.rule == entry.rule || e.rule.is_none() || entry.rule.is_none())
+            }) {
                 return Err(format!(
-                    "the baseline {} lists `{}` twice",
+                    "the baseline {} lists `{}`{} twice",
                     path.display(),
-                    entry.scenario
+                    entry.scenario,
+                    entry
+                        .rule
+                        .as_ref()
+                        .map(|r| format!(" for `{r}`"))
+                        .unwrap_or_default()
                 ));
             }
             let Some(rule) = &entry.rule else { continue };
@@ -143,10 +154,98 @@ impl Baseline {
         }
     }
 
-    /// The entry for `scenario`, if listed.
-    pub fn find(&self, scenario: &str) -> Option<&KnownFailure> {
-        self.expected.iter().find(|e| e.scenario == scenario)
+    /// The entries for `scenario`: one per rule it is known to fail (or one for the whole
+    /// scenario, without a rule).
+    pub fn entries(&self, scenario: &str) -> Vec<&KnownFailure> {
+        self.expected
+            .iter()
+            .filter(|e| e.scenario == scenario)
+            .collect()
     }
+}
+
+/// How one rule of a scenario fared, held against the baseline.
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct RuleMark {
+    /// The rule.
+    pub rule: String,
+    /// Its mark: `pass`, `fail` (a failure of it no entry explains), `baselined`, `stale`
+    /// (an entry names it but it passes or no longer applies), `not_applicable` (it does
+    /// not bind the client).
+    pub mark: Mark,
+}
+
+/// A verdict held against the baseline's entries for its scenario (`known`), one rule at a
+/// time: a failure is explained by an entry naming one of the rules it counts against (or
+/// by an entry without a rule), so a known failure of one rule never hides a new failure of
+/// another. Gives the scenario's mark (the worst of its rules') and each rule's.
+pub fn held_against(
+    rules: &[String],
+    verdict: &Verdict,
+    not_held: &[NotHeld],
+    known: &[&KnownFailure],
+) -> (Mark, Vec<RuleMark>) {
+    let failures: &[Failure] = match verdict {
+        Verdict::Pass => &[],
+        Verdict::Fail { failures } => failures,
+        Verdict::NotApplicable { .. } if known.is_empty() => return (Mark::NotApplicable, vec![]),
+        Verdict::NotApplicable { .. } => return (Mark::Stale, vec![]),
+        Verdict::HarnessFault { .. } => return (Mark::HarnessFault, vec![]),
+    };
+    let covers = |e: &KnownFailure, rule: &str| e.rule.as_deref().is_none_or(|r| r == rule);
+    let explained = |f: &Failure| {
+        known
+            .iter()
+            .any(|e| f.rules.is_empty() || f.rules.iter().any(|r| covers(e, r)))
+    };
+    let marks: Vec<RuleMark> = rules
+        .iter()
+        .map(|rule| {
+            let named = known.iter().any(|e| e.rule.as_ref() == Some(rule));
+            let mine: Vec<&Failure> = failures
+                .iter()
+                .filter(|f| f.rules.is_empty() || f.rules.contains(rule))
+                .collect();
+            let mark = if not_held.iter().any(|n| &n.rule == rule) {
+                if named {
+                    Mark::Stale
+                } else {
+                    Mark::NotApplicable
+                }
+            } else if mine.is_empty() {
+                if named {
+                    Mark::Stale
+                } else {
+                    Mark::Pass
+                }
+            } else if mine.iter().all(|f| explained(f)) {
+                Mark::Baselined
+            } else {
+                Mark::Fail
+            };
+            RuleMark {
+                rule: rule.clone(),
+                mark,
+            }
+        })
+        .collect();
+    let mark = match Mark::worst(marks.iter().map(|m| m.mark)) {
+        Some(mark @ (Mark::Fail | Mark::Stale | Mark::Baselined)) => mark,
+        // A failure that names no expectation: the whole scenario's.
+        _ if failures.is_empty() && matches!(verdict, Verdict::Fail { .. }) => {
+            if known.is_empty() {
+                Mark::Fail
+            } else {
+                Mark::Baselined
+            }
+        }
+        _ if !failures.is_empty() && failures.iter().all(explained) => Mark::Baselined,
+        _ if !failures.is_empty() => Mark::Fail,
+        // An entry without a rule, for a scenario that passes.
+        _ if !known.is_empty() => Mark::Stale,
+        _ => Mark::Pass,
+    };
+    (mark, marks)
 }
 
 /// The scenarios bundled with this crate.
@@ -237,7 +336,10 @@ where
 
 /// Whether the client `described` is judged on `loaded`, as `run --client` and the matrix
 /// judge it ([`verdict::applicable`]); else why not.
-fn applicability(described: &cut::Described, loaded: &LoadedScenario) -> Result<(), String> {
+fn applicability(
+    described: &cut::Described,
+    loaded: &LoadedScenario,
+) -> Result<Vec<NotHeld>, String> {
     verdict::applicable(described, loaded, RunOptions::portable())
 }
 
@@ -245,59 +347,100 @@ fn applicability(described: &cut::Described, loaded: &LoadedScenario) -> Result<
 /// `--include-ignored` or nextest's `--run-ignored`) is judged as not applicable, not run.
 fn trial<A: ClientUnderTest + 'static>(
     loaded: &LoadedScenario,
-    applicable: Result<(), String>,
+    applicable: Result<Vec<NotHeld>, String>,
     factory: &dyn Fn() -> A,
     launcher: &MockLauncher,
     baseline: &Baseline,
 ) -> Result<(), Failed> {
-    let verdict = match applicable {
-        Ok(()) => {
-            verdict::run_client_one(loaded, factory(), launcher, RunOptions::portable())
-                .0
-                .verdict
+    let (verdict, not_held) = match applicable {
+        Ok(_) => {
+            let result =
+                verdict::run_client_one(loaded, factory(), launcher, RunOptions::portable()).0;
+            (result.verdict, result.not_held)
         }
-        Err(reason) => Verdict::NotApplicable { reason },
+        Err(reason) => (Verdict::NotApplicable { reason }, Vec::new()),
     };
-    against_baseline(loaded, verdict, baseline.find(&loaded.name)).map_err(Failed::from)
+    against_baseline(loaded, &verdict, &not_held, &baseline.entries(&loaded.name))
+        .map_err(Failed::from)
 }
 
-/// A trial's result: a failure the baseline lists passes, a listed scenario that passes
-/// is a stale entry and fails.
+/// A trial's result, one rule at a time ([`held_against`]): a failure the baseline lists
+/// passes, a failure of a rule no entry explains fails (naming the rule), an entry whose
+/// rule passes is stale and fails.
 fn against_baseline(
     loaded: &LoadedScenario,
-    verdict: Verdict,
-    known: Option<&KnownFailure>,
+    verdict: &Verdict,
+    not_held: &[NotHeld],
+    known: &[&KnownFailure],
 ) -> Result<(), String> {
-    match (verdict, known) {
-        (Verdict::Pass, None)
-        | (Verdict::NotApplicable { .. }, None)
-        | (Verdict::Fail { .. }, Some(_)) => Ok(()),
-        (Verdict::Pass, Some(entry)) => Err(format!(
-            "stale baseline entry: {} passes now (listed because: {}); remove it from the baseline",
-            loaded.name, entry.reason
-        )),
-        (Verdict::Fail { failures }, None) => {
-            let lines: Vec<String> = failures
-                .iter()
-                .map(|f| {
-                    format!(
-                        "{}\n    expected: {}\n    actual:   {}",
-                        f.what, f.expected, f.actual
-                    )
-                })
-                .collect();
-            Err(format!(
-                "{} ({})\n{}",
-                loaded.name,
-                loaded.scenario.rules.join(", "),
-                lines.join("\n")
-            ))
+    let (mark, marks) = held_against(&loaded.scenario.rules, verdict, not_held, known);
+    match (mark, verdict) {
+        (Mark::Pass | Mark::Baselined | Mark::NotApplicable, _) => Ok(()),
+        (_, Verdict::HarnessFault { reason }) => {
+            Err(format!("harness fault (not the client's): {reason}"))
         }
-        (Verdict::NotApplicable { reason }, Some(_)) => Err(format!(
+        (_, Verdict::NotApplicable { reason }) => Err(format!(
             "listed in the baseline, but not applicable: {reason}"
         )),
-        (Verdict::HarnessFault { reason }, _) => {
-            Err(format!("harness fault (not the client's): {reason}"))
+        (_, verdict) => {
+            let failures: &[Failure] = match verdict {
+                Verdict::Fail { failures } => failures,
+                _ => &[],
+            };
+            let mut lines = Vec::new();
+            for m in marks.iter().filter(|m| m.mark == Mark::Fail) {
+                lines.push(format!(
+                    "{} fails rule {} (not in the baseline)",
+                    loaded.name, m.rule
+                ));
+                for f in failures.iter().filter(|f| f.rules.contains(&m.rule)) {
+                    lines.push(format!(
+                        "  {}\n    expected: {}\n    actual:   {}",
+                        f.label(),
+                        f.expected,
+                        f.actual
+                    ));
+                }
+            }
+            if lines.is_empty() && mark == Mark::Fail {
+                lines.push(format!(
+                    "{} ({})",
+                    loaded.name,
+                    loaded.scenario.rules.join(", ")
+                ));
+                for f in failures {
+                    lines.push(format!(
+                        "  {}\n    expected: {}\n    actual:   {}",
+                        f.label(),
+                        f.expected,
+                        f.actual
+                    ));
+                }
+            }
+            let stale_rules: Vec<&str> = marks
+                .iter()
+                .filter(|m| m.mark == Mark::Stale)
+                .map(|m| m.rule.as_str())
+                .collect();
+            for entry in known.iter().filter(|e| {
+                e.rule
+                    .as_deref()
+                    .map_or(mark == Mark::Stale && stale_rules.is_empty(), |r| {
+                        stale_rules.contains(&r)
+                    })
+            }) {
+                lines.push(format!(
+                    "stale baseline entry: {}{} passes now (listed because: {}); remove it from the baseline",
+                    loaded.name,
+                    entry
+                        .rule
+                        .as_ref()
+                        .map(|r| format!(" ({r})"))
+                        .unwrap_or_default(),
+                    entry.reason
+                ));
+            }
+            Err(lines.join("\n"))
         }
     }
 }
@@ -323,14 +466,103 @@ mod tests {
             evidence: None,
         };
         let failed = Verdict::Fail { failures: vec![] };
-        assert_eq!(
-            against_baseline(&loaded, failed.clone(), Some(&known)),
-            Ok(())
-        );
-        assert!(against_baseline(&loaded, failed, None).is_err());
-        let stale = against_baseline(&loaded, Verdict::Pass, Some(&known)).unwrap_err();
+        assert_eq!(against_baseline(&loaded, &failed, &[], &[&known]), Ok(()));
+        assert!(against_baseline(&loaded, &failed, &[], &[]).is_err());
+        let stale = against_baseline(&loaded, &Verdict::Pass, &[], &[&known]).unwrap_err();
         assert!(stale.starts_with("stale baseline entry"), "{stale}");
-        assert_eq!(against_baseline(&loaded, Verdict::Pass, None), Ok(()));
+        assert_eq!(against_baseline(&loaded, &Verdict::Pass, &[], &[]), Ok(()));
+    }
+
+    fn failure(what: &str, rules: &[&str]) -> Failure {
+        Failure {
+            what: what.into(),
+            expected: "e".into(),
+            actual: "a".into(),
+            rules: rules.iter().map(|r| r.to_string()).collect(),
+        }
+    }
+
+    fn entry(scenario: &str, rule: &str) -> KnownFailure {
+        KnownFailure {
+            scenario: scenario.into(),
+            reason: format!("fails {rule}"),
+            rule: Some(rule.into()),
+            evidence: Some("src/x.rs:1".into()),
+        }
+    }
+
+    #[test]
+    fn a_known_failure_of_one_rule_hides_no_new_failure_of_another() {
+        let rules = ["a.one".to_string(), "b.two".to_string()];
+        let known = entry("s", "a.one");
+        // Rule a's own expectation failed: known.
+        let a_only = Verdict::Fail {
+            failures: vec![failure("step 1", &["a.one"])],
+        };
+        let (mark, marks) = held_against(&rules, &a_only, &[], &[&known]);
+        assert_eq!(mark, Mark::Baselined);
+        assert_eq!(
+            marks.iter().map(|m| m.mark).collect::<Vec<_>>(),
+            [Mark::Baselined, Mark::Pass]
+        );
+        // Rule b's own expectation fails too: the scenario fails, on b.
+        let both = Verdict::Fail {
+            failures: vec![failure("step 1", &["a.one"]), failure("step 2", &["b.two"])],
+        };
+        let (mark, marks) = held_against(&rules, &both, &[], &[&known]);
+        assert_eq!(mark, Mark::Fail);
+        assert_eq!(marks[1].mark, Mark::Fail);
+        // A failure of what both rules ask is explained by an entry for either.
+        let shared = Verdict::Fail {
+            failures: vec![failure("script", &["a.one", "b.two"])],
+        };
+        assert_eq!(
+            held_against(&rules, &shared, &[], &[&known]).0,
+            Mark::Baselined
+        );
+        // b fails alone: the entry for a is stale, and b is new.
+        let b_only = Verdict::Fail {
+            failures: vec![failure("step 2", &["b.two"])],
+        };
+        let (mark, marks) = held_against(&rules, &b_only, &[], &[&known]);
+        assert_eq!(mark, Mark::Fail);
+        assert_eq!(
+            marks.iter().map(|m| m.mark).collect::<Vec<_>>(),
+            [Mark::Stale, Mark::Fail]
+        );
+        // A rule that does not bind the client is not applicable on its own.
+        let not_held = [NotHeld {
+            rule: "b.two".into(),
+            reason: "r".into(),
+        }];
+        let (mark, marks) = held_against(&rules, &Verdict::Pass, &not_held, &[]);
+        assert_eq!(mark, Mark::Pass);
+        assert_eq!(marks[1].mark, Mark::NotApplicable);
+    }
+
+    #[test]
+    fn a_trial_with_a_known_failure_of_one_rule_fails_naming_the_other_rule_that_failed() {
+        let root = bundled_scenarios();
+        let loaded = scenario::load(&root, &root.join("stdio/stderr-tail-kept.toml")).unwrap();
+        let known = entry(&loaded.name, "stdio.exit.error-text");
+        let both = Verdict::Fail {
+            failures: vec![
+                failure("step 2", &["stdio.exit.error-text"]),
+                failure("step 1", &["stdio.stderr.tail"]),
+            ],
+        };
+        let error = against_baseline(&loaded, &both, &[], &[&known]).unwrap_err();
+        assert!(
+            error.starts_with(
+                "stdio/stderr-tail-kept fails rule stdio.stderr.tail (not in the baseline)\n  step 1 (stdio.stderr.tail)"
+            ),
+            "{error}"
+        );
+        assert!(!error.contains("step 2"), "{error}");
+        let one = Verdict::Fail {
+            failures: vec![failure("step 2", &["stdio.exit.error-text"])],
+        };
+        assert_eq!(against_baseline(&loaded, &one, &[], &[&known]), Ok(()));
     }
 
     /// A client whose every step would panic: a trial that runs it fails.

@@ -42,6 +42,10 @@ pub struct ScenarioResult {
     pub profile: &'static str,
     /// The rules it checks.
     pub rules: Vec<String>,
+    /// Rules of the scenario that do not bind the client (another profile's promise): the
+    /// scenario was judged on its other rules, without the expectations set apart for these.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_held: Vec<NotHeld>,
     /// The verdict.
     #[serde(flatten)]
     pub verdict: Verdict,
@@ -61,9 +65,69 @@ pub struct ScenarioResult {
     pub evidence: Option<crate::report::evidence::Evidence>,
 }
 
+/// A rule of a scenario the client is not judged on, and why.
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct NotHeld {
+    /// The rule.
+    pub rule: String,
+    /// Why it does not bind the client.
+    pub reason: String,
+}
+
 /// Judges an outcome: the reference client on every expectation, any other client on the
-/// portable ones.
-pub fn judge(scenario: &LoadedScenario, outcome: &Outcome) -> Verdict {
+/// portable ones; each failure names the rules it counts against. `not_held` are rules of
+/// the scenario the client is not judged on: their `[expect.by_rule]` tables are left out.
+pub fn judge(scenario: &LoadedScenario, outcome: &Outcome, not_held: &[NotHeld]) -> Verdict {
+    let held: Vec<String> = scenario
+        .scenario
+        .rules
+        .iter()
+        .filter(|rule| !not_held.iter().any(|n| &n.rule == *rule))
+        .cloned()
+        .collect();
+    match judge_unattributed(scenario, outcome, &held) {
+        Verdict::Fail { mut failures } => {
+            // A secret the run handed the client (checked in every scenario) is the
+            // business of the redaction rule it falls under, where the scenario names it.
+            failures.retain_mut(|failure| {
+                let named = secret_rules(failure)
+                    .iter()
+                    .find(|rule| scenario.scenario.rules.iter().any(|r| r == *rule));
+                match named {
+                    Some(rule) => {
+                        failure.rules = vec![rule.to_string()];
+                        held.iter().any(|r| r == rule)
+                    }
+                    None => true,
+                }
+            });
+            if failures.is_empty() {
+                return Verdict::Pass;
+            }
+            for failure in failures.iter_mut().filter(|f| f.rules.is_empty()) {
+                failure.rules = held.clone();
+            }
+            Verdict::Fail { failures }
+        }
+        other => other,
+    }
+}
+
+/// The redaction rules a failed secret check falls under, the closest first: a key-like
+/// part of the URL is `redaction.key-like-parts`' (then `redaction.origin-only`'s, an error
+/// naming the server by its origin alone: promises of yoagent's document), a header value
+/// or a token `redaction.credentials`'.
+fn secret_rules(failure: &Failure) -> &'static [&'static str] {
+    match failure.what.as_str() {
+        "secret" if failure.expected.contains("a key-like part of the URL") => {
+            &["redaction.key-like-parts", "redaction.origin-only"]
+        }
+        "secret" => &["redaction.credentials"],
+        _ => &[],
+    }
+}
+
+fn judge_unattributed(scenario: &LoadedScenario, outcome: &Outcome, held: &[String]) -> Verdict {
     if let Some(reason) = &outcome.harness_fault {
         return Verdict::HarnessFault {
             reason: outcome.redact(reason),
@@ -74,6 +138,7 @@ pub fn judge(scenario: &LoadedScenario, outcome: &Outcome) -> Verdict {
             what: "client".into(),
             expected: "a client that answers every step as the protocol says".into(),
             actual: outcome.redact(fault),
+            rules: Vec::new(),
         };
         return Verdict::Fail {
             failures: vec![failure],
@@ -113,11 +178,36 @@ pub fn judge(scenario: &LoadedScenario, outcome: &Outcome) -> Verdict {
             }
         }
     }
+    for (rule, table) in &scenario.scenario.expect.by_rule {
+        if !held.contains(rule) {
+            continue;
+        }
+        // What this rule alone asks; what the rest checks (a hung step, a secret handed to
+        // the client) is not said twice.
+        let table = match outcome.judged {
+            Judged::Everything => table.clone(),
+            Judged::Portable => table.portable(),
+        };
+        let part = Expectations {
+            script_completed: false,
+            ..table
+        };
+        for mut failure in runner::check::check(&part, &scenario.scenario.server, outcome) {
+            if !failures.iter().any(|f| same_check(f, &failure)) {
+                failure.rules = vec![rule.clone()];
+                failures.push(failure);
+            }
+        }
+    }
     if failures.is_empty() {
         Verdict::Pass
     } else {
         Verdict::Fail { failures }
     }
+}
+
+fn same_check(a: &Failure, b: &Failure) -> bool {
+    (&a.what, &a.expected, &a.actual) == (&b.what, &b.expected, &b.actual)
 }
 
 /// Runs one scenario with the reference client under one profile and judges it.
@@ -129,8 +219,8 @@ pub fn run_one(
 ) -> (ScenarioResult, Outcome) {
     let started = std::time::Instant::now();
     let outcome = runner::run(scenario, profile, launcher, hooks);
-    let verdict = judge(scenario, &outcome);
-    let evidence = Evidence::of(&outcome, &verdict, &scenario.scenario.expect.never_contains);
+    let verdict = judge(scenario, &outcome, &[]);
+    let evidence = Evidence::of(&outcome, &verdict, &scenario.scenario.expect.secrets());
     let mut result = result(scenario, &outcome.client, verdict, started);
     result.evidence = Some(evidence);
     result.waited_ms = outcome.waited.as_millis();
@@ -138,19 +228,36 @@ pub fn run_one(
 }
 
 /// Whether the client `described` is judged on `scenario`: it can express what the scenario
-/// needs, and (unless `options` hold it to every rule) every rule of the scenario binds its
-/// profile by its tier ([`cut::sources::held_to`]); else why not. `run --client`, the matrix
-/// and the Rust harness all judge through this one check.
+/// needs, and (unless `options` hold it to every rule) some rule of the scenario binds its
+/// profile by its tier ([`cut::sources::binds`]); else why not. The rules that do not bind
+/// it come back: the scenario is judged on the others, provided each of these has its
+/// expectations set apart (`[expect.by_rule."RULE"]`), so none of them is asked of the
+/// client. `run --client`, the matrix and the Rust harness all judge through this one check.
 pub fn applicable(
     described: &Described,
     scenario: &LoadedScenario,
     options: RunOptions,
-) -> Result<(), String> {
+) -> Result<Vec<NotHeld>, String> {
     cut::can_express(described, &cut::needs::of(&scenario.scenario))?;
     if options.every_rule {
-        Ok(())
-    } else {
-        cut::sources::held_to(&described.profile, scenario)
+        return Ok(Vec::new());
+    }
+    let rules = &scenario.scenario.rules;
+    let not_held: Vec<NotHeld> = rules
+        .iter()
+        .filter_map(|rule| {
+            let reason = cut::sources::binds(&described.profile, rule).err()?;
+            Some(NotHeld {
+                rule: rule.clone(),
+                reason,
+            })
+        })
+        .collect();
+    let set_apart = |n: &NotHeld| scenario.scenario.expect.by_rule.contains_key(&n.rule);
+    match not_held.first() {
+        None => Ok(not_held),
+        Some(_) if not_held.len() < rules.len() && not_held.iter().all(set_apart) => Ok(not_held),
+        Some(first) => Err(first.reason.clone()),
     }
 }
 
@@ -165,21 +272,25 @@ pub fn run_client_one<A: ClientUnderTest + 'static>(
 ) -> (ScenarioResult, Option<Outcome>) {
     let started = std::time::Instant::now();
     let described = adapter.describe();
-    if let Err(reason) = applicable(&described, scenario, options) {
-        return (
-            result(
-                scenario,
-                &described,
-                Verdict::NotApplicable { reason },
-                started,
-            ),
-            None,
-        );
-    }
+    let not_held = match applicable(&described, scenario, options) {
+        Ok(not_held) => not_held,
+        Err(reason) => {
+            return (
+                result(
+                    scenario,
+                    &described,
+                    Verdict::NotApplicable { reason },
+                    started,
+                ),
+                None,
+            )
+        }
+    };
     let outcome = runner::run_client(scenario, adapter, launcher, options);
-    let verdict = judge(scenario, &outcome);
-    let evidence = Evidence::of(&outcome, &verdict, &scenario.scenario.expect.never_contains);
+    let verdict = judge(scenario, &outcome, &not_held);
+    let evidence = Evidence::of(&outcome, &verdict, &scenario.scenario.expect.secrets());
     let mut result = result(scenario, &described, verdict, started);
+    result.not_held = not_held;
     result.evidence = Some(evidence);
     result.note = outcome.note.clone();
     result.waited_ms = outcome.waited.as_millis();
@@ -199,6 +310,7 @@ fn result(
             .map(Profile::name)
             .unwrap_or("strict"),
         rules: scenario.scenario.rules.clone(),
+        not_held: Vec::new(),
         verdict,
         millis: started.elapsed().as_millis(),
         waited_ms: 0,
@@ -328,4 +440,64 @@ pub fn in_parallel_longest_first<J: Sync, R: Send>(
 
 fn is_zero(ms: &u128) -> bool {
     *ms == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn load(path: &str) -> LoadedScenario {
+        let root = crate::harness::bundled_scenarios();
+        crate::scenario::load(&root, &root.join(path)).unwrap()
+    }
+
+    /// A client that can express everything `scenario` needs, under `profile`.
+    fn able(scenario: &LoadedScenario, profile: &str) -> crate::cut::Described {
+        let needs = crate::cut::needs::of(&scenario.scenario);
+        crate::cut::Described {
+            name: "able".into(),
+            version: "0".into(),
+            transports: needs.transports,
+            capabilities: needs.capabilities,
+            profile: profile.into(),
+        }
+    }
+
+    #[test]
+    fn a_scenario_naming_another_profiles_promise_is_judged_on_its_other_rules_where_that_promise_is_set_apart(
+    ) {
+        let portable = crate::runner::RunOptions::portable();
+        // Set apart: a strict or kova client is judged on the stderr tail alone.
+        let tail = load("stdio/stderr-tail-kept.toml");
+        for profile in ["strict", "kova"] {
+            let not_held = applicable(&able(&tail, profile), &tail, portable).unwrap();
+            assert_eq!(
+                not_held.iter().map(|n| n.rule.as_str()).collect::<Vec<_>>(),
+                ["stdio.exit.error-text"],
+                "{profile}"
+            );
+            assert!(not_held[0]
+                .reason
+                .contains("profile-tier promise of yoagent's"));
+        }
+        assert_eq!(
+            applicable(&able(&tail, "yoagent"), &tail, portable),
+            Ok(vec![])
+        );
+        // Not set apart: not applicable as a whole, with the promise's reason.
+        let bound = load("timeouts/client-bound-set.toml");
+        let why = applicable(&able(&bound, "strict"), &bound, portable).unwrap_err();
+        assert!(
+            why.contains("rule `timeouts.client.configurable` is a profile-tier promise"),
+            "{why}"
+        );
+        // Every rule of its own profile's promises: none held, not applicable.
+        let exit_text = load("stdio/exit-error-text.toml");
+        assert!(applicable(&able(&exit_text, "kova"), &exit_text, portable).is_err());
+        // The reference client is held to every rule.
+        assert_eq!(
+            applicable(&able(&bound, "strict"), &bound, Default::default()),
+            Ok(vec![])
+        );
+    }
 }

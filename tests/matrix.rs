@@ -285,3 +285,167 @@ fn the_reports_group_the_runs_not_applicable_by_what_the_client_lacks() {
         "{report}"
     );
 }
+
+/// A row of the reference client behind `tests/drivers/leaks_url.py` (it quotes the URL it
+/// was given, key and all, in every error) under `profile`, named `leaks-url`.
+fn leaks_url_row(dir: &Path, profile: &str) -> PathBuf {
+    let leaks = root().join("tests/drivers/leaks_url.py");
+    rows_with(
+        dir,
+        &format!(
+            "name = \"leaks-url\"\nprofile = \"{profile}\"\ndriver = \"python3 {} -- {{mcp-conformance}} driver --profile {profile}\"\n",
+            leaks.display()
+        ),
+    )
+}
+
+/// One verdict per rule: the leaking driver fails both rules of
+/// `redaction/userinfo-kept-out-of-connect-error` (the server named by its origin alone, and
+/// no credential anywhere), each in its own `[expect.by_rule]` table. A baseline entry for
+/// the first does not hide the second: the matrix fails, naming it.
+#[test]
+fn a_known_failure_of_one_rule_does_not_hide_a_new_failure_of_another_in_the_same_scenario() {
+    let dir = tempfile::tempdir().unwrap();
+    let rows = leaks_url_row(dir.path(), "yoagent");
+    let scenario = "redaction/userinfo-kept-out-of-connect-error";
+    let entry = |rule: &str| {
+        format!(
+            "[[expected]]\nscenario = \"{scenario}\"\nrule = \"{rule}\"\nreason = \"the proxy quotes the URL in errors\"\nevidence = \"tests/drivers/leaks_url.py:17: reply[\\\"error\\\"] = ... url[\\\"value\\\"]\"\n\n"
+        )
+    };
+    std::fs::create_dir_all(dir.path().join("leaks-url")).unwrap();
+    let baseline = dir.path().join("leaks-url/baseline.toml");
+    let run = |entries: String| {
+        std::fs::write(&baseline, entries).unwrap();
+        let json = dir.path().join("matrix.json");
+        let out = Command::cargo_bin("mcp-conformance")
+            .unwrap()
+            .args(["matrix", "--no-build", "--row", "leaks-url", "--rows"])
+            .arg(&rows)
+            .arg("--json")
+            .arg(&json)
+            .arg(scenario)
+            .timeout(std::time::Duration::from_secs(120))
+            .assert();
+        let report: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        let cell = report["columns"][0]["cells"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["scenario"] == scenario)
+            .unwrap()
+            .clone();
+        (out, cell)
+    };
+    let (out, cell) = run(entry("redaction.origin-only"));
+    out.code(1)
+        .stdout(predicate::str::contains(format!(
+            "leaks-url FAIL: {scenario}"
+        )))
+        .stdout(predicate::str::contains(
+            "rule redaction.credentials failed (no baseline entry explains it)",
+        ))
+        .stdout(predicate::str::contains(
+            "never_contains (redaction.credentials)",
+        ));
+    assert_eq!(
+        cell["rules"],
+        serde_json::json!([
+            { "rule": "redaction.origin-only", "mark": "baselined" },
+            { "rule": "redaction.credentials", "mark": "fail" },
+        ]),
+        "{cell}"
+    );
+    // Each failing rule listed: the scenario is known.
+    let (out, cell) = run(entry("redaction.origin-only") + &entry("redaction.credentials"));
+    out.code(0);
+    assert_eq!(cell["mark"], "baselined", "{cell}");
+}
+
+/// `run --client` judges a driver as the matrix does, by its declared profile: the same
+/// verdict for each scenario, the same failed rules, the same rules not held (a strict
+/// client is not held to yoagent's `redaction.origin-only`, and judged on the rest).
+#[test]
+fn run_client_and_the_matrix_give_one_driver_the_same_verdicts() {
+    let dir = tempfile::tempdir().unwrap();
+    let rows = leaks_url_row(dir.path(), "strict");
+    let prefix = "redaction/";
+    let matrix_json = dir.path().join("matrix.json");
+    Command::cargo_bin("mcp-conformance")
+        .unwrap()
+        .args(["matrix", "--no-build", "--row", "leaks-url", "--rows"])
+        .arg(&rows)
+        .arg("--json")
+        .arg(&matrix_json)
+        .arg(prefix)
+        .timeout(std::time::Duration::from_secs(120))
+        .assert()
+        .code(1);
+    let run_json = dir.path().join("run.json");
+    let driver = format!(
+        "python3 {} -- {} driver --profile strict",
+        root().join("tests/drivers/leaks_url.py").display(),
+        assert_cmd::cargo::cargo_bin("mcp-conformance").display()
+    );
+    Command::cargo_bin("mcp-conformance")
+        .unwrap()
+        .args(["run", "--client", &driver, "--json"])
+        .arg(&run_json)
+        .arg(prefix)
+        .timeout(std::time::Duration::from_secs(120))
+        .assert()
+        .code(1);
+    /// Each scenario's verdict, failed rules and rules not held.
+    fn verdicts(results: &[serde_json::Value]) -> Vec<String> {
+        let mut out: Vec<String> = results
+            .iter()
+            .map(|r| {
+                let mut failed: Vec<String> = r["failures"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .flat_map(|f| f["rules"].as_array().cloned().unwrap_or_default())
+                    .map(|rule| rule.as_str().unwrap_or_default().to_string())
+                    .collect();
+                failed.sort();
+                failed.dedup();
+                let not_held: Vec<&str> = r["not_held"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|n| n["rule"].as_str())
+                    .collect();
+                format!(
+                    "{} {} failed {failed:?} not held {not_held:?}",
+                    r["scenario"].as_str().unwrap_or_default(),
+                    r["verdict"].as_str().unwrap_or_default()
+                )
+            })
+            .collect();
+        out.sort();
+        out
+    }
+    let read = |path: &Path| -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+    };
+    let from_run = verdicts(read(&run_json)["results"].as_array().unwrap());
+    let matrix = read(&matrix_json);
+    let cells: Vec<serde_json::Value> = matrix["columns"][0]["cells"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|c| c.get("result").cloned())
+        .collect();
+    let from_matrix = verdicts(&cells);
+    assert_eq!(from_run, from_matrix);
+    // The run is mixed: a scenario judged on part of its rules, one failed, one not applicable.
+    let all = from_run.join("\n");
+    for wanted in [
+        "redaction/userinfo-kept-out-of-connect-error fail failed [\"redaction.credentials\"] not held [\"redaction.origin-only\"]",
+        "redaction/short-parts-kept not_applicable",
+        "redaction/header-values-never-shown pass",
+    ] {
+        assert!(all.contains(wanted), "{wanted} not in:\n{all}");
+    }
+}

@@ -98,11 +98,7 @@ fn drop_observed(scenario: &Scenario) -> bool {
         return false;
     };
     let expect = &scenario.expect;
-    let gone_expected = expect.processes_gone == Some(true)
-        || expect
-            .reference
-            .as_ref()
-            .is_some_and(|r| r.processes_gone == Some(true));
+    let gone_expected = expect.tables().any(|t| t.processes_gone == Some(true));
     last_drop + 1 < steps.len() || gone_expected
 }
 

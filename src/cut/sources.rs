@@ -2,8 +2,10 @@
 //! `tier` in the rule registry): every client, whatever its profile, is held to the
 //! specification-tier and the robustness-tier rules; a profile-tier rule (a seed document's
 //! exact promise: its error texts, its defaults) binds only the profile whose source letter
-//! it carries (`yoagent`: Y, `kova`: K). A scenario is judged when every rule it names binds
-//! the client; one naming another profile's promise is not applicable, with the reason. The
+//! it carries (`yoagent`: Y, `kova`: K). A scenario is judged on the rules it names that bind
+//! the client; one naming another profile's promise is judged on its other rules where that
+//! promise's expectations are set apart (`[expect.by_rule]`, see
+//! [`crate::verdict::applicable`]), and is otherwise not applicable, with the reason. The
 //! reference client is held to every scenario of its profile (profile-tier rules of this
 //! project's own choice, R, bind it alone).
 

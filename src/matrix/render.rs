@@ -98,12 +98,22 @@ fn of_tier(rule: &str, tier: Tier) -> bool {
 /// `passed/judged`, and the scenarios not applicable (`12/30 · n/a 4`); `-` where there
 /// are none.
 fn tier_cell(matrix: &Matrix, column: &Column, tier: Tier) -> String {
+    // A scenario counts under the tier by its rules of that tier alone: a specification
+    // rule that failed is never hidden behind a robustness rule that passed, nor the
+    // reverse, and a rule that does not bind the client is not applicable on its own.
     let marks = matrix
         .scenarios
         .iter()
         .zip(&column.cells)
         .filter(|(s, _)| s.rules.iter().any(|r| of_tier(r, tier)))
-        .map(|(_, cell)| cell.mark);
+        .map(|(_, cell)| {
+            let own = cell
+                .rules
+                .iter()
+                .filter(|m| of_tier(&m.rule, tier))
+                .map(|m| m.mark);
+            Mark::worst(own).unwrap_or(cell.mark)
+        });
     let counts = Counts::of(marks);
     match (counts.judged(), counts.not_applicable) {
         (0, 0) => "-".into(),
@@ -228,8 +238,22 @@ fn problems(matrix: &Matrix) -> String {
             );
             match cell.result.as_ref().map(|r| &r.verdict) {
                 Some(Verdict::Fail { failures }) if cell.mark == Mark::Fail => {
+                    for rule in cell.rules.iter().filter(|r| r.mark == Mark::Fail) {
+                        let _ = writeln!(
+                            out,
+                            "    rule {} failed (no baseline entry explains it)",
+                            rule.rule
+                        );
+                    }
+                    for rule in cell.rules.iter().filter(|r| r.mark == Mark::Stale) {
+                        let _ = writeln!(
+                            out,
+                            "    stale baseline entry for rule {} (it passes or no longer applies)",
+                            rule.rule
+                        );
+                    }
                     for failure in failures {
-                        let _ = writeln!(out, "    {}", terminal::line(&failure.what));
+                        let _ = writeln!(out, "    {}", terminal::line(&failure.label()));
                         let _ =
                             writeln!(out, "      expected: {}", terminal::line(&failure.expected));
                         let _ =

@@ -5,7 +5,7 @@ use super::rows::{Placeholders, Row, Rows};
 use crate::cut::driver::pool::PoolCounts;
 use crate::cut::driver::{self, DriverPool};
 use crate::cut::Described;
-use crate::harness::Baseline;
+use crate::harness::{self, Baseline, RuleMark};
 use crate::runner::{MockLauncher, RunOptions};
 use crate::scenario::LoadedScenario;
 use crate::verdict::{self, ScenarioResult, Verdict};
@@ -50,6 +50,22 @@ impl Mark {
         }
     }
 
+    /// The worst of `marks`, from a failure down to not applicable; none when empty.
+    pub fn worst(marks: impl IntoIterator<Item = Mark>) -> Option<Mark> {
+        const ORDER: [Mark; 7] = [
+            Mark::Fail,
+            Mark::Stale,
+            Mark::HarnessFault,
+            Mark::Baselined,
+            Mark::Pass,
+            Mark::NotApplicable,
+            Mark::NotInProfile,
+        ];
+        marks
+            .into_iter()
+            .min_by_key(|m| ORDER.iter().position(|o| o == m))
+    }
+
     /// Whether the matrix fails for it.
     pub fn fails(self) -> bool {
         matches!(self, Mark::Fail | Mark::Stale | Mark::HarnessFault)
@@ -66,7 +82,11 @@ pub struct Cell {
     /// What the verdict said: the failures, why not applicable, the baseline's reason.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub result: Option<ScenarioResult>,
-    /// The baseline entry's rule, for a baselined or stale cell.
+    /// Each rule of the scenario, held against the baseline on its own (a run that judged
+    /// the client; empty otherwise).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub rules: Vec<RuleMark>,
+    /// The baseline entries' rules, for a baselined or stale cell.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rule: Option<String>,
     /// The baseline entry's reason and evidence, for a baselined or stale cell.
@@ -356,7 +376,7 @@ pub fn run(
         let run_options = run_options(row.row.reference);
         let result = match verdict::applicable(&row.described, &scenarios[s], run_options) {
             Err(reason) => not_held(&scenarios[s], &row.described, reason),
-            Ok(()) => {
+            Ok(_) => {
                 let client = pools[r].client(&scenarios[s].scenario);
                 verdict::run_client_one(&scenarios[s], client, launcher, run_options).0
             }
@@ -377,6 +397,7 @@ pub fn run(
                 .map(|s| Cell {
                     scenario: s.name.clone(),
                     mark: Mark::NotInProfile,
+                    rules: Vec::new(),
                     result: None,
                     rule: None,
                     known: None,
@@ -410,6 +431,7 @@ fn not_held(scenario: &LoadedScenario, described: &Described, reason: String) ->
             .map(mcp_refclient::Profile::name)
             .unwrap_or("strict"),
         rules: scenario.scenario.rules.clone(),
+        not_held: Vec::new(),
         verdict: Verdict::NotApplicable { reason },
         millis: 0,
         waited_ms: 0,
@@ -418,28 +440,29 @@ fn not_held(scenario: &LoadedScenario, described: &Described, reason: String) ->
     }
 }
 
-/// A verdict held against the baseline.
+/// A verdict held against the baseline, one rule at a time ([`harness::held_against`]).
 fn cell(result: ScenarioResult, baseline: &Baseline) -> Cell {
-    let known = baseline.find(&result.scenario);
-    let mark = match (&result.verdict, known) {
-        (Verdict::Pass, None) => Mark::Pass,
-        (Verdict::Fail { .. }, None) => Mark::Fail,
-        (Verdict::Fail { .. }, Some(_)) => Mark::Baselined,
-        (Verdict::Pass | Verdict::NotApplicable { .. }, Some(_)) => Mark::Stale,
-        (Verdict::NotApplicable { .. }, None) => Mark::NotApplicable,
-        (Verdict::HarnessFault { .. }, _) => Mark::HarnessFault,
-    };
+    let known = baseline.entries(&result.scenario);
+    let (mark, rules) =
+        harness::held_against(&result.rules, &result.verdict, &result.not_held, &known);
+    let joined = |parts: Vec<String>| (!parts.is_empty()).then(|| parts.join("; "));
     Cell {
         scenario: result.scenario.clone(),
         mark,
-        rule: known.and_then(|k| k.rule.clone()),
-        known: known.map(|k| {
-            format!(
-                "{} (evidence: {})",
-                k.reason,
-                k.evidence.as_deref().unwrap_or("none")
-            )
-        }),
+        rules,
+        rule: joined(known.iter().filter_map(|k| k.rule.clone()).collect()),
+        known: joined(
+            known
+                .iter()
+                .map(|k| {
+                    format!(
+                        "{} (evidence: {})",
+                        k.reason,
+                        k.evidence.as_deref().unwrap_or("none")
+                    )
+                })
+                .collect(),
+        ),
         result: Some(result),
     }
 }

@@ -93,6 +93,7 @@ impl Evidence {
                         what: redact(&f.what),
                         expected: redact(&f.expected),
                         actual: redact(&f.actual),
+                        rules: f.rules.clone(),
                     })
                     .collect(),
                 _ => Vec::new(),
@@ -141,6 +142,7 @@ mod tests {
                 what: "never_contains".into(),
                 expected: expected.into(),
                 actual: "found in step 1".into(),
+                rules: Vec::new(),
             }],
         }
     }

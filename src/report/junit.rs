@@ -34,7 +34,7 @@ pub fn render(results: &[ScenarioResult]) -> String {
                     status.set_message(
                         failures
                             .first()
-                            .map(|f| one_line(&f.what))
+                            .map(|f| one_line(&f.label()))
                             .unwrap_or_default(),
                     );
                     status.set_description(text.join("\n"));

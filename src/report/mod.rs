@@ -51,21 +51,37 @@ impl Summary {
 /// The run by tier (see `tier` in the rule registry): for each tier, the judged scenarios
 /// naming a rule of it that passed, of those judged, then the scenarios not applicable —
 /// `spec 51/54 · robustness 80/121 · profile 9/9 · n/a 12`. A scenario naming rules of
-/// several tiers counts under each; a tier no judged scenario names is left out.
+/// several tiers counts under each, by its rules of that tier alone (a failure of a
+/// robustness rule does not fail its specification rule); a rule that does not bind the
+/// client is left out; a tier no judged scenario names is left out.
 pub fn tiers_line(results: &[ScenarioResult]) -> String {
     use crate::rules::{self, Tier};
     let mut parts = Vec::new();
     for tier in Tier::ALL {
-        let of_tier = results.iter().filter(|r| {
-            r.rules
-                .iter()
-                .any(|id| rules::find(id).is_some_and(|rule| rule.tier == Some(tier)))
-        });
         let (mut passed, mut judged) = (0, 0);
-        for result in of_tier {
-            match result.verdict {
+        for result in results {
+            let of_tier: Vec<&String> = result
+                .rules
+                .iter()
+                .filter(|id| rules::find(id).is_some_and(|rule| rule.tier == Some(tier)))
+                .filter(|id| !result.not_held.iter().any(|n| &n.rule == *id))
+                .collect();
+            if of_tier.is_empty() {
+                continue;
+            }
+            match &result.verdict {
                 Verdict::Pass => (passed, judged) = (passed + 1, judged + 1),
-                Verdict::Fail { .. } => judged += 1,
+                Verdict::Fail { failures } => {
+                    judged += 1;
+                    let failed = |id: &String| {
+                        failures
+                            .iter()
+                            .any(|f| f.rules.is_empty() || f.rules.contains(id))
+                    };
+                    if !of_tier.iter().any(|id| failed(id)) {
+                        passed += 1;
+                    }
+                }
                 Verdict::NotApplicable { .. } | Verdict::HarnessFault { .. } => {}
             }
         }

@@ -49,7 +49,7 @@ pub fn render(results: &[ScenarioResult]) -> String {
             Verdict::Pass => {}
             Verdict::Fail { failures } => {
                 for failure in failures {
-                    let _ = writeln!(out, "    {}", one_line(&failure.what));
+                    let _ = writeln!(out, "    {}", one_line(&failure.label()));
                     let _ = writeln!(out, "      expected: {}", one_line(&failure.expected));
                     let _ = writeln!(out, "      actual:   {}", one_line(&failure.actual));
                 }
@@ -64,6 +64,14 @@ pub fn render(results: &[ScenarioResult]) -> String {
             Verdict::NotApplicable { reason } => {
                 let _ = writeln!(out, "    not applicable: {}", one_line(reason));
             }
+        }
+        for rule in &result.not_held {
+            let _ = writeln!(
+                out,
+                "    not judged on {}: {}",
+                rule.rule,
+                one_line(&rule.reason)
+            );
         }
     }
     let summary = Summary::of(results);
@@ -145,6 +153,7 @@ mod tests {
                     what: "step 1".into(),
                     expected: "success".into(),
                     actual: "error".into(),
+                    rules: Vec::new(),
                 }],
             }
         };
@@ -153,6 +162,7 @@ mod tests {
             client: "mcp-refclient 0.1.0".into(),
             profile,
             rules: rules.iter().map(|r| r.to_string()).collect(),
+            not_held: Vec::new(),
             verdict,
             millis: 1,
             waited_ms: 0,
@@ -256,6 +266,7 @@ mod tests {
                 what: "step 1\n\n9 passed, 0 failed".into(),
                 expected: "success".into(),
                 actual: "error\r\x1b[2Kpass".into(),
+                rules: Vec::new(),
             }],
         };
         let table = render(&[forged]);

@@ -13,8 +13,7 @@ pub const MOSTLY_WAITING_MS: u64 = 500;
 /// estimate for ordering only; nothing is judged on it. (A bound that ends a stall for good
 /// is no estimate: many scenarios set one far longer than anything they wait for.)
 pub fn least_ms(scenario: &Scenario) -> u64 {
-    let expected =
-        at_least(&scenario.expect).max(scenario.expect.reference.as_deref().map_or(0, at_least));
+    let expected = scenario.expect.tables().map(at_least).max().unwrap_or(0);
     let polled: u64 = scenario.client.steps.iter().map(polled_ms).sum();
     let server = &scenario.server;
     let scripts = std::iter::once(&server.steps).chain(&server.relaunch);

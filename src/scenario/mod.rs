@@ -273,7 +273,35 @@ fn validate_steps(
                 "`[expect.reference]` cannot hold another `reference`".into(),
             ));
         }
+        if !reference.by_rule.is_empty() {
+            return Err(invalid(
+                "[expect.reference.by_rule]",
+                "`[expect.reference]` cannot hold `by_rule` tables".into(),
+            ));
+        }
         validate_expect(reference, steps.len(), invalid)?;
+    }
+    for (rule, table) in &scenario.expect.by_rule {
+        if !scenario.rules.contains(rule) {
+            return Err(invalid(
+                rule,
+                format!(
+                    "`[expect.by_rule.\"{rule}\"]` names a rule the scenario does not check \
+                     (its rules: {})",
+                    scenario.rules.join(", ")
+                ),
+            ));
+        }
+        if table.reference.is_some() || !table.by_rule.is_empty() || !table.script_completed {
+            return Err(invalid(
+                rule,
+                format!(
+                    "`[expect.by_rule.\"{rule}\"]` cannot hold `reference`, `by_rule` or \
+                     `script_completed` (the script is judged for every rule)"
+                ),
+            ));
+        }
+        validate_expect(table, steps.len(), invalid)?;
     }
     Ok(())
 }

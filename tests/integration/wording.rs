@@ -141,13 +141,21 @@ fn quoted(text: &str) -> Vec<String> {
 fn no_portable_text_check_names_a_clients_phrasing() {
     let mut refused = Vec::new();
     for s in all_scenarios() {
-        let rule_quotes: Vec<String> = s
+        let by_rule = &s.scenario.expect.by_rule;
+        // What a profile rule quotes, it demands in its own table where it has one, else in
+        // the scenario's common `[expect]`.
+        let quotes_of = |id: &String| -> Vec<String> {
+            rules::find(id)
+                .filter(|r| r.tier == Some(Tier::Profile))
+                .map(|r| quoted(&r.text))
+                .unwrap_or_default()
+        };
+        let common_quotes: Vec<String> = s
             .scenario
             .rules
             .iter()
-            .filter_map(|id| rules::find(id))
-            .filter(|r| r.tier == Some(Tier::Profile))
-            .flat_map(|r| quoted(&r.text))
+            .filter(|id| !by_rule.contains_key(*id))
+            .flat_map(quotes_of)
             .collect();
         let mut given = Vec::new();
         for part in [
@@ -171,36 +179,42 @@ fn no_portable_text_check_names_a_clients_phrasing() {
         let called: Vec<String> = given.iter().map(|g| format!("called {g}")).collect();
         given.extend(called);
         given.extend(ALWAYS_GIVEN.iter().map(|g| g.to_string()));
-        // What a profile rule of the scenario quotes, it demands of that profile's clients.
-        given.extend(rule_quotes);
         given.retain(|g| g.chars().count() >= 3 || ALWAYS_GIVEN.contains(&g.as_str()));
-        given.sort_by_key(|g| std::cmp::Reverse(g.len()));
-        for step in &s.scenario.expect.steps {
-            for (key, literal) in step
-                .contains
-                .iter()
-                .map(|l| ("contains", l))
-                .chain(step.lacks.iter().map(|l| ("lacks", l)))
-            {
-                // A piece of a given or quoted text (a secret cut short, a marker inside a
-                // body) is given too; a unit after a number never is (`duration_ms`).
-                let said = |f: &String| {
-                    !DURATION_UNITS.contains(&f.to_ascii_lowercase().as_str())
-                        && given.iter().any(|g| g.contains(f.as_str()))
-                };
-                let unsaid: Vec<String> = if given.iter().any(|g| g.contains(literal.as_str())) {
-                    Vec::new()
-                } else {
-                    unexplained(literal, &given)
-                        .into_iter()
-                        .filter(|f| !said(f))
-                        .collect()
-                };
-                if !unsaid.is_empty() {
-                    refused.push(format!(
-                        "{} step {} {key} {literal:?}: {unsaid:?}",
-                        s.name, step.step
-                    ));
+        let tables = std::iter::once((common_quotes, &s.scenario.expect))
+            .chain(by_rule.iter().map(|(id, table)| (quotes_of(id), table)));
+        for (quotes, table) in tables {
+            // What a profile rule of the scenario quotes, it demands of that profile's clients.
+            let mut given = given.clone();
+            given.extend(quotes.into_iter().filter(|q| q.chars().count() >= 3));
+            given.sort_by_key(|g| std::cmp::Reverse(g.len()));
+            for step in &table.steps {
+                for (key, literal) in step
+                    .contains
+                    .iter()
+                    .map(|l| ("contains", l))
+                    .chain(step.lacks.iter().map(|l| ("lacks", l)))
+                {
+                    // A piece of a given or quoted text (a secret cut short, a marker inside a
+                    // body) is given too; a unit after a number never is (`duration_ms`).
+                    let said = |f: &String| {
+                        !DURATION_UNITS.contains(&f.to_ascii_lowercase().as_str())
+                            && given.iter().any(|g| g.contains(f.as_str()))
+                    };
+                    let unsaid: Vec<String> = if given.iter().any(|g| g.contains(literal.as_str()))
+                    {
+                        Vec::new()
+                    } else {
+                        unexplained(literal, &given)
+                            .into_iter()
+                            .filter(|f| !said(f))
+                            .collect()
+                    };
+                    if !unsaid.is_empty() {
+                        refused.push(format!(
+                            "{} step {} {key} {literal:?}: {unsaid:?}",
+                            s.name, step.step
+                        ));
+                    }
                 }
             }
         }

@@ -184,7 +184,7 @@ fn cell(
                 .map_or(failures, |e| &e.failures)
                 .iter()
                 .map(|f| Mismatch {
-                    what: f.what.clone(),
+                    what: f.label(),
                     expected: f.expected.clone(),
                     observed: f.actual.clone(),
                 })

@@ -25,6 +25,21 @@ pub struct Failure {
     pub expected: String,
     /// What happened.
     pub actual: String,
+    /// The rules it counts against: those of `[expect.by_rule."RULE"]` for an expectation
+    /// there, else every rule of the scenario the client is held to (empty until judged).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rules: Vec<String>,
+}
+
+impl Failure {
+    /// What was checked, and the rules it counts against: `step 2 (stdio.banner.skipped)`.
+    pub fn label(&self) -> String {
+        if self.rules.is_empty() {
+            self.what.clone()
+        } else {
+            format!("{} ({})", self.what, self.rules.join(", "))
+        }
+    }
 }
 
 impl std::fmt::Display for Failure {
@@ -32,7 +47,9 @@ impl std::fmt::Display for Failure {
         write!(
             f,
             "{}: expected {}, got {}",
-            self.what, self.expected, self.actual
+            self.label(),
+            self.expected,
+            self.actual
         )
     }
 }
@@ -45,6 +62,7 @@ pub fn check(expect: &Expectations, script: &Script, outcome: &Outcome) -> Vec<F
             what: what.into(),
             expected,
             actual: outcome.redact(&actual),
+            rules: Vec::new(),
         })
     };
     for step in &expect.steps {

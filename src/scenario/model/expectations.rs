@@ -73,6 +73,13 @@ pub struct Expectations {
     /// every client belongs above.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reference: Option<Box<Expectations>>,
+    /// `[expect.by_rule."RULE"]`: what one rule of the scenario alone asks, in the same
+    /// keys (`script_completed`, `reference` and `by_rule` excepted). The rest of `[expect]`
+    /// is what every rule of the scenario asks. A failure here counts against that rule
+    /// only, and a client the rule does not bind (another profile's promise) is still judged
+    /// on the scenario's other rules, without this table.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub by_rule: BTreeMap<String, Expectations>,
 }
 
 /// A matcher for an HTTP request the mock received.
@@ -200,6 +207,7 @@ pub const EXPECTATION_FIELDS: &[(&str, Portability)] = &[
     ("http_request_counts", Portability::Portable),
     ("http_distinct_headers", Portability::Portable),
     ("reference", Portability::ReferenceOnly),
+    ("by_rule", Portability::Portable),
 ];
 
 impl Expectations {
@@ -208,6 +216,23 @@ impl Expectations {
     pub fn processes_gone_asked(&self) -> Option<bool> {
         self.processes_gone
             .or_else(|| self.reference.as_ref().and_then(|r| r.processes_gone))
+            .or_else(|| self.by_rule.values().find_map(|t| t.processes_gone))
+    }
+
+    /// Every `never_contains` text of this table, `[expect.reference]` and the rules' own
+    /// tables: what no evidence may show.
+    pub fn secrets(&self) -> Vec<String> {
+        self.tables()
+            .flat_map(|t| t.never_contains.iter().cloned())
+            .collect()
+    }
+
+    /// This table, `[expect.reference]` and every `[expect.by_rule."RULE"]`: whatever any
+    /// client may be asked.
+    pub fn tables(&self) -> impl Iterator<Item = &Expectations> {
+        std::iter::once(self)
+            .chain(self.reference.as_deref())
+            .chain(self.by_rule.values())
     }
 
     /// The portable part: every reference-only field left out (per [`EXPECTATION_FIELDS`]).
@@ -239,6 +264,12 @@ impl Expectations {
             }
         }
         let mut portable: Expectations = serde_json::from_value(value).unwrap_or_default();
+        // A rule's own table is portable as a whole: its reference-only keys go as above.
+        portable.by_rule = self
+            .by_rule
+            .iter()
+            .map(|(rule, table)| (rule.clone(), table.portable()))
+            .collect();
         for (step, original) in portable.steps.iter_mut().zip(&self.steps) {
             if step.ok.is_none() {
                 step.ok = match (&original.error, &original.value) {

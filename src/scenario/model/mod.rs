@@ -495,20 +495,22 @@ impl Scenario {
     /// The messages the scenario is about: those its expectations name. They are never
     /// incidental traffic.
     pub fn named_messages(&self) -> Vec<String> {
-        let expect = &self.expect;
-        let mut names: Vec<String> = expect.received.iter().flatten().cloned().collect();
-        names.extend(expect.counts.keys().cloned());
-        names.extend(
-            expect
-                .received_includes
+        let mut names: Vec<String> = Vec::new();
+        for expect in std::iter::once(&self.expect).chain(self.expect.by_rule.values()) {
+            names.extend(expect.received.iter().flatten().cloned());
+            names.extend(expect.counts.keys().cloned());
+            names.extend(
+                expect
+                    .received_includes
+                    .iter()
+                    .filter_map(|v| Some(v.get("method")?.as_str()?.to_string())),
+            );
+            let requests = expect
+                .http_requests
                 .iter()
-                .filter_map(|v| Some(v.get("method")?.as_str()?.to_string())),
-        );
-        let requests = expect
-            .http_requests
-            .iter()
-            .chain(&expect.http_every_request);
-        names.extend(requests.filter_map(|r| r.rpc_method.clone()));
+                .chain(&expect.http_every_request);
+            names.extend(requests.filter_map(|r| r.rpc_method.clone()));
+        }
         names.extend(self.client.steps.iter().filter_map(|s| match s {
             ClientStep::AwaitReceived(wait) => Some(wait.message.clone()),
             _ => None,
