@@ -182,6 +182,20 @@ fn a_driver_that_leaves_the_server_running_on_close_fails_exactly_the_kill_scena
 }
 
 #[test]
+fn a_driver_whose_drop_keeps_the_connection_fails_exactly_the_let_go_scenarios() {
+    let _one = one_at_a_time();
+    assert_fails_exactly(
+        "keeps_connection_on_drop.py",
+        &["http", "legacy-sse"],
+        &["http.shutdown.connections-closed"],
+        &[
+            "legacy-sse/drop-lets-go-of-stream",
+            "http/drop-lets-go-of-listen-stream",
+        ],
+    );
+}
+
+#[test]
 fn a_driver_that_ignores_the_per_call_timeout_fails_exactly_the_per_call_bound_scenarios() {
     let _one = one_at_a_time();
     assert_fails_exactly(

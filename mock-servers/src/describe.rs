@@ -98,6 +98,10 @@ pub fn describe_step(step: &Step) -> String {
             true => "close_stream (abort)".into(),
             false => "close_stream".into(),
         },
+        Step::AwaitClose(a) => match &a.to {
+            Some(to) => format!("await_close of {to} within {} ms", a.within_ms),
+            None => format!("await_close within {} ms", a.within_ms),
+        },
         Step::ExpireSession(e) => match &e.id {
             Some(id) => format!("expire_session {id}"),
             None => "expire_session".into(),

@@ -194,6 +194,7 @@ pub(crate) fn http_only(step: &Step) -> Option<bool> {
         | Step::OpenSse(_)
         | Step::Write(_)
         | Step::CloseStream(_)
+        | Step::AwaitClose(_)
         | Step::ExpireSession(_)
         | Step::Endpoint(_)
         | Step::Refuse(_) => Some(true),

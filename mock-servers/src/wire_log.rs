@@ -107,6 +107,12 @@ pub enum Record {
         /// The body: its JSON, else its text (summarized past 200 characters), `null` when empty.
         body: Value,
     },
+    /// The client closed the connection of a streamed response the server held open (an
+    /// `await_close` step saw it).
+    ClientClosed {
+        /// The number of the request whose response it was.
+        seq: u64,
+    },
     /// The mock answered an HTTP request (the status line and headers went out).
     HttpResponse {
         /// The request's number.

@@ -181,6 +181,7 @@ async fn play_steps<A: ClientUnderTest + 'static>(plan: Plan<'_>, client: Rc<A>)
                 ClientStep::AwaitStep(wait) => {
                     await_step(&plan, wait.launch, wait.step, wait.within_ms).await
                 }
+                ClientStep::AwaitPlayed(wait) => await_played(&plan, wait.within_ms).await,
                 ClientStep::Processes(want) => {
                     processes_at_step(&plan, want.gone, want.within_ms).await
                 }
@@ -455,6 +456,43 @@ async fn await_step(plan: &Plan<'_>, launch: u32, step: usize, within_ms: u64) -
     }
 }
 
+/// Waits, bounded, until the server has played its script to the end (or stopped short).
+async fn await_played(plan: &Plan<'_>, within_ms: u64) -> StepResult {
+    let mut stopped = None;
+    let over = |wire: &[wire_log::Record]| {
+        wire.iter().any(|record| match record {
+            wire_log::Record::Completed {} => true,
+            wire_log::Record::Mismatch {
+                index, expected, ..
+            } => {
+                stopped = Some(format!(
+                    "the server stopped at step {}: {expected}",
+                    index + 1
+                ));
+                true
+            }
+            wire_log::Record::Exiting { .. } => {
+                stopped = Some("the server exited before its script's end".into());
+                true
+            }
+            _ => false,
+        })
+    };
+    if !until_wire_log(&plan.log_path, Duration::from_millis(within_ms), over).await {
+        return Err(ErrorRecord {
+            kind: "timeout".into(),
+            text: format!("the server did not play its script to the end within {within_ms} ms"),
+        });
+    }
+    match stopped {
+        None => Ok(json!("played")),
+        Some(text) => Err(ErrorRecord {
+            kind: "script".into(),
+            text,
+        }),
+    }
+}
+
 /// Whether every process the server reported so far is gone (waiting for them to go, bounded,
 /// while the client's tasks run), or some is still alive. Fails naming what is not.
 async fn processes_at_step(plan: &Plan<'_>, gone: bool, within_ms: u64) -> StepResult {
@@ -578,6 +616,7 @@ pub fn label(step: &ClientStep) -> String {
         ClientStep::AwaitReceived(a) => format!("await_received {} x{}", a.message, a.count),
         ClientStep::Reconnect(_) => "reconnect".into(),
         ClientStep::AwaitStep(a) => format!("await_step {} of launch {}", a.step, a.launch),
+        ClientStep::AwaitPlayed(_) => "await_played".into(),
         ClientStep::Processes(p) if p.gone => format!("processes gone within {} ms", p.within_ms),
         ClientStep::Processes(_) => "processes: some alive".into(),
         ClientStep::Request(raw) => format!("request {}", raw.method),

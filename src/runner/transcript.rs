@@ -47,6 +47,7 @@ pub fn render(outcome: &Outcome) -> String {
                 format!("  ! input closed while awaiting {expected}")
             }
             Record::Exiting { code } => format!("  · exiting with code {code}"),
+            Record::ClientClosed { .. } => "  · the client closed the stream".to_string(),
             Record::Incidental { method } => {
                 format!("  · incidental {method}: answered with a default")
             }

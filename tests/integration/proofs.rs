@@ -818,6 +818,11 @@ pub const PROOFS: &[Proof] = &[
         "process/close-kills-command",
     ),
     driver(
+        &["http.shutdown.connections-closed"],
+        "keeps_connection_on_drop.py",
+        "legacy-sse/drop-lets-go-of-stream",
+    ),
+    driver(
         &["timeouts.call.override"],
         "no_call_timeout.py",
         "timeouts/per-call-override",

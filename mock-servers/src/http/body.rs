@@ -5,7 +5,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use hyper::body::{Body, Bytes, Frame, SizeHint};
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, watch};
 
 /// How many chunks may wait between the script and the socket: writes beyond it wait for
 /// the client to read (bounded memory).
@@ -43,13 +43,20 @@ impl MockBody {
     pub fn streamed(length: Option<u64>) -> (Self, StreamWriter) {
         let (tx, rx) = mpsc::channel(CHUNKS_IN_FLIGHT);
         let (ops_tx, ops_rx) = mpsc::unbounded_channel();
-        tokio::spawn(write_ops(ops_rx, tx));
+        let (end_tx, end_rx) = watch::channel(None);
+        tokio::spawn(write_ops(ops_rx, tx, end_tx));
         let body = Self {
             whole: None,
             stream: Some(rx),
             length,
         };
-        (body, StreamWriter { ops: ops_tx })
+        (
+            body,
+            StreamWriter {
+                ops: ops_tx,
+                end: end_rx,
+            },
+        )
     }
 }
 
@@ -84,6 +91,15 @@ impl Body for MockBody {
     }
 }
 
+/// Who ended a streamed body.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BodyEnd {
+    /// The script: an `end` or an `abort`.
+    Script,
+    /// The client: it closed the connection (or stopped reading it) first.
+    Client,
+}
+
 /// What the script does to a streamed body, in order.
 #[derive(Debug)]
 enum Op {
@@ -99,6 +115,7 @@ enum Op {
 #[derive(Clone, Debug)]
 pub struct StreamWriter {
     ops: mpsc::UnboundedSender<Op>,
+    end: watch::Receiver<Option<BodyEnd>>,
 }
 
 impl StreamWriter {
@@ -121,30 +138,57 @@ impl StreamWriter {
     pub fn abort(&self) {
         let _ = self.ops.send(Op::Abort);
     }
+
+    /// Waits until the body ends, and says who ended it.
+    pub async fn ended(&self) -> BodyEnd {
+        let mut end = self.end.clone();
+        let by = end.wait_for(Option::is_some).await.map(|by| *by);
+        // The writing task gone without a word: only a runtime shutting down does that.
+        by.ok().flatten().unwrap_or(BodyEnd::Script)
+    }
 }
 
 async fn write_ops(
-    mut ops: mpsc::UnboundedReceiver<Op>,
+    ops: mpsc::UnboundedReceiver<Op>,
     body: mpsc::Sender<Result<Bytes, std::io::Error>>,
+    end: watch::Sender<Option<BodyEnd>>,
 ) {
-    while let Some(op) = ops.recv().await {
+    let by = write_all(ops, &body).await;
+    end.send_replace(Some(by));
+}
+
+/// Plays the script's writes until the body ends; who ended it.
+async fn write_all(
+    mut ops: mpsc::UnboundedReceiver<Op>,
+    body: &mpsc::Sender<Result<Bytes, std::io::Error>>,
+) -> BodyEnd {
+    loop {
+        // The client going away is seen while the script writes nothing too.
+        let op = tokio::select! {
+            op = ops.recv() => op,
+            () = body.closed() => return BodyEnd::Client,
+        };
+        let Some(op) = op else {
+            break;
+        };
         let sent = match op {
             Op::Bytes(bytes) => body.send(Ok(bytes)).await.is_ok(),
-            Op::Fill(n) => fill(&body, n).await,
-            Op::End => return,
+            Op::Fill(n) => fill(body, n).await,
+            Op::End => return BodyEnd::Script,
             Op::Abort => {
                 let cut =
                     std::io::Error::new(std::io::ErrorKind::ConnectionAborted, "cut by the script");
                 let _ = body.send(Err(cut)).await;
-                return;
+                return BodyEnd::Script;
             }
         };
         if !sent {
-            return;
+            return BodyEnd::Client;
         }
     }
     // The script let go without ending the body: hold it open until the client goes.
     body.closed().await;
+    BodyEnd::Client
 }
 
 async fn fill(body: &mpsc::Sender<Result<Bytes, std::io::Error>>, n: usize) -> bool {
@@ -158,4 +202,38 @@ async fn fill(body: &mpsc::Sender<Result<Bytes, std::io::Error>>, n: usize) -> b
         left -= size;
     }
     true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    const BOUND: Duration = Duration::from_secs(5);
+
+    #[tokio::test]
+    async fn a_body_its_reader_lets_go_of_was_ended_by_the_client() {
+        let (body, writer) = MockBody::streamed(None);
+        writer.write("data: {}\n\n");
+        drop(body);
+        let by = tokio::time::timeout(BOUND, writer.ended()).await;
+        assert_eq!(by.ok(), Some(BodyEnd::Client));
+    }
+
+    #[tokio::test]
+    async fn a_body_the_script_ends_was_ended_by_the_script() {
+        let (body, writer) = MockBody::streamed(None);
+        writer.end();
+        let by = tokio::time::timeout(BOUND, writer.ended()).await;
+        assert_eq!(by.ok(), Some(BodyEnd::Script));
+        drop(body);
+    }
+
+    #[tokio::test]
+    async fn a_body_held_open_has_not_ended() {
+        let (_body, writer) = MockBody::streamed(None);
+        writer.write("data: {}\n\n");
+        let by = tokio::time::timeout(Duration::from_millis(50), writer.ended()).await;
+        assert!(by.is_err(), "ended while held open: {by:?}");
+    }
 }

@@ -213,6 +213,18 @@ pub struct CloseStream {
     pub abort: bool,
 }
 
+/// Waiting for the client to close a streamed response it holds open.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct AwaitClose {
+    /// The name of the request whose stream; by default, over legacy-sse the `endpoint`
+    /// stream, otherwise the latest streamed response still open.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub to: Option<String>,
+    /// The bound: a stream still open after it is a mismatch.
+    pub within_ms: u64,
+}
+
 /// A session to expire.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]

@@ -262,9 +262,14 @@ pub enum Step {
     /// needed; legacy-sse: on the endpoint stream): malformed SSE, a truncated frame, an
     /// endless line.
     Write(Write),
-    /// HTTP: end the open streamed response: cleanly (a frame without its blank line stays
-    /// unterminated), or cut with `abort = true`.
+    /// HTTP: end the open streamed response (legacy-sse: the endpoint stream): cleanly (a
+    /// frame without its blank line stays unterminated), or cut with `abort = true`.
     CloseStream(CloseStream),
+    /// HTTP: wait, bounded, until the client closes a streamed response the server holds
+    /// open (legacy-sse: the `endpoint` stream; else the latest open one, or the request
+    /// `to` names), as a client does when it lets go of the connection (`close()`, a drop);
+    /// logged as `client_closed`. Still open at the bound: a mismatch.
+    AwaitClose(AwaitClose),
     /// HTTP: expire a session issued earlier (the latest by default): from now on every
     /// request carrying it gets 404, without taking a step.
     ExpireSession(ExpireSession),

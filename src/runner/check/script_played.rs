@@ -94,6 +94,10 @@ fn optional_at_end(step: &Step) -> bool {
 fn awaits_input(step: &Step) -> bool {
     matches!(
         step,
-        Step::Expect(_) | Step::Handshake(_) | Step::Discover(_) | Step::AwaitStdinClose(_)
+        Step::Expect(_)
+            | Step::Handshake(_)
+            | Step::Discover(_)
+            | Step::AwaitStdinClose(_)
+            | Step::AwaitClose(_)
     )
 }

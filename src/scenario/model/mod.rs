@@ -271,6 +271,10 @@ pub enum ClientStep {
     /// Wait until a launch of the stdio server has begun a step of its script (so every
     /// step before it has played, e.g. a `stop_reading`), bounded.
     AwaitStep(AwaitStep),
+    /// Wait until the server has played its script to the end, bounded (what an HTTP
+    /// server's `await_close` waits on happens behind the client's calls: a close, a drop);
+    /// fails when the script stopped short (a mismatch) or the bound passed first.
+    AwaitPlayed(AwaitPlayed),
     /// Look at every process the server reported so far, here and before anything is
     /// dropped: all gone (a bounded wait for each to go), or some still alive (looked at
     /// once). The step fails, naming the processes, when it does not hold.
@@ -470,6 +474,15 @@ pub struct AwaitStep {
     /// Which launch of the server (1 for the first).
     #[serde(default = "first_launch")]
     pub launch: u32,
+    /// The bound.
+    #[serde(default = "default_await_ms")]
+    pub within_ms: u64,
+}
+
+/// Waiting for the server to play its whole script.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AwaitPlayed {
     /// The bound.
     #[serde(default = "default_await_ms")]
     pub within_ms: u64,

@@ -8,7 +8,8 @@
 //! that took a notification, a response or a body-less request answers it at once with the
 //! default (POST 202, DELETE 200, GET 405) unless the next step answers it. After the last
 //! step every request gets its default answer (a JSON-RPC request its default result);
-//! after a mismatch, a 500 naming it.
+//! after a mismatch, a 500 naming it. `await_close` waits, bounded, for the client to close
+//! a stream the server holds open.
 
 mod auth;
 mod requests;
@@ -374,6 +375,18 @@ impl Player {
                 });
                 Flow::Next
             }
+            // legacy-sse: the endpoint stream, where the frames go.
+            Step::CloseStream(c) if self.script.transport == Transport::LegacySse => {
+                let Some(stream) = self.legacy.as_mut().filter(|s| !s.ended) else {
+                    return self.script_error(index, "close_stream: no endpoint stream open");
+                };
+                match c.abort {
+                    true => stream.writer.abort(),
+                    false => stream.writer.end(),
+                }
+                stream.ended = true;
+                Flow::Next
+            }
             Step::CloseStream(c) => {
                 let Some(i) = self
                     .exchanges
@@ -391,6 +404,7 @@ impl Player {
                 }
                 Flow::Next
             }
+            Step::AwaitClose(a) => self.await_close(index, a, step).await,
             Step::ExpireSession(e) => match e.id.clone().or_else(|| self.issued.last().cloned()) {
                 Some(id) => {
                     self.expired.insert(id);

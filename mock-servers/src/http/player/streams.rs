@@ -1,14 +1,17 @@
 //! Server messages on SSE: frames on the latest exchange's stream (opened on the spot), the
 //! legacy `endpoint` stream and what is sent on it.
 
+use std::time::Duration;
+
 use serde_json::Value;
 
-use crate::http::body::MockBody;
+use crate::describe::describe_step;
+use crate::http::body::{BodyEnd, MockBody};
 use crate::http::sse;
-use crate::script::{Step, Transport};
+use crate::script::{AwaitClose, Step, Transport};
 use crate::wire_log::Record;
 
-use super::{pairs, Flow, Head, Player, Stream};
+use super::{pairs, Flow, Head, PlayEnd, Player, Stream};
 
 impl Player {
     /// A notification or request from the server: a frame on the latest exchange's SSE
@@ -152,5 +155,62 @@ impl Player {
         ));
         self.log.append(&Record::Sent { message });
         Flow::Next
+    }
+
+    /// `await_close`: waits, bounded, until the client closes the stream: over legacy-sse
+    /// the `endpoint` stream, else the latest one open (or the named request's).
+    pub(super) async fn await_close(
+        &mut self,
+        index: usize,
+        wait: &AwaitClose,
+        step: &Step,
+    ) -> Flow {
+        let found = match (&wait.to, self.script.transport) {
+            (Some(name), _) => self
+                .named(name)
+                .and_then(|i| Some((self.exchanges[i].seq, self.exchanges[i].stream.as_ref()?))),
+            (None, Transport::LegacySse) => {
+                let seq = self
+                    .exchanges
+                    .iter()
+                    .rev()
+                    .find(|x| x.stream.is_some())
+                    .map(|x| x.seq);
+                seq.zip(self.legacy.as_ref())
+            }
+            (None, _) => self
+                .exchanges
+                .iter()
+                .rev()
+                .find_map(|x| Some((x.seq, x.open_stream()?))),
+        };
+        let Some((seq, stream)) = found else {
+            return self.script_error(index, "await_close: no streamed response to wait on");
+        };
+        let writer = stream.writer.clone();
+        let bound = Duration::from_millis(wait.within_ms);
+        match tokio::time::timeout(bound, writer.ended()).await {
+            Ok(BodyEnd::Client) => {
+                self.log.append(&Record::ClientClosed { seq });
+                Flow::Next
+            }
+            Ok(BodyEnd::Script) => {
+                self.script_error(index, "await_close: the script ended that stream itself")
+            }
+            Err(_) => {
+                let expected = describe_step(step);
+                let received = Value::String(format!(
+                    "the stream of request {seq} still open after {} ms",
+                    wait.within_ms
+                ));
+                let text = format!("step {index} expected `{expected}`, received {received}");
+                self.log.append(&Record::Mismatch {
+                    index,
+                    expected,
+                    received,
+                });
+                Flow::Stop(PlayEnd::Mismatch, text)
+            }
+        }
     }
 }
