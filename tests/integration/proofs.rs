@@ -111,6 +111,18 @@ pub const PROOFS: &[Proof] = &[
         "step 2",
     ),
     switch(
+        &["stdio.stderr.tail"],
+        Breakage::StderrHeadKept,
+        "stdio/exit-during-handshake-tail-kept",
+        "step 1",
+    ),
+    switch(
+        &["stdio.stderr.tail"],
+        Breakage::StderrHeadKept,
+        "stdio/exit-between-calls-tail-kept",
+        "step 4",
+    ),
+    switch(
         &["stdio.notification.list-changed-counted"],
         Breakage::NoListChangedCount,
         "stdio/list-changed-counted",
