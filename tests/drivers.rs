@@ -242,6 +242,17 @@ fn a_driver_whose_first_header_value_wins_fails_exactly_the_replace_scenario() {
 }
 
 #[test]
+fn a_driver_that_ignores_the_status_of_initialized_fails_exactly_the_undeliverable_scenarios() {
+    let _one = one_at_a_time();
+    assert_fails_exactly(
+        "ignores_initialized_status.py",
+        &["lifecycle"],
+        &["lifecycle.initialized.undeliverable"],
+        &["lifecycle/initialized-refused-over-http"],
+    );
+}
+
+#[test]
 fn a_driver_that_refuses_a_tab_inside_a_value_fails_exactly_the_validation_scenario() {
     let _one = one_at_a_time();
     assert_fails_exactly(

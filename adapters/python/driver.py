@@ -12,6 +12,10 @@ only what the SDK can express:
 - transports: stdio (`StdioServerParameters`), Streamable HTTP (a URL), legacy HTTP+SSE
   (`mcp.client.sse.sse_client`);
 - `call_timeout`: `Client.call_tool(read_timeout_seconds=…)`;
+- `configurable_timeouts`: `Client(read_timeout_seconds=…)`, the SDK's one bound on every
+  request's answer (the handshake's, each listing's and each call's), set to the tightest the
+  scenario gives, and the httpx2 client's read timeout as the HTTP idle bound (`sse_client`'s
+  `sse_read_timeout` over legacy HTTP+SSE); the SDK has no exit settle bound;
 - `custom_headers`, `trusted_roots`: the httpx2 client the transports take;
 - `cancel`: the asyncio task of a call is cancelled, as an application cancels one;
 - `list_changed_count`: the `notifications/tools/list_changed` the SDK hands the
@@ -21,9 +25,7 @@ only what the SDK can express:
   with a server that declares tool-list changes, the driver opens `Client.listen` as the
   SDK's docs show and counts that stream's changes.
 
-Not declared (so those scenarios are not applicable): the client's bounds from the
-scenario's settings (it has one `read_timeout_seconds` for every request, not a handshake,
-list and call bound each), `exited`, `reconnect`, a token provider, a redirect policy (the
+Not declared (so those scenarios are not applicable): `exited`, `reconnect`, a token provider, a redirect policy (the
 SDK's is fixed: same origin, method kept), a body cap, a process group, a tool layer.
 
 `drop` (declared) cancels the task that holds the client's `async with` block: what becomes
@@ -54,7 +56,7 @@ HELLO = {
         "name": "python-sdk",
         "version": importlib.metadata.version("mcp"),
         "transports": ["stdio", "http", "legacy-sse"],
-        "capabilities": ["call_timeout", "custom_headers", "trusted_roots", "cancel", "list_changed_count", "stateless", "drop", "reusable"],
+        "capabilities": ["call_timeout", "configurable_timeouts", "custom_headers", "trusted_roots", "cancel", "list_changed_count", "stateless", "drop", "reusable"],
         "profile": "strict",
     }
 }
@@ -100,10 +102,27 @@ def headers_of(target):
     return headers
 
 
-def http_client(target):
+def request_bound(timeouts):
+    """The SDK's one request bound (`read_timeout_seconds`) from the scenario's: the tightest
+    of the handshake, call and list bounds it sets (0, unbounded, counts as none)."""
+    bounds = [timeouts.get(k) for k in ("handshake_ms", "call_ms", "list_ms")]
+    bounds = [ms for ms in bounds if ms]
+    return min(bounds) / 1000 if bounds else None
+
+
+def idle_bound(timeouts):
+    """The HTTP idle read bound the scenario sets, in seconds, if any."""
+    ms = timeouts.get("idle_read_ms")
+    return ms / 1000 if ms else None
+
+
+def http_client(target, timeouts):
     """The httpx2 client the SDK's transports take, configured as an application would:
-    the caller's headers and trusted roots, the SDK's own default timeouts."""
-    kwargs = {"timeout": httpx2.Timeout(MCP_DEFAULT_TIMEOUT, read=MCP_DEFAULT_SSE_READ_TIMEOUT)}
+    the caller's headers and trusted roots, the SDK's own default timeouts but for the idle
+    read bound the scenario sets."""
+    idle = idle_bound(timeouts)
+    read = MCP_DEFAULT_SSE_READ_TIMEOUT if idle is None else idle
+    kwargs = {"timeout": httpx2.Timeout(MCP_DEFAULT_TIMEOUT, read=read)}
     headers = headers_of(target)
     if headers:
         kwargs["headers"] = headers
@@ -111,7 +130,7 @@ def http_client(target):
     if roots:
         context = ssl.create_default_context(cadata="\n".join(roots))
         kwargs["verify"] = context
-    if len(kwargs) == 1:
+    if len(kwargs) == 1 and idle is None:
         return None
     return httpx2.AsyncClient(**kwargs)
 
@@ -135,15 +154,19 @@ class Connection:
         if method == "notifications/tools/list_changed":
             self.list_changed += 1
 
-    def build(self, target):
+    def build(self, target, timeouts):
+        bound = request_bound(timeouts)
+        options = {"message_handler": self.on_message, "read_timeout_seconds": bound}
         if "stdio" in target:
             stdio = target["stdio"]
             server = mcp.StdioServerParameters(command=stdio["command"], args=stdio.get("args", []), env=stdio.get("env") or None)
-            return mcp.Client(server, message_handler=self.on_message)
+            return mcp.Client(server, **options)
         http = target["http"]
         url = http["url"]
         if http.get("legacy_sse"):
             headers = headers_of(http) or None
+            idle = idle_bound(timeouts)
+            sse = {} if idle is None else {"sse_read_timeout": idle}
             roots = http.get("trusted_roots_pem") or []
             if roots:
                 context = ssl.create_default_context(cadata="\n".join(roots))
@@ -151,12 +174,12 @@ class Connection:
                 def factory(headers=None, timeout=None, auth=None):
                     return httpx2.AsyncClient(headers=headers, timeout=timeout, auth=auth, verify=context)
 
-                return mcp.Client(sse_client(url, headers=headers, httpx_client_factory=factory), message_handler=self.on_message)
-            return mcp.Client(sse_client(url, headers=headers), message_handler=self.on_message)
-        client = http_client(http)
+                return mcp.Client(sse_client(url, headers=headers, httpx_client_factory=factory, **sse), **options)
+            return mcp.Client(sse_client(url, headers=headers, **sse), **options)
+        client = http_client(http, timeouts)
         if client is None:
-            return mcp.Client(url, message_handler=self.on_message)
-        return mcp.Client(streamable_http_client(url, http_client=client), message_handler=self.on_message)
+            return mcp.Client(url, **options)
+        return mcp.Client(streamable_http_client(url, http_client=client), **options)
 
     async def listen(self, client):
         try:
@@ -166,12 +189,12 @@ class Connection:
         except Exception as e:
             print(f"python-sdk: subscriptions/listen ended: {error_text(e)}", file=sys.stderr)
 
-    async def open(self, target):
+    async def open(self, target, timeouts):
         ready = asyncio.get_running_loop().create_future()
 
         async def hold():
             try:
-                async with self.build(target) as client:
+                async with self.build(target, timeouts) as client:
                     self.client = client
                     tools = client.server_capabilities.tools
                     if client.protocol_version == "2026-07-28" and tools is not None and tools.list_changed:
@@ -229,7 +252,7 @@ class Driver:
         if step == "connect":
             self.connection = Connection()
             self.opened.append(self.connection)
-            return await self.connection.open(request["target"])
+            return await self.connection.open(request["target"], (request.get("settings") or {}).get("timeouts") or {})
         if step == "list_tools":
             return dump(await self.connected().list_tools())["tools"]
         if step == "call_tool":

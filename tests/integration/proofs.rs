@@ -69,6 +69,12 @@ pub const PROOFS: &[Proof] = &[
         "step 2",
     ),
     switch(
+        &["stdio.ping.answered"],
+        Breakage::NoPingAnswer,
+        "stdio/server-request-reuses-pending-id",
+        "step 2",
+    ),
+    switch(
         &["stdio.server-request.declined"],
         Breakage::NoDecline,
         "stdio/server-requests-declined",
@@ -97,6 +103,24 @@ pub const PROOFS: &[Proof] = &[
         Breakage::StderrHeadKept,
         "stdio/stderr-tail-kept",
         "step",
+    ),
+    switch(
+        &["stdio.stderr.tail"],
+        Breakage::StderrHeadKept,
+        "stdio/stderr-tail-after-invalid-utf8",
+        "step 2",
+    ),
+    switch(
+        &["stdio.stderr.tail"],
+        Breakage::StderrHeadKept,
+        "stdio/exit-during-handshake-tail-kept",
+        "step 1",
+    ),
+    switch(
+        &["stdio.stderr.tail"],
+        Breakage::StderrHeadKept,
+        "stdio/exit-between-calls-tail-kept",
+        "step 4",
     ),
     switch(
         &["stdio.notification.list-changed-counted"],
@@ -836,6 +860,11 @@ pub const PROOFS: &[Proof] = &[
         &["process.group.only-own"],
         "shields_server.py",
         "process/launcher-exit-without-group-server-kept",
+    ),
+    driver(
+        &["lifecycle.initialized.undeliverable"],
+        "ignores_initialized_status.py",
+        "lifecycle/initialized-refused-over-http",
     ),
     driver(
         &["headers.replace"],

@@ -5,13 +5,20 @@
 //! Streamable HTTP and the legacy HTTP+SSE transport; a per-call timeout
 //! (`tools_call_with_timeout`); `reconnect()`; static headers; its one request timeout
 //! (`McpClient::connect_with_timeout`) and a bearer-token provider (its `TokenProvider`
-//! trait, on Streamable HTTP). kova has no `close()`: a stdio child "is killed on drop", so
-//! closing is dropping the client. No timeout, retry or redaction of the adapter's own.
+//! trait, on Streamable HTTP); its tool layer (`McpTool`, each tool named
+//! `{server_name}__{tool}`, listed once as `AgentBuilder::mcp_client` lists them). kova has no
+//! `close()`: a stdio child "is killed on drop", so closing is dropping the client. It has no
+//! `exited()` either: `McpClient`'s public API (connect, reconnect, `tools_list`, `tools_call`)
+//! reports a server's exit only through a failed call. No timeout, retry or redaction of the
+//! adapter's own.
 
 use kova_sdk::error::KovaError;
+use kova_sdk::mcp::tool::McpTool;
 use kova_sdk::mcp::{McpClient, McpTransport, TokenProvider};
+use kova_sdk::tool::Tool;
 use mcp_conformance::cut::{
-    Capability, ClientUnderTest, Described, Settings, StepError, StepResult, Target, TransportKind,
+    Capability, ClientUnderTest, Described, Settings, StepError, StepResult, Target, ToolLayerStep,
+    TransportKind,
 };
 use mcp_conformance::scenario::{TimeoutOverrides, Tokens};
 use serde_json::{json, Value};
@@ -19,7 +26,6 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
-use std::rc::Rc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -27,7 +33,50 @@ use std::time::Duration;
 /// kova-sdk's MCP client under test.
 #[derive(Default)]
 pub struct Adapter {
-    client: RefCell<Option<Rc<McpClient>>>,
+    client: RefCell<Option<Arc<McpClient>>>,
+    /// The tool layer's server name (`McpTool`'s `server_name`) and the tools it offers.
+    server: RefCell<Option<String>>,
+    tools: RefCell<Vec<Arc<McpTool>>>,
+    /// A tool set's tools, every server's in order.
+    set: RefCell<Vec<Arc<McpTool>>>,
+}
+
+/// The tools `client` lists, each an `McpTool` of `server`, as `AgentBuilder::mcp_client`
+/// builds them (agent/builder.rs).
+async fn mcp_tools(client: &Arc<McpClient>, server: &str) -> Result<Vec<Arc<McpTool>>, StepError> {
+    let definitions = client.tools_list().await.map_err(text)?;
+    Ok(definitions
+        .into_iter()
+        .map(|definition| Arc::new(McpTool::new(definition, Arc::clone(client), server)))
+        .collect())
+}
+
+fn offered(tools: &[Arc<McpTool>]) -> Value {
+    let tools: Vec<Value> = tools
+        .iter()
+        .map(|t| {
+            json!({
+                "name": t.name(),
+                "original_name": t.bare_name(),
+                "description": t.description(),
+                "parameters": t.parameters_schema(),
+            })
+        })
+        .collect();
+    json!({ "tools": tools })
+}
+
+/// Calls `name` among `tools` as kova's agent loop does: a tool's result, failed when
+/// `is_error`; a name none has, the loop's "Tool not found" (agent/mod.rs:813).
+async fn call_among(tools: &[Arc<McpTool>], name: &str, arguments: Value) -> Value {
+    match tools.iter().find(|t| t.name() == name) {
+        Some(tool) => match tool.execute(arguments).await {
+            Ok(result) if result.is_error => json!({ "failed": result.content }),
+            Ok(result) => json!({ "output": result.content }),
+            Err(e) => json!({ "error": e.to_string() }),
+        },
+        None => json!({ "failed": format!("Tool not found: {name}") }),
+    }
 }
 
 fn text(error: impl std::fmt::Display) -> StepError {
@@ -35,7 +84,7 @@ fn text(error: impl std::fmt::Display) -> StepError {
 }
 
 impl Adapter {
-    fn client(&self) -> Result<Rc<McpClient>, StepError> {
+    fn client(&self) -> Result<Arc<McpClient>, StepError> {
         self.client
             .borrow()
             .clone()
@@ -64,6 +113,9 @@ impl ClientUnderTest for Adapter {
                 // `McpTransport::StreamableHttp { auth: Option<Arc<dyn TokenProvider>> }`:
                 // `token()` before each request, `refresh()` once on a 401.
                 Capability::TokenProvider,
+                // `McpTool::new(definition, client, server_name)` (mcp/tool.rs) over each
+                // listed tool, as `AgentBuilder::mcp_client` registers them.
+                Capability::ToolLayer,
             ],
             profile: "kova".into(),
         }
@@ -106,7 +158,7 @@ impl ClientUnderTest for Adapter {
             None => McpClient::connect(transport).await,
         }
         .map_err(text)?;
-        *self.client.borrow_mut() = Some(Rc::new(client));
+        *self.client.borrow_mut() = Some(Arc::new(client));
         Ok(json!("connected"))
     }
 
@@ -146,7 +198,51 @@ impl ClientUnderTest for Adapter {
     }
 
     async fn drop_connection(&self) -> StepResult {
+        // The tools hold the client too.
+        self.tools.borrow_mut().clear();
+        self.set.borrow_mut().clear();
         Ok(json!(self.client.borrow_mut().take().is_some()))
+    }
+
+    async fn tool_layer(&self, step: ToolLayerStep) -> StepResult {
+        match step {
+            ToolLayerStep::Build { name, prefix, .. } => {
+                // kova names every tool `{server_name}__{tool}`: the prefix, else the name.
+                self.client()?;
+                *self.server.borrow_mut() = Some(prefix.clone().unwrap_or_else(|| name.clone()));
+                Ok(json!({ "source": name, "prefix": prefix }))
+            }
+            ToolLayerStep::BeginRun => {
+                let server = self.server.borrow().clone().ok_or_else(|| {
+                    StepError::new("a tool-layer step needs a `tool_source` step first")
+                })?;
+                let tools = mcp_tools(&self.client()?, &server).await?;
+                let value = offered(&tools);
+                *self.tools.borrow_mut() = tools;
+                Ok(value)
+            }
+            // kova's agent lists its MCP tools once, when it is built.
+            ToolLayerStep::NextTurn => Ok(offered(&self.tools.borrow())),
+            ToolLayerStep::Call { name, arguments } => {
+                let tools = self.tools.borrow().clone();
+                Ok(call_among(&tools, &name, arguments).await)
+            }
+            ToolLayerStep::Set { servers } => {
+                let client = self.client()?;
+                let mut tools: Vec<Arc<McpTool>> = Vec::new();
+                for server in &servers {
+                    let name = server.prefix.clone().unwrap_or_else(|| server.name.clone());
+                    tools.extend(mcp_tools(&client, &name).await?);
+                }
+                let names: Vec<Value> = tools.iter().map(|t| json!({ "name": t.name() })).collect();
+                *self.set.borrow_mut() = tools;
+                Ok(json!({ "tools": names }))
+            }
+            ToolLayerStep::CallSet { name, arguments } => {
+                let tools = self.set.borrow().clone();
+                Ok(call_among(&tools, &name, arguments).await)
+            }
+        }
     }
 
     async fn reconnect(&self) -> StepResult {

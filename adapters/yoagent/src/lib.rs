@@ -7,27 +7,100 @@
 //! `notifications/tools/list_changed` (`tools_list_changes`); headers
 //! (`HttpTransport::with_header`); the redirect policy (`with_redirects`); a process group of
 //! the server's own (`StdioOptions::own_process_group`). The client is held as yoagent's docs
-//! hold it, in an `Arc<tokio::sync::Mutex<McpClient>>`. No timeout, retry or redaction of the
-//! adapter's own.
+//! hold it, in an `Arc<tokio::sync::Mutex<McpClient>>`. The tool layer is yoagent's own: an
+//! `McpToolSource` over the connected client, asked as its agent loop asks it (the tools at
+//! the start of a run, again when `generation()` moved), and `McpToolAdapter`s for a tool
+//! set. No timeout, retry or redaction of the adapter's own.
 
 use mcp_conformance::cut::{
-    Capability, ClientUnderTest, Described, Settings, StepError, StepResult, Target, TransportKind,
+    Capability, ClientUnderTest, Described, Settings, StepError, StepResult, Target, ToolLayerStep,
+    TransportKind,
 };
 use mcp_conformance::scenario::RedirectPolicy;
 use serde_json::{json, Value};
 use std::cell::RefCell;
+use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::Mutex;
 use yoagent::mcp::{
-    HttpTransport, McpClient, McpToolAdapter, McpToolInfo, Redirects, StdioOptions,
+    HttpTransport, McpClient, McpToolAdapter, McpToolInfo, McpToolSource, Redirects, StdioOptions,
 };
-use yoagent::{AgentTool, ToolContext};
+use yoagent::{AgentTool, Content, ToolContext, ToolError, ToolSource};
 
 /// yoagent's MCP client under test.
 #[derive(Default)]
 pub struct Adapter {
     client: RefCell<Option<Arc<Mutex<McpClient>>>>,
+    /// The tool source built over the client, and what the loop last took from it.
+    source: RefCell<Option<Rc<Source>>>,
+    /// A tool set's tools: every server's adapters, in order.
+    set: RefCell<Vec<Arc<dyn AgentTool>>>,
+}
+
+/// An `McpToolSource` as yoagent's agent loop holds it: the tools offered for the run and the
+/// `generation()` they were taken at.
+struct Source {
+    source: McpToolSource,
+    offered: RefCell<Vec<Arc<dyn AgentTool>>>,
+    generation: std::cell::Cell<u64>,
+}
+
+impl Source {
+    /// The loop's ask: the tools, with the generation they belong to.
+    async fn take(&self) {
+        self.generation.set(self.source.generation());
+        let tools = self.source.tools().await;
+        *self.offered.borrow_mut() = tools;
+    }
+
+    fn offered(&self) -> Value {
+        let tools: Vec<Value> = self
+            .offered
+            .borrow()
+            .iter()
+            .map(|t| {
+                json!({
+                    "name": t.name(),
+                    "description": t.description(),
+                    "parameters": t.parameters_schema(),
+                })
+            })
+            .collect();
+        json!({ "tools": tools })
+    }
+}
+
+/// A tool's outcome as the model sees it: its text, or its failure's.
+fn outcome(result: Result<yoagent::ToolResult, ToolError>) -> Value {
+    match result {
+        Ok(result) => {
+            let parts: Vec<String> = result
+                .content
+                .iter()
+                .map(|c| match c {
+                    Content::Text { text } => text.clone(),
+                    other => serde_json::to_string(other).unwrap_or_default(),
+                })
+                .collect();
+            json!({ "output": parts.join("\n") })
+        }
+        Err(ToolError::Failed(text)) => json!({ "failed": text }),
+        Err(other) => json!({ "error": other.to_string() }),
+    }
+}
+
+/// Calls `name` among `tools` as the agent loop does; a name none of them has is answered as
+/// the loop answers it (agent_loop.rs: "Tool {} not found").
+async fn call_among(tools: &[Arc<dyn AgentTool>], name: &str, arguments: Value) -> Value {
+    let tool = tools.iter().find(|t| t.name() == name).cloned();
+    match tool {
+        Some(tool) => outcome(
+            tool.execute(arguments, ToolContext::new("call", name))
+                .await,
+        ),
+        None => json!({ "failed": format!("Tool {name} not found") }),
+    }
 }
 
 fn text(error: impl std::fmt::Display) -> StepError {
@@ -40,6 +113,13 @@ impl Adapter {
             .borrow()
             .clone()
             .ok_or_else(|| StepError::new("not connected"))
+    }
+
+    fn source(&self) -> Result<Rc<Source>, StepError> {
+        self.source
+            .borrow()
+            .clone()
+            .ok_or_else(|| StepError::new("a tool-layer step needs a `tool_source` step first"))
     }
 }
 
@@ -57,6 +137,9 @@ impl ClientUnderTest for Adapter {
                 Capability::RedirectPolicy,
                 Capability::ProcessGroup,
                 Capability::Drop,
+                // `McpToolSource::new(client)` (mcp/source.rs) over the connected client, and
+                // `McpToolAdapter::with_prefix` for a tool set.
+                Capability::ToolLayer,
             ],
             profile: "yoagent".into(),
         }
@@ -146,6 +229,9 @@ impl ClientUnderTest for Adapter {
     }
 
     async fn drop_connection(&self) -> StepResult {
+        // The source and the set's tools hold the client too.
+        self.source.borrow_mut().take();
+        self.set.borrow_mut().clear();
         Ok(json!(self.client.borrow_mut().take().is_some()))
     }
 
@@ -155,5 +241,91 @@ impl ClientUnderTest for Adapter {
 
     async fn list_changed_count(&self) -> Result<u64, StepError> {
         Ok(self.client()?.lock().await.tools_list_changes())
+    }
+
+    async fn tool_layer(&self, step: ToolLayerStep) -> StepResult {
+        match step {
+            ToolLayerStep::Build {
+                name,
+                prefix,
+                reports_notifications,
+            } => {
+                if !reports_notifications {
+                    // Only a custom `McpTransport` reports no notifications
+                    // (`McpClient::reports_notifications`); the stdio and HTTP ones do.
+                    return Err(StepError::new(
+                        "yoagent's stdio and HTTP transports report notifications; a source without them needs a custom transport",
+                    ));
+                }
+                // `McpToolSource::new` takes the client itself; `McpToolSource::client` gives
+                // it back, shared, for the steps that call the server directly.
+                let shared = self
+                    .client
+                    .borrow_mut()
+                    .take()
+                    .ok_or_else(|| StepError::new("not connected"))?;
+                let client = match Arc::try_unwrap(shared) {
+                    Ok(client) => client.into_inner(),
+                    Err(shared) => {
+                        *self.client.borrow_mut() = Some(shared);
+                        return Err(StepError::new("the client is in use"));
+                    }
+                };
+                let mut source = McpToolSource::new(client);
+                if let Some(prefix) = &prefix {
+                    source = source.with_prefix(prefix.clone());
+                }
+                *self.client.borrow_mut() = Some(source.client().clone());
+                *self.source.borrow_mut() = Some(Rc::new(Source {
+                    source,
+                    offered: RefCell::new(Vec::new()),
+                    generation: std::cell::Cell::new(0),
+                }));
+                Ok(json!({ "source": name, "prefix": prefix }))
+            }
+            ToolLayerStep::Set { servers } => {
+                // Each server's tools as `McpToolAdapter`s (what `Agent::with_mcp_server_*`
+                // builds), a name already offered left out as the agent leaves it out.
+                let client = self.client()?;
+                let mut tools: Vec<Arc<dyn AgentTool>> = Vec::new();
+                for server in &servers {
+                    // Listed as each server is added, as `with_mcp_server_*` lists it.
+                    let listed = client.lock().await.list_tools().await.map_err(text)?;
+                    for tool in listed {
+                        let mut adapter = McpToolAdapter::new(client.clone(), tool);
+                        if let Some(prefix) = &server.prefix {
+                            adapter = adapter.with_prefix(prefix.clone());
+                        }
+                        if tools.iter().all(|t| t.name() != adapter.name()) {
+                            tools.push(Arc::new(adapter));
+                        }
+                    }
+                }
+                let names: Vec<Value> = tools.iter().map(|t| json!({ "name": t.name() })).collect();
+                *self.set.borrow_mut() = tools;
+                Ok(json!({ "tools": names }))
+            }
+            ToolLayerStep::CallSet { name, arguments } => {
+                let tools = self.set.borrow().clone();
+                Ok(call_among(&tools, &name, arguments).await)
+            }
+            ToolLayerStep::BeginRun => {
+                let source = self.source()?;
+                source.take().await;
+                Ok(source.offered())
+            }
+            ToolLayerStep::NextTurn => {
+                let source = self.source()?;
+                if source.source.generation() != source.generation.get() {
+                    source.take().await;
+                }
+                Ok(source.offered())
+            }
+            ToolLayerStep::Call { name, arguments } => {
+                let source = self.source()?;
+                let tools = source.offered.borrow().clone();
+                Ok(call_among(&tools, &name, arguments).await)
+            }
+        }
     }
 }
