@@ -205,7 +205,21 @@ fn default_scenarios() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios")
 }
 
+/// The buffers the runner and the validator read a hostile peer's lines into (up to 8 MiB a
+/// line, several peers at once) are freed as soon as the line is judged; glibc's allocator
+/// would otherwise raise its mmap threshold after the first such free and keep every later one
+/// in its heaps, so a flood of large lines held hundreds of MiB no longer in use. A fixed
+/// threshold of 1 MiB makes each large buffer its own mapping, given back when freed.
+fn return_large_buffers_to_the_system() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt only sets an allocator parameter; called before any thread starts.
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 1 << 20);
+    }
+}
+
 fn main() -> ExitCode {
+    return_large_buffers_to_the_system();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {

@@ -10,8 +10,8 @@ LIST: `cargo mutants --workspace --list -f 'client/src/**'` (config exclusions a
 --carried: `mutants.out` directories of whole runs at an earlier commit. A mutant no run at
   this commit measured takes the outcome of the earlier mutant of the same file, function and
   operation (the name without its line and column: the code only moved), paired in order of
-  position, and only where both commits have as many of that kind left unmeasured; the rest
-  are listed as unmatched, to be measured.
+  position, and only where both commits have as many of that kind; the rest are listed as
+  unmatched, to be measured.
 --seeds: `previously_caught.txt` files (caught by an earlier run, carried by `--iterate`).
 --every: `mutants.out` directories of runs of the client's own tests over the scenario
   suite's misses: a miss they catch counts as caught by every test.
@@ -72,14 +72,13 @@ for d in args.carried:
 unmatched = []
 if carried:
     old = by_kind(carried)
-    new = by_kind(n for n in listed if n not in final)
-    for kind, names in new.items():
+    # Pair whole kinds (a kind with as many mutants at both commits: the code only moved), so
+    # that measuring one mutant of a kind at this commit does not unpair the rest of it.
+    for kind, names in by_kind(listed).items():
         before = old.get(kind, [])
-        if len(before) == len(names):
-            for now, then in zip(names, before):
-                final[now] = carried[then]
-        else:
-            unmatched.extend(names)
+        for now, then in zip(names, before) if len(before) == len(names) else []:
+            final.setdefault(now, carried[then])
+        unmatched.extend(n for n in names if n not in final)
 
 counts = collections.Counter(final.values())
 caught = counts["CaughtMutant"] + counts["Timeout"]
