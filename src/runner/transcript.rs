@@ -113,7 +113,9 @@ pub fn render(outcome: &Outcome) -> String {
                 "  {} {}: {}",
                 event.level,
                 event.target,
-                outcome.redact(&cut(&event.message, 300))
+                // Redacted before the cut, so where it cuts does not depend on a path's or
+                // port's length; a stderr tail shortened as in a step's error.
+                cut(&outcome.redact(&shorten_stderr_tail(&event.message)), 300)
             );
         }
     }
