@@ -4,7 +4,7 @@
 //! checks are skipped with that reason and nothing more is sent.
 
 use super::settings::{Found, Plan, Unreachable};
-use crate::checks::auth::{self, Gate, Prober, CHECKS};
+use crate::checks::auth::{self, Gate, Prober, CHECKS, SERVER_CHECKS};
 use crate::outcome::{excerpt, Finding};
 use crate::rules;
 use crate::schema::LATEST;
@@ -119,6 +119,41 @@ pub async fn run(
         }
         Gate::Closed(reply) => auth::judge(&prober, &reply, |id| selected.contains(&id)).await,
     };
+    let millis = started.elapsed().as_millis();
+    Ok(found
+        .into_iter()
+        .map(|(id, finding)| {
+            let finding = if applies(id) {
+                finding
+            } else {
+                Finding::skip("not applicable at the revisions asked")
+            };
+            Found::new(id, ALL_REVISIONS, finding, millis)
+        })
+        .collect())
+}
+
+/// Runs the selected checks of an authorization server judged on its own
+/// (`--authorization-server`): `issuer` is its issuer identifier, `client_id` the client of
+/// `--oauth`. A server none of whose metadata URLs answers is unreachable.
+pub async fn run_authorization_server(
+    issuer: &str,
+    plan: &Plan,
+    client_id: Option<&str>,
+) -> Result<Vec<Found>, Unreachable> {
+    let selected: Vec<&'static str> = SERVER_CHECKS
+        .iter()
+        .copied()
+        .filter(|id| plan.wants(id))
+        .collect();
+    let started = Instant::now();
+    let applies = |id: &str| {
+        rules::find(id).is_some_and(|rule| plan.revisions.iter().any(|r| rule.applies_at(r)))
+    };
+    let prober = prober(issuer, &[], plan);
+    let found = auth::judge_authorization_server(&prober, client_id, |id| selected.contains(&id))
+        .await
+        .map_err(Unreachable)?;
     let millis = started.elapsed().as_millis();
     Ok(found
         .into_iter()
