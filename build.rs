@@ -9,6 +9,10 @@ fn main() {
         "tests/validate/broken-2026-http",
         "tests/validate/correct",
         "tests/validate/correct-http",
+        "tests/validate/broken-auth-tokens",
+        "tests/validate/correct-auth-tokens",
+        "tests/validate/broken-authorization-server",
+        "tests/validate/correct-authorization-server",
     ] {
         println!("cargo:rerun-if-changed={folder}");
     }

@@ -77,6 +77,14 @@ const AUTH_CHECKS: &[&str] = &[
     "server.auth.insufficient-scope",
 ];
 
+/// The checks of an authorization server judged on its own (`--authorization-server`): their
+/// scripted servers are in `tests/validate/*-authorization-server/`.
+const AUTHORIZATION_SERVER_CHECKS: &[&str] = &[
+    "server.auth.authorization-code-grant",
+    "server.auth.pkce-s256",
+    "server.auth.server-metadata",
+];
+
 /// The authorization checks that need a token of their own (`--token-for-other-resource`,
 /// `--token-without-scope`): their scripted servers are in `tests/validate/*-auth-tokens/`.
 const AUTH_TOKEN_CHECKS: &[&str] = &["server.auth.audience", "server.auth.insufficient-scope"];
@@ -1670,6 +1678,7 @@ fn the_check_lists_are_every_server_check_of_the_registry() {
         .chain(FEATURE_CHECKS)
         .chain(STATELESS_CHECKS)
         .chain(AUTH_CHECKS)
+        .chain(AUTHORIZATION_SERVER_CHECKS)
         .copied()
         .collect();
     listed.sort();
@@ -2242,5 +2251,240 @@ fn a_server_of_the_initialize_era_silent_on_discover_is_not_waited_for_past_the_
         started.elapsed() < Duration::from_secs(15),
         "waited {:?}: the 20 s --timeout, not the other checks",
         started.elapsed()
+    );
+}
+
+/// The mock's second origin (`http://localhost:PORT`, where its `[auth]` side serves the
+/// authorization server), from the lines it printed (`second: ` and the endpoint's URL there).
+fn second_origin(lines: &[String]) -> String {
+    let url = lines
+        .iter()
+        .find_map(|l| l.strip_prefix("second: "))
+        .expect("the mock's second origin");
+    let host_at = url.find("://").expect("a URL") + 3;
+    let path_at = url[host_at..].find('/').map_or(url.len(), |i| host_at + i);
+    url[..path_at].to_string()
+}
+
+/// Validates, strictly and with `--timeout 3s`, only the check a script file of
+/// `tests/validate/*-authorization-server/` is named for, against the mock's authorization
+/// server judged on its own (`--authorization-server`: the mock's second origin with the
+/// script's `issuer_path`), as the client the mock knows (`--oauth`).
+fn one_check_of_authorization_server(path: &Path) -> (String, (i32, Value, String)) {
+    let id = check_of(path);
+    let (_server, lines) = mock_http(path);
+    let second = second_origin(&lines);
+    let script = std::fs::read_to_string(path).unwrap();
+    let issuer_path = script
+        .lines()
+        .find_map(|l| l.strip_prefix("issuer_path = \""))
+        .map(|rest| rest.trim_end_matches('"'))
+        .unwrap_or_default();
+    let issuer = format!("{second}{issuer_path}");
+    let run = validate_json(
+        &[
+            "--strict",
+            "--timeout",
+            "3s",
+            "--only",
+            &id,
+            "--oauth",
+            "mcp-conformance-client",
+            "--authorization-server",
+            &issuer,
+        ],
+        &[],
+    );
+    (id, run)
+}
+
+/// One test per file of `tests/validate/broken-authorization-server/`.
+#[rstest]
+fn a_broken_authorization_server_fails_its_check(
+    #[files("tests/validate/broken-authorization-server/*.toml")] path: PathBuf,
+) {
+    let (id, run) = one_check_of_authorization_server(&path);
+    let shown = run.2.clone();
+    assert_fails_only(&id, run);
+    // The mock's code and token are credentials of the flow: never shown.
+    for secret in ["authz-code-5f1e9a", "access-token-7c3d2b"] {
+        assert!(!shown.contains(secret), "{shown}");
+    }
+}
+
+/// One test per file of `tests/validate/correct-authorization-server/`.
+#[rstest]
+fn a_correct_authorization_server_passes_its_check(
+    #[files("tests/validate/correct-authorization-server/*.toml")] path: PathBuf,
+) {
+    let (id, (code, report, shown)) = one_check_of_authorization_server(&path);
+    assert_eq!(
+        (code, statuses(&report)),
+        (0, vec![(id.clone(), "pass".to_string())]),
+        "{id}: {shown}"
+    );
+    for secret in ["authz-code-5f1e9a", "access-token-7c3d2b"] {
+        assert!(!shown.contains(secret), "{shown}");
+        assert!(!report.to_string().contains(secret), "{report}");
+    }
+}
+
+/// Each check of an authorization server on its own has a broken and a correct scripted one.
+#[test]
+fn every_authorization_server_check_has_a_broken_and_a_correct_server() {
+    let wanted = AUTHORIZATION_SERVER_CHECKS;
+    assert_eq!(
+        broken_servers_in("tests/validate/broken-authorization-server"),
+        wanted
+    );
+    assert_eq!(
+        broken_servers_in("tests/validate/correct-authorization-server"),
+        wanted
+    );
+}
+
+#[test]
+fn an_authorization_server_alone_is_judged_on_its_own_checks_and_the_grant_needs_oauth() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = write(
+        dir.path(),
+        "as.toml",
+        "transport = \"http\"\nsteps = [{ handshake = {} }]\n\n[auth]\nresource_optional = true\n",
+    );
+    let (_server, lines) = mock_http(&script);
+    let second = second_origin(&lines);
+    let (code, report, shown) = validate_json(
+        &[
+            "--strict",
+            "--timeout",
+            "3s",
+            "--authorization-server",
+            &second,
+        ],
+        &[],
+    );
+    assert_eq!(code, 0, "{shown}");
+    let checks = notes(&report);
+    assert_eq!(
+        checks
+            .iter()
+            .map(|c| (c.0.as_str(), c.1.as_str()))
+            .collect::<Vec<_>>(),
+        [
+            ("server.auth.server-metadata", "pass"),
+            ("server.auth.pkce-s256", "pass"),
+            ("server.auth.authorization-code-grant", "skip"),
+        ],
+        "{shown}"
+    );
+    assert!(
+        checks[2].2.contains("give its id with --oauth"),
+        "{checks:?}"
+    );
+    // A client the authorization server does not know: the grant fails, saying why.
+    let (code, report, shown) = validate_json(
+        &[
+            "--timeout",
+            "3s",
+            "--only",
+            "server.auth.authorization-code-grant",
+            "--oauth",
+            "unknown-client",
+            "--authorization-server",
+            &second,
+        ],
+        &[],
+    );
+    assert_eq!(code, 1, "{shown}");
+    assert!(
+        report["targets"][0]["checks"][0]["failure"]["actual"]
+            .as_str()
+            .is_some_and(|a| a.contains("error `unauthorized_client`")),
+        "{report}"
+    );
+}
+
+#[test]
+fn an_authorization_server_that_cannot_be_reached_or_misnamed_options_are_told() {
+    let port = free_port();
+    let (code, stderr) = bad_input(
+        &[
+            "--authorization-server",
+            &format!("http://127.0.0.1:{port}"),
+        ],
+        &[],
+    );
+    assert_eq!(code, 4, "{stderr}");
+    assert!(
+        stderr.contains("no answer at any of its metadata URLs"),
+        "{stderr}"
+    );
+    for (args, says) in [
+        (
+            vec![
+                "--authorization-server",
+                "http://127.0.0.1:9",
+                "--url",
+                "http://127.0.0.1:9/mcp",
+            ],
+            "name one server",
+        ),
+        (
+            vec!["--authorization-server", "ftp://127.0.0.1:9"],
+            "--authorization-server ftp://127.0.0.1:9/ is not an http or https URL",
+        ),
+        (
+            vec![
+                "--authorization-server",
+                "http://127.0.0.1:9",
+                "--only",
+                "server.tools.",
+            ],
+            "matches no check of an authorization server",
+        ),
+        (
+            vec![
+                "--authorization-server",
+                "http://127.0.0.1:9",
+                "--header",
+                "X-A: b",
+            ],
+            "--header applies to --url",
+        ),
+    ] {
+        let (code, stderr) = bad_input(&args, &[]);
+        assert_eq!(code, 2, "{args:?}: {stderr}");
+        assert!(stderr.contains(says), "{args:?}: {stderr}");
+    }
+}
+
+#[test]
+fn the_python_sdks_authorization_server_passes_on_its_own() {
+    // The SDK's own metadata, authorization and token endpoints (PKCE and the redirect URI
+    // checked by the SDK), its provider approving the pre-registered client at once.
+    let server = python_auth_http();
+    let issuer = server.url.trim_end_matches("/mcp").to_string();
+    let (code, report, shown) = validate_json(
+        &[
+            "--strict",
+            "--oauth",
+            "validate-client",
+            "--authorization-server",
+            &issuer,
+        ],
+        &[],
+    );
+    assert_eq!(code, 0, "{shown}");
+    assert_eq!(
+        statuses(&report),
+        [
+            (
+                "server.auth.server-metadata".to_string(),
+                "pass".to_string()
+            ),
+            ("server.auth.pkce-s256".into(), "pass".into()),
+            ("server.auth.authorization-code-grant".into(), "pass".into()),
+        ],
+        "{shown}"
     );
 }

@@ -93,6 +93,8 @@ fn every_knob_of_the_authorization_side_is_used_by_some_scenario_or_validator_se
         "tests/validate/correct-http",
         "tests/validate/broken-auth-tokens",
         "tests/validate/correct-auth-tokens",
+        "tests/validate/broken-authorization-server",
+        "tests/validate/correct-authorization-server",
     ] {
         for entry in std::fs::read_dir(root.join(folder))
             .expect("the folder")
@@ -123,6 +125,7 @@ fn every_knob_of_the_authorization_side_is_used_by_some_scenario_or_validator_se
         token_auth_methods: Vec::new(),
         iss: mcp_mock_servers::script::IssMode::Wrong,
         no_pkce_methods: true,
+        resource_optional: true,
         token_error_echoes: true,
         prm_resource: Some(String::new()),
         any_token_served: true,

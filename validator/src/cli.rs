@@ -6,7 +6,8 @@ use std::time::Duration;
 /// Validate a third-party MCP server: which server rules does it keep?
 ///
 /// Targets: `validate -- COMMAND [ARGS...]` (stdio), `validate --url URL` (Streamable HTTP),
-/// `validate --config FILE [NAME...]` (an `mcpServers` config file).
+/// `validate --config FILE [NAME...]` (an `mcpServers` config file), `validate
+/// --authorization-server URL` (an OAuth 2.1 authorization server on its own).
 /// Exit codes: 0 clean, 1 failures, 2 usage, 3 harness fault (an unwritable report too),
 /// 4 target unreachable, 5 inconclusive (nothing failed, a check only ran out of time),
 /// 128 + the signal's number when SIGINT, SIGTERM or SIGHUP stop it.
@@ -14,7 +15,8 @@ use std::time::Duration;
 #[command(
     override_usage = "mcp-conformance validate [OPTIONS] -- COMMAND [ARGS...]\n       \
     mcp-conformance validate [OPTIONS] --url URL [--header 'Name: value']...\n       \
-    mcp-conformance validate [OPTIONS] --config FILE [NAME...]"
+    mcp-conformance validate [OPTIONS] --config FILE [NAME...]\n       \
+    mcp-conformance validate [OPTIONS] --authorization-server URL [--oauth CLIENT_ID]"
 )]
 pub struct ValidateArgs {
     /// With --config: the servers to validate (all when none is named).
@@ -29,6 +31,11 @@ pub struct ValidateArgs {
     /// A Streamable HTTP endpoint to validate.
     #[arg(long, value_name = "URL", conflicts_with = "config")]
     pub url: Option<String>,
+    /// An OAuth 2.1 authorization server to validate on its own, named by its issuer
+    /// identifier: its metadata (found in the specification's order, well-formed, with
+    /// `S256`) and, with --oauth CLIENT_ID, the authorization-code grant with PKCE.
+    #[arg(long = "authorization-server", value_name = "URL")]
+    pub authorization_server: Option<String>,
     /// A header for every HTTP request, 'Name: value' (repeatable).
     #[arg(long = "header", value_name = "NAME: VALUE")]
     pub headers: Vec<String>,
@@ -36,6 +43,7 @@ pub struct ValidateArgs {
     /// headless, as the pre-registered public client CLIENT_ID, for a test authorization
     /// server that approves at once (its redirect to http://127.0.0.1/callback is read, never
     /// opened); every check then runs with it, as with --header 'Authorization: Bearer …'.
+    /// With --authorization-server: the grant is judged (server.auth.authorization-code-grant).
     #[arg(long, value_name = "CLIENT_ID")]
     pub oauth: Option<String>,
     /// With --url: an access token the server's authorization server issued for another

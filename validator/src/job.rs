@@ -1,6 +1,7 @@
 //! A prepared run: the options checked, the targets named, the plan and the baseline.
 
 use crate::baseline::Baseline;
+use crate::checks::auth;
 use crate::checks::plan::{AuthTokens, Plan, ALL};
 use crate::cli::ValidateArgs;
 use crate::schema::{self, LATEST};
@@ -19,16 +20,36 @@ pub(crate) struct Job {
     pub(crate) config: Option<std::path::PathBuf>,
     /// `--oauth`: the public client id the token is obtained as.
     pub(crate) oauth: Option<String>,
+    /// `--authorization-server`: the one target is an authorization server, judged on its own.
+    pub(crate) authorization_server: bool,
+}
+
+/// Checks that `url`, given with `option`, is an http or https URL (a text that does not
+/// parse is not shown: it may hold credentials).
+fn check_url(option: &str, url: &str) -> Result<(), String> {
+    match url::Url::parse(url) {
+        Ok(parsed)
+            if matches!(parsed.scheme(), "http" | "https") && parsed.host_str().is_some() =>
+        {
+            Ok(())
+        }
+        Ok(parsed) => Err(format!(
+            "{option} {} is not an http or https URL",
+            redact::public_url(parsed.as_str())
+        )),
+        Err(e) => Err(format!("{option} is not a valid URL: {e}")),
+    }
 }
 
 /// Checks the options and prepares the run: the targets, the plan, the baseline.
 pub(crate) fn prepare(args: &ValidateArgs) -> Result<Job, String> {
     let modes = usize::from(!args.command.is_empty())
         + usize::from(args.url.is_some())
-        + usize::from(args.config.is_some());
+        + usize::from(args.config.is_some())
+        + usize::from(args.authorization_server.is_some());
     if modes != 1 {
         return Err(
-            "name one server: a command after `--`, --url URL, or --config FILE [NAME...]".into(),
+            "name one server: a command after `--`, --url URL, --config FILE [NAME...], or --authorization-server URL".into(),
         );
     }
     if !args.names.is_empty() && args.config.is_none() {
@@ -44,8 +65,8 @@ pub(crate) fn prepare(args: &ValidateArgs) -> Result<Job, String> {
         return Err("--header applies to --url".into());
     }
     if args.oauth.is_some() {
-        if args.url.is_none() {
-            return Err("--oauth applies to --url".into());
+        if args.url.is_none() && args.authorization_server.is_none() {
+            return Err("--oauth applies to --url and --authorization-server".into());
         }
         if args.headers.iter().any(|h| {
             h.split_once(':')
@@ -98,16 +119,29 @@ pub(crate) fn prepare(args: &ValidateArgs) -> Result<Job, String> {
             ));
         }
     }
+    // An authorization server on its own has its checks; an MCP server all the others.
+    let of_target = |id: &&str| match args.authorization_server {
+        Some(_) => auth::SERVER_CHECKS.contains(id),
+        None => *id != auth::GRANT,
+    };
     let selected: Vec<&'static str> = ALL
         .iter()
         .copied()
+        .filter(of_target)
         .filter(|id| args.only.is_empty() || args.only.iter().any(|p| id.starts_with(p.as_str())))
         .collect();
     if selected.is_empty() {
-        return Err(format!(
-            "--only {} matches no check (they start with `server.`)",
-            args.only.join(", ")
-        ));
+        return Err(match &args.authorization_server {
+            Some(_) => format!(
+                "--only {} matches no check of an authorization server ({})",
+                args.only.join(", "),
+                auth::SERVER_CHECKS.join(", ")
+            ),
+            None => format!(
+                "--only {} matches no check (they start with `server.`)",
+                args.only.join(", ")
+            ),
+        });
     }
     let baseline = match &args.baseline {
         Some(path) => Baseline::load(path, ALL)?,
@@ -122,20 +156,17 @@ pub(crate) fn prepare(args: &ValidateArgs) -> Result<Job, String> {
             .into_iter()
             .map(|(name, target)| (name.clone(), Some(name), target))
             .collect()
+    } else if let Some(issuer) = &args.authorization_server {
+        redact::url(issuer);
+        check_url("--authorization-server", issuer)?;
+        let target = Target::Http {
+            url: issuer.clone(),
+            headers: Vec::new(),
+        };
+        vec![(target.describe(), None, target)]
     } else if let Some(url) = &args.url {
         redact::url(url);
-        match url::Url::parse(url) {
-            Ok(parsed)
-                if matches!(parsed.scheme(), "http" | "https") && parsed.host_str().is_some() => {}
-            Ok(parsed) => {
-                return Err(format!(
-                    "--url {} is not an http or https URL",
-                    redact::public_url(parsed.as_str())
-                ))
-            }
-            // The text may hold credentials and did not parse: it is not shown.
-            Err(e) => return Err(format!("--url is not a valid URL: {e}")),
-        }
+        check_url("--url", url)?;
         let headers = target::parse_headers(&args.headers).map_err(|e| e.to_string())?;
         for (_, value) in &headers {
             redact::header_value(value);
@@ -194,5 +225,6 @@ pub(crate) fn prepare(args: &ValidateArgs) -> Result<Job, String> {
         auto,
         config: args.config.clone(),
         oauth: args.oauth.clone(),
+        authorization_server: args.authorization_server.is_some(),
     })
 }

@@ -158,13 +158,6 @@ pub async fn obtain_token(prober: &Prober, client_id: &str) -> Result<String, Gr
             methods.map_or("absent".into(), |m| excerpt(&m.to_string())),
         ));
     }
-    let (Some(authorize), Some(token_endpoint)) =
-        (field("authorization_endpoint"), field("token_endpoint"))
-    else {
-        return Err(no_metadata(
-            "no `authorization_endpoint` or no `token_endpoint`".into(),
-        ));
-    };
     let scope = params
         .iter()
         .find(|(n, _)| n == "scope")
@@ -182,6 +175,48 @@ pub async fn obtain_token(prober: &Prober, client_id: &str) -> Result<String, Gr
         })
         .filter(|s| !s.is_empty());
     let resource = canonical(&url).to_string();
+    let answer = authorization_code_grant(
+        prober,
+        client_id,
+        &issuer,
+        &metadata,
+        Some(&resource),
+        scope.as_deref(),
+    )
+    .await?;
+    Ok(answer
+        .get("access_token")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string())
+}
+
+/// The authorization-code grant with PKCE (S256) at the authorization server `issuer` whose
+/// metadata is `metadata`, as the public client `client_id`, headless (see the module
+/// documentation); `resource` goes into both requests and `scope` into the authorization
+/// request, when given. The answer is
+/// the token endpoint's JSON object, a `200` carrying a non-empty `access_token`, which is
+/// registered as a secret.
+pub async fn authorization_code_grant(
+    prober: &Prober,
+    client_id: &str,
+    issuer: &str,
+    metadata: &Value,
+    resource: Option<&str>,
+    scope: Option<&str>,
+) -> Result<serde_json::Map<String, Value>, GrantError> {
+    let field = |name: &str| metadata.get(name).and_then(Value::as_str);
+    let no_metadata = |why: String| GrantError::NoServerMetadata {
+        issuer: issuer.to_string(),
+        why,
+    };
+    let (Some(authorize), Some(token_endpoint)) =
+        (field("authorization_endpoint"), field("token_endpoint"))
+    else {
+        return Err(no_metadata(
+            "no `authorization_endpoint` or no `token_endpoint`".into(),
+        ));
+    };
     let verifier = random(32)?;
     redact::header_value(&verifier);
     let state = random(16)?;
@@ -194,9 +229,11 @@ pub async fn obtain_token(prober: &Prober, client_id: &str) -> Result<String, Gr
             .append_pair("redirect_uri", REDIRECT_URI)
             .append_pair("code_challenge", &s256(&verifier))
             .append_pair("code_challenge_method", "S256")
-            .append_pair("state", &state)
-            .append_pair("resource", &resource);
-        if let Some(scope) = &scope {
+            .append_pair("state", &state);
+        if let Some(resource) = resource {
+            query.append_pair("resource", resource);
+        }
+        if let Some(scope) = scope {
             query.append_pair("scope", scope);
         }
     }
@@ -240,14 +277,16 @@ pub async fn obtain_token(prober: &Prober, client_id: &str) -> Result<String, Gr
     let Some(code) = pair(&pairs, "code") else {
         return Err(GrantError::Refused("no `code`".into()));
     };
-    let body = form_urlencoded::Serializer::new(String::new())
-        .append_pair("grant_type", "authorization_code")
+    let mut body = form_urlencoded::Serializer::new(String::new());
+    body.append_pair("grant_type", "authorization_code")
         .append_pair("code", code)
         .append_pair("redirect_uri", REDIRECT_URI)
         .append_pair("code_verifier", &verifier)
-        .append_pair("client_id", client_id)
-        .append_pair("resource", &resource)
-        .finish();
+        .append_pair("client_id", client_id);
+    if let Some(resource) = resource {
+        body.append_pair("resource", resource);
+    }
+    let body = body.finish();
     let wire = Wire::new(
         token_endpoint,
         &[],
@@ -271,20 +310,33 @@ pub async fn obtain_token(prober: &Prober, client_id: &str) -> Result<String, Gr
         )
         .await
         .map_err(|e| GrantError::NoToken(excerpt(&e.to_string())))?;
-    let answer = serde_json::from_slice::<Value>(&reply.body).ok();
-    let token = answer
-        .as_ref()
-        .and_then(|a| a.get("access_token"))
-        .and_then(Value::as_str)
-        .filter(|_| reply.status == 200)
-        .filter(|t| !t.is_empty());
-    match token {
-        Some(token) => {
+    let answer = match serde_json::from_slice::<Value>(&reply.body) {
+        Ok(Value::Object(answer)) if reply.status == 200 => answer,
+        _ => return Err(GrantError::NoToken(excerpt(&reply.describe()))),
+    };
+    match answer.get("access_token").and_then(Value::as_str) {
+        Some(token) if !token.is_empty() => {
             redact::header_value(token);
-            Ok(token.to_string())
+            Ok(answer)
         }
-        None => Err(GrantError::NoToken(excerpt(&reply.describe()))),
+        _ => Err(GrantError::NoToken(excerpt(&reply.describe()))),
     }
+}
+
+/// What is wrong with a token response the grant gave (beside a missing `access_token`,
+/// which [`authorization_code_grant`] refuses): `token_type` must be `Bearer` (RFC 6749
+/// Section 5.1 and RFC 6750: compared without regard to case).
+pub fn token_response_problems(answer: &serde_json::Map<String, Value>) -> Vec<String> {
+    let mut wrong = Vec::new();
+    match answer.get("token_type") {
+        Some(Value::String(kind)) if kind.eq_ignore_ascii_case("bearer") => {}
+        Some(other) => wrong.push(format!(
+            "`token_type` is {}, not `Bearer`",
+            excerpt(&other.to_string())
+        )),
+        None => wrong.push("no `token_type`".into()),
+    }
+    wrong
 }
 
 /// Follows the authorization server's redirects from `request` until one goes to
@@ -332,6 +384,25 @@ mod tests {
         assert_eq!(
             s256("dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk"),
             "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM"
+        );
+    }
+
+    #[test]
+    fn a_token_response_needs_a_bearer_token_type() {
+        let answer = |v: Value| v.as_object().unwrap().clone();
+        assert!(token_response_problems(&answer(
+            serde_json::json!({"access_token": "t", "token_type": "bearer"})
+        ))
+        .is_empty());
+        assert_eq!(
+            token_response_problems(&answer(
+                serde_json::json!({"access_token": "t", "token_type": "mac"})
+            )),
+            ["`token_type` is \"mac\", not `Bearer`"]
+        );
+        assert_eq!(
+            token_response_problems(&answer(serde_json::json!({"access_token": "t"}))),
+            ["no `token_type`"]
         );
     }
 

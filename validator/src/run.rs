@@ -28,6 +28,10 @@ pub(crate) async fn validate_one(
         plan.call_tools
             .extend(fixtures::config_call_tools(config, name));
     }
+    if let (true, Target::Http { url, .. }) = (job.authorization_server, target) {
+        let found = plan::auth::run_authorization_server(url, &plan, job.oauth.as_deref()).await;
+        return report_of(job, name, config_name, target, found, started);
+    }
     let authorized = match (&job.oauth, target) {
         (Some(client_id), Target::Http { url, headers }) => {
             let prober = plan::auth::prober(url, headers, &plan);
@@ -51,6 +55,18 @@ pub(crate) async fn validate_one(
         Ok(target) => run_target(job, &plan, target).await,
         Err(why) => Err(why.clone()),
     };
+    report_of(job, name, config_name, target, found, started)
+}
+
+/// The report of one target, its findings judged.
+fn report_of(
+    job: &Job,
+    name: &str,
+    config_name: Option<&str>,
+    target: &Target,
+    found: Result<Vec<Found>, Unreachable>,
+    started: Instant,
+) -> TargetReport {
     let (checks, unreachable) = match found {
         Ok(found) => (
             found

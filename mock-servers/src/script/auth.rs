@@ -80,6 +80,11 @@ pub struct AuthSettings {
     /// (a server without PKCE).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub no_pkce_methods: bool,
+    /// The authorization request may leave out `resource` (an authorization server judged
+    /// on its own, for no one resource); one that names a resource must still name the MCP
+    /// endpoint.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub resource_optional: bool,
     /// The `scope` the authorization request must carry: a space-separated list, or `""`
     /// for no `scope` at all; any scope when absent. Another one is answered with
     /// `error=invalid_scope` on the redirect.

@@ -23,6 +23,8 @@ pub const RESOURCE_METADATA: &str = "server.auth.resource-metadata";
 pub const SERVER_METADATA: &str = "server.auth.server-metadata";
 /// `server.auth.pkce-s256`.
 pub const PKCE_S256: &str = "server.auth.pkce-s256";
+/// `server.auth.authorization-code-grant`.
+pub const GRANT: &str = "server.auth.authorization-code-grant";
 /// `server.auth.invalid-token-401`.
 pub const INVALID_TOKEN: &str = "server.auth.invalid-token-401";
 /// `server.auth.token-not-in-query`.
@@ -43,6 +45,10 @@ pub const CHECKS: &[&str] = &[
     AUDIENCE,
     INSUFFICIENT_SCOPE,
 ];
+
+/// The checks of an authorization server judged on its own (`--authorization-server`), in
+/// report order.
+pub const SERVER_CHECKS: &[&str] = &[SERVER_METADATA, PKCE_S256, GRANT];
 
 /// A bearer token no authorization server issued: what the invalid-token check sends, and
 /// the query-string check when no token was given.
@@ -199,6 +205,7 @@ impl Prober {
         };
         Fetched {
             url: url.to_string(),
+            answered: answer.is_ok(),
             seen: match &answer {
                 Ok(reply) if reply.status == 200 && document.is_none() => {
                     format!(
@@ -230,6 +237,8 @@ pub(crate) struct Fetched {
     pub(crate) url: String,
     /// What came back, in a few words (`HTTP 404`).
     pub(crate) seen: String,
+    /// Whether an HTTP answer came back (of any status).
+    pub(crate) answered: bool,
     /// The JSON object, when a 200 carried one.
     pub(crate) document: Option<Value>,
 }
@@ -722,6 +731,16 @@ async fn server_metadata(prober: &Prober, issuer: &str) -> (Finding, Finding) {
         return (fail, Finding::skip(why));
     };
     let (found, tried) = prober.first_found(&server_metadata_urls(&parsed)).await;
+    judge_server_metadata(issuer, found.as_ref(), &tried)
+}
+
+/// Judges the authorization server's metadata for `issuer` as [`server_metadata`] fetched it:
+/// `found` (the first document found), `tried` (every URL tried, in order).
+pub(crate) fn judge_server_metadata(
+    issuer: &str,
+    found: Option<&Fetched>,
+    tried: &[Fetched],
+) -> (Finding, Finding) {
     let tried: Vec<String> = tried
         .iter()
         .map(|f| format!("{} ({})", f.url, f.seen))

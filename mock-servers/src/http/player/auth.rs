@@ -300,7 +300,9 @@ impl Player {
             return refuse("invalid_request", "code_challenge_method must be S256");
         }
         let resource = get("resource");
-        if resource.as_deref() != Some(self.resource().as_str()) {
+        if resource.as_deref() != Some(self.resource().as_str())
+            && !(auth.resource_optional && resource.is_none())
+        {
             return refuse(
                 "invalid_target",
                 "resource must name the MCP server (RFC 8707)",

@@ -4,12 +4,18 @@
 //! checks are skipped with that reason and nothing more is sent.
 
 use super::settings::{Found, Plan, Unreachable};
-use crate::checks::auth::{self, Gate, Prober, CHECKS};
+use crate::checks::auth::{
+    self, judge_server_metadata, server_metadata_urls, Gate, Prober, CHECKS, GRANT, PKCE_S256,
+    SERVER_CHECKS, SERVER_METADATA,
+};
+use crate::outcome::Failure;
 use crate::outcome::{excerpt, Finding};
 use crate::rules;
 use crate::schema::LATEST;
 use crate::target::Target;
+use serde_json::Value;
 use std::time::Instant;
+use url::Url;
 
 /// The revision the authorization findings are reported at: they judge the target, not one
 /// revision's session.
@@ -131,4 +137,113 @@ pub async fn run(
             Found::new(id, ALL_REVISIONS, finding, millis)
         })
         .collect())
+}
+
+/// Runs the selected checks of an authorization server judged on its own
+/// (`--authorization-server`): `issuer` is its issuer identifier, `client_id` the client of
+/// `--oauth`. A server none of whose metadata URLs answers is unreachable.
+pub async fn run_authorization_server(
+    issuer: &str,
+    plan: &Plan,
+    client_id: Option<&str>,
+) -> Result<Vec<Found>, Unreachable> {
+    let selected: Vec<&'static str> = SERVER_CHECKS
+        .iter()
+        .copied()
+        .filter(|id| plan.wants(id))
+        .collect();
+    let started = Instant::now();
+    let applies = |id: &str| {
+        rules::find(id).is_some_and(|rule| plan.revisions.iter().any(|r| rule.applies_at(r)))
+    };
+    let prober = prober(issuer, &[], plan);
+    let found = judge_authorization_server(&prober, client_id, |id| selected.contains(&id))
+        .await
+        .map_err(Unreachable)?;
+    let millis = started.elapsed().as_millis();
+    Ok(found
+        .into_iter()
+        .map(|(id, finding)| {
+            let finding = if applies(id) {
+                finding
+            } else {
+                Finding::skip("not applicable at the revisions asked")
+            };
+            Found::new(id, ALL_REVISIONS, finding, millis)
+        })
+        .collect())
+}
+
+/// The findings of the selected checks (`wants`, among [`SERVER_CHECKS`]) of the
+/// authorization server whose issuer is `prober.url`, judged on its own: its metadata
+/// (found in the specification's order, well-formed, with `S256`) and, with `client_id`
+/// (`--oauth`), the authorization-code grant with PKCE. An error when none of the metadata
+/// URLs answered at all (the server is unreachable).
+async fn judge_authorization_server(
+    prober: &Prober,
+    client_id: Option<&str>,
+    wants: impl Fn(&str) -> bool,
+) -> Result<Vec<(&'static str, Finding)>, String> {
+    let issuer = prober.url.as_str();
+    let parsed = Url::parse(issuer).map_err(|e| format!("not a URL: {e}"))?;
+    let (found, tried) = prober.first_found(&server_metadata_urls(&parsed)).await;
+    if found.is_none() && !tried.iter().any(|f| f.answered) {
+        return Err(format!(
+            "no answer at any of its metadata URLs: {}",
+            tried
+                .iter()
+                .map(|f| format!("{} ({})", f.url, f.seen))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    let (server, pkce) = judge_server_metadata(issuer, found.as_ref(), &tried);
+    let usable = !matches!(server, Finding::Fail(_)) && !matches!(pkce, Finding::Fail(_));
+    let mut findings = Vec::new();
+    if wants(SERVER_METADATA) {
+        findings.push((SERVER_METADATA, server));
+    }
+    if wants(PKCE_S256) {
+        findings.push((PKCE_S256, pkce));
+    }
+    if wants(GRANT) {
+        let metadata = found.and_then(|f| f.document).filter(|_| usable);
+        let finding = match (client_id, metadata) {
+            (None, _) => Finding::skip(
+                "needs a client the authorization server knows and approves at once: give its id with --oauth",
+            ),
+            (Some(_), None) => Finding::skip(
+                "needs usable metadata that lists `S256` (see server.auth.server-metadata and server.auth.pkce-s256)",
+            ),
+            (Some(client_id), Some(metadata)) => {
+                grant(prober, client_id, issuer, &metadata).await
+            }
+        };
+        findings.push((GRANT, finding));
+    }
+    Ok(findings)
+}
+
+/// The authorization-code grant with PKCE as `client_id`, headless, and its token response.
+async fn grant(prober: &Prober, client_id: &str, issuer: &str, metadata: &Value) -> Finding {
+    let expected = format!(
+        "an access token (`token_type` `Bearer`) for the client `{}` through the authorization-code grant with PKCE (S256)",
+        excerpt(client_id)
+    );
+    match crate::oauth::authorization_code_grant(prober, client_id, issuer, metadata, None, None)
+        .await
+    {
+        Err(e) => Finding::Fail(Failure::new(expected, e.to_string())),
+        Ok(answer) => {
+            let wrong = crate::oauth::token_response_problems(&answer);
+            if wrong.is_empty() {
+                Finding::pass()
+            } else {
+                Finding::Fail(Failure::new(
+                    expected,
+                    format!("the token response: {}", wrong.join("; ")),
+                ))
+            }
+        }
+    }
 }

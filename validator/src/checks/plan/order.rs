@@ -39,6 +39,7 @@ const BEFORE_FEATURES: &[&str] = &[
     auth::RESOURCE_METADATA,
     auth::SERVER_METADATA,
     auth::PKCE_S256,
+    auth::GRANT,
     auth::INVALID_TOKEN,
     auth::TOKEN_NOT_IN_QUERY,
     auth::AUDIENCE,
