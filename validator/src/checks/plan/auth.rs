@@ -125,18 +125,7 @@ pub async fn run(
         }
         Gate::Closed(reply) => auth::judge(&prober, &reply, |id| selected.contains(&id)).await,
     };
-    let millis = started.elapsed().as_millis();
-    Ok(found
-        .into_iter()
-        .map(|(id, finding)| {
-            let finding = if applies(id) {
-                finding
-            } else {
-                Finding::skip("not applicable at the revisions asked")
-            };
-            Found::new(id, ALL_REVISIONS, finding, millis)
-        })
-        .collect())
+    Ok(at_revisions(found, applies, started.elapsed().as_millis()))
 }
 
 /// Runs the selected checks of an authorization server judged on its own
@@ -160,18 +149,7 @@ pub async fn run_authorization_server(
     let found = judge_authorization_server(&prober, client_id, |id| selected.contains(&id))
         .await
         .map_err(Unreachable)?;
-    let millis = started.elapsed().as_millis();
-    Ok(found
-        .into_iter()
-        .map(|(id, finding)| {
-            let finding = if applies(id) {
-                finding
-            } else {
-                Finding::skip("not applicable at the revisions asked")
-            };
-            Found::new(id, ALL_REVISIONS, finding, millis)
-        })
-        .collect())
+    Ok(at_revisions(found, applies, started.elapsed().as_millis()))
 }
 
 /// The findings of the selected checks (`wants`, among [`SERVER_CHECKS`]) of the
@@ -246,4 +224,24 @@ async fn grant(prober: &Prober, client_id: &str, issuer: &str, metadata: &Value)
             }
         }
     }
+}
+
+/// The findings as results, each skipped where its check does not apply at the revisions
+/// asked.
+fn at_revisions(
+    found: Vec<(&'static str, Finding)>,
+    applies: impl Fn(&str) -> bool,
+    millis: u128,
+) -> Vec<Found> {
+    found
+        .into_iter()
+        .map(|(id, finding)| {
+            let finding = if applies(id) {
+                finding
+            } else {
+                Finding::skip("not applicable at the revisions asked")
+            };
+            Found::new(id, ALL_REVISIONS, finding, millis)
+        })
+        .collect()
 }
