@@ -83,20 +83,12 @@ pub fn render(outcome: &Outcome) -> String {
     }
     out.push_str("client:\n");
     for step in &outcome.steps {
-        // Redacted before it is cut, so where the cut falls does not depend on the checkout's path.
         let result = match &step.result {
             Ok(value) => format!(
                 "ok {}",
-                cut(
-                    &shorten_stderr_tail(&outcome.redact(&without_metrics(value).to_string())),
-                    600
-                )
+                shown(outcome, &without_metrics(value).to_string(), 600)
             ),
-            Err(e) => format!(
-                "error [{}]: {}",
-                e.kind,
-                cut(&shorten_stderr_tail(&outcome.redact(&e.text)), 600)
-            ),
+            Err(e) => format!("error [{}]: {}", e.kind, shown(outcome, &e.text, 600)),
         };
         let _ = writeln!(out, "  {} {} → {}", step.number, step.label, result);
     }
@@ -113,9 +105,7 @@ pub fn render(outcome: &Outcome) -> String {
                 "  {} {}: {}",
                 event.level,
                 event.target,
-                // Redacted before the cut, so where it cuts does not depend on a path's or
-                // port's length; a stderr tail shortened as in a step's error.
-                cut(&outcome.redact(&shorten_stderr_tail(&event.message)), 300)
+                shown(outcome, &event.message, 300)
             );
         }
     }
@@ -185,6 +175,13 @@ impl PidNames {
         }
         text
     }
+}
+
+/// A text of the run as a transcript shows it: redacted before it is cut, so where the cut
+/// falls depends on neither the checkout's path nor a port's length, its stderr tail shortened,
+/// at most `max` characters.
+fn shown(outcome: &Outcome, text: &str, max: usize) -> String {
+    cut(&shorten_stderr_tail(&outcome.redact(text)), max)
 }
 
 /// A long `last stderr: …` tail cut to its end: where a flood's window starts depends on
