@@ -1268,11 +1268,7 @@ fn oauth_obtains_the_token_headless_and_every_check_runs_with_it() {
         ("pass", ""),
         "{shown}"
     );
-    // The mock's code and token are credentials of the flow: never shown.
-    for secret in ["authz-code-5f1e9a", "access-token-7c3d2b"] {
-        assert!(!shown.contains(secret), "{shown}");
-        assert!(!report.to_string().contains(secret), "{report}");
-    }
+    assert_flow_secrets_hidden(&shown, &report);
 }
 
 #[test]
@@ -2304,11 +2300,17 @@ fn a_broken_authorization_server_fails_its_check(
     #[files("tests/validate/broken-authorization-server/*.toml")] path: PathBuf,
 ) {
     let (id, run) = one_check_of_authorization_server(&path);
-    let shown = run.2.clone();
+    let (shown, report) = (run.2.clone(), run.1.clone());
     assert_fails_only(&id, run);
-    // The mock's code and token are credentials of the flow: never shown.
+    assert_flow_secrets_hidden(&shown, &report);
+}
+
+/// The mock authorization server's code and token are credentials of the flow: neither the
+/// output nor the JSON report shows them.
+fn assert_flow_secrets_hidden(shown: &str, report: &Value) {
     for secret in ["authz-code-5f1e9a", "access-token-7c3d2b"] {
         assert!(!shown.contains(secret), "{shown}");
+        assert!(!report.to_string().contains(secret), "{report}");
     }
 }
 
@@ -2323,10 +2325,7 @@ fn a_correct_authorization_server_passes_its_check(
         (0, vec![(id.clone(), "pass".to_string())]),
         "{id}: {shown}"
     );
-    for secret in ["authz-code-5f1e9a", "access-token-7c3d2b"] {
-        assert!(!shown.contains(secret), "{shown}");
-        assert!(!report.to_string().contains(secret), "{report}");
-    }
+    assert_flow_secrets_hidden(&shown, &report);
 }
 
 /// Each check of an authorization server on its own has a broken and a correct scripted one.
