@@ -318,15 +318,7 @@ fn a_known_failure_of_one_rule_does_not_hide_a_new_failure_of_another_in_the_sam
     let run = |entries: String| {
         std::fs::write(&baseline, entries).unwrap();
         let json = dir.path().join("matrix.json");
-        let out = Command::cargo_bin("mcp-conformance")
-            .unwrap()
-            .args(["matrix", "--no-build", "--row", "leaks-url", "--rows"])
-            .arg(&rows)
-            .arg("--json")
-            .arg(&json)
-            .arg(scenario)
-            .timeout(std::time::Duration::from_secs(120))
-            .assert();
+        let out = leaks_url_matrix(&rows, &json, scenario);
         let report: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
         let cell = report["columns"][0]["cells"]
@@ -372,16 +364,7 @@ fn run_client_and_the_matrix_give_one_driver_the_same_verdicts() {
     let rows = leaks_url_row(dir.path(), "strict");
     let prefix = "redaction/";
     let matrix_json = dir.path().join("matrix.json");
-    Command::cargo_bin("mcp-conformance")
-        .unwrap()
-        .args(["matrix", "--no-build", "--row", "leaks-url", "--rows"])
-        .arg(&rows)
-        .arg("--json")
-        .arg(&matrix_json)
-        .arg(prefix)
-        .timeout(std::time::Duration::from_secs(120))
-        .assert()
-        .code(1);
+    leaks_url_matrix(&rows, &matrix_json, prefix).code(1);
     let run_json = dir.path().join("run.json");
     let driver = format!(
         "python3 {} -- {} driver --profile strict",
@@ -448,4 +431,17 @@ fn run_client_and_the_matrix_give_one_driver_the_same_verdicts() {
     ] {
         assert!(all.contains(wanted), "{wanted} not in:\n{all}");
     }
+}
+
+/// The matrix of the `leaks-url` row of `rows` over `scenarios`, its JSON report to `json`.
+fn leaks_url_matrix(rows: &Path, json: &Path, scenarios: &str) -> assert_cmd::assert::Assert {
+    Command::cargo_bin("mcp-conformance")
+        .unwrap()
+        .args(["matrix", "--no-build", "--row", "leaks-url", "--rows"])
+        .arg(rows)
+        .arg("--json")
+        .arg(json)
+        .arg(scenarios)
+        .timeout(std::time::Duration::from_secs(120))
+        .assert()
 }
