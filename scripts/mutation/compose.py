@@ -76,8 +76,9 @@ if carried:
     # that measuring one mutant of a kind at this commit does not unpair the rest of it.
     for kind, names in by_kind(listed).items():
         before = old.get(kind, [])
-        for now, then in zip(names, before) if len(before) == len(names) else []:
-            final.setdefault(now, carried[then])
+        if len(before) == len(names):
+            for now, then in zip(names, before):
+                final.setdefault(now, carried[then])
         unmatched.extend(n for n in names if n not in final)
 
 counts = collections.Counter(final.values())
