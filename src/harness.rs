@@ -67,6 +67,11 @@ pub struct KnownFailure {
     /// baseline needs it).
     #[serde(default)]
     pub evidence: Option<String>,
+    /// The client fails it only some of the time, by a race in its own code that the reason
+    /// and the evidence show (two equal timers, whichever fires first): a run where it
+    /// passes leaves the entry standing instead of making it stale.
+    #[serde(default)]
+    pub intermittent: bool,
 }
 
 impl Baseline {
@@ -201,7 +206,11 @@ pub fn held_against(
     let marks: Vec<RuleMark> = rules
         .iter()
         .map(|rule| {
-            let named = known.iter().any(|e| e.rule.as_ref() == Some(rule));
+            let naming: Vec<&&KnownFailure> = known
+                .iter()
+                .filter(|e| e.rule.as_ref() == Some(rule))
+                .collect();
+            let named = !naming.is_empty();
             let mine: Vec<&Failure> = failures
                 .iter()
                 .filter(|f| f.rules.is_empty() || f.rules.contains(rule))
@@ -213,10 +222,12 @@ pub fn held_against(
                     Mark::NotApplicable
                 }
             } else if mine.is_empty() {
-                if named {
-                    Mark::Stale
-                } else {
+                if !named {
                     Mark::Pass
+                } else if naming.iter().all(|e| e.intermittent) {
+                    Mark::Baselined
+                } else {
+                    Mark::Stale
                 }
             } else if mine.iter().all(|f| explained(f)) {
                 Mark::Baselined
@@ -242,6 +253,7 @@ pub fn held_against(
         _ if !failures.is_empty() && failures.iter().all(explained) => Mark::Baselined,
         _ if !failures.is_empty() => Mark::Fail,
         // An entry without a rule, for a scenario that passes.
+        _ if !known.is_empty() && known.iter().all(|e| e.intermittent) => Mark::Baselined,
         _ if !known.is_empty() => Mark::Stale,
         _ => Mark::Pass,
     };
@@ -464,6 +476,7 @@ mod tests {
             reason: "r".into(),
             rule: None,
             evidence: None,
+            intermittent: false,
         };
         let failed = Verdict::Fail { failures: vec![] };
         assert_eq!(against_baseline(&loaded, &failed, &[], &[&known]), Ok(()));
@@ -488,6 +501,7 @@ mod tests {
             reason: format!("fails {rule}"),
             rule: Some(rule.into()),
             evidence: Some("src/x.rs:1".into()),
+            intermittent: false,
         }
     }
 
@@ -538,6 +552,49 @@ mod tests {
         let (mark, marks) = held_against(&rules, &Verdict::Pass, &not_held, &[]);
         assert_eq!(mark, Mark::Pass);
         assert_eq!(marks[1].mark, Mark::NotApplicable);
+    }
+
+    #[test]
+    fn an_intermittent_entry_stands_through_a_pass_and_hides_no_other_rule() {
+        let rules = ["a.one".to_string(), "b.two".to_string()];
+        let racy = KnownFailure {
+            intermittent: true,
+            ..entry("s", "a.one")
+        };
+        // The race went the client's way this time: known, not stale.
+        let (mark, marks) = held_against(&rules, &Verdict::Pass, &[], &[&racy]);
+        assert_eq!(mark, Mark::Baselined);
+        assert_eq!(marks[0].mark, Mark::Baselined);
+        // It went the other way: known all the same.
+        let a_only = Verdict::Fail {
+            failures: vec![failure("step 1", &["a.one"])],
+        };
+        assert_eq!(
+            held_against(&rules, &a_only, &[], &[&racy]).0,
+            Mark::Baselined
+        );
+        // Another rule's failure is still new.
+        let b_only = Verdict::Fail {
+            failures: vec![failure("step 2", &["b.two"])],
+        };
+        assert_eq!(held_against(&rules, &b_only, &[], &[&racy]).0, Mark::Fail);
+        // A scenario that no longer applies leaves it stale, race or not.
+        let gone = Verdict::NotApplicable { reason: "r".into() };
+        assert_eq!(held_against(&rules, &gone, &[], &[&racy]).0, Mark::Stale);
+        // An entry for the whole scenario likewise stands through a pass.
+        let whole = KnownFailure { rule: None, ..racy };
+        assert_eq!(
+            held_against(&rules, &Verdict::Pass, &[], &[&whole]).0,
+            Mark::Baselined
+        );
+        let steady = KnownFailure {
+            intermittent: false,
+            ..whole
+        };
+        assert_eq!(
+            held_against(&rules, &Verdict::Pass, &[], &[&steady]).0,
+            Mark::Stale
+        );
     }
 
     #[test]
@@ -621,6 +678,7 @@ mod tests {
                 reason: reason.into(),
                 rule: None,
                 evidence: None,
+                intermittent: false,
             }],
         };
         assert!(trial(
