@@ -74,4 +74,36 @@ mod tests {
             + Duration::from_secs(5);
         assert_eq!(wall_bound(&scenario, guard), expected);
     }
+
+    #[test]
+    fn a_step_left_unbounded_gets_a_second_per_mib_the_server_writes_in_bulk() {
+        let scenario: Scenario = toml::from_str(
+            r#"
+            rules = ["x"]
+            requirement = "r"
+            [server]
+            steps = [
+              { handshake = {} },
+              { expect = { method = "tools/call" } },
+              { long_line = { bytes = 16777216 } },
+              { stderr_flood = { bytes = 4194304 } },
+              { reply = {} },
+            ]
+            [client]
+            steps = [{ connect = {} }, { call_tool = { name = "echo" } }, { close = {} }]
+            [expect]
+            steps = [{ step = 3, within_ms = 500 }]
+            "#,
+        )
+        .unwrap();
+        let guard = Duration::from_millis(300);
+        // 16 MiB of line and 4 MiB of stderr: 20 s more on each step without a `within_ms`.
+        let allowance = Duration::from_secs(20);
+        assert_eq!(steps::bulk_allowance(&scenario), allowance);
+        assert_eq!(steps::step_guard(&scenario, 2, guard), guard + allowance);
+        assert_eq!(
+            steps::step_guard(&scenario, 3, guard),
+            Duration::from_millis(1_500)
+        );
+    }
 }

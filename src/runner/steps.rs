@@ -356,7 +356,8 @@ const GUARD_SLACK: Duration = Duration::from_millis(1_000);
 pub(super) const HUNG: &str = "hung";
 
 /// How long step `number` may run: its `within_ms` expectation and some slack, else the
-/// runner's bound (`default`, [`STEP_GUARD`] unless the runner was given another).
+/// runner's bound (`default`, [`STEP_GUARD`] unless the runner was given another) and the
+/// time to read what the server writes in bulk ([`bulk_allowance`]).
 pub(super) fn step_guard(scenario: &Scenario, number: usize, default: Duration) -> Duration {
     scenario
         .expect
@@ -364,7 +365,38 @@ pub(super) fn step_guard(scenario: &Scenario, number: usize, default: Duration) 
         .iter()
         .filter(|e| e.step == number)
         .find_map(|e| e.within_ms)
-        .map_or(default, |ms| Duration::from_millis(ms) + GUARD_SLACK)
+        .map_or_else(
+            || default + bulk_allowance(scenario),
+            |ms| Duration::from_millis(ms) + GUARD_SLACK,
+        )
+}
+
+/// The slowest a client may read a server's bulk output (its long lines and stderr floods)
+/// and still be a working one, not a hung one: an interpreter splitting a 16 MiB line on a
+/// loaded 2-core machine takes several seconds.
+const BULK_BYTES_PER_SEC: usize = 1 << 20;
+
+/// What an unbounded step's guard adds for the bulk the server writes in its largest
+/// script: a second per MiB ([`BULK_BYTES_PER_SEC`]), so a slow reader of a 16 MiB line is
+/// not taken for a client that hangs.
+pub(super) fn bulk_allowance(scenario: &Scenario) -> Duration {
+    use mcp_mock_servers::script::Step;
+    let server = &scenario.server;
+    let bytes = std::iter::once(&server.steps)
+        .chain(&server.relaunch)
+        .map(|steps| {
+            steps
+                .iter()
+                .map(|step| match step {
+                    Step::LongLine(line) => line.bytes,
+                    Step::StderrFlood(flood) => flood.bytes,
+                    _ => 0,
+                })
+                .sum::<usize>()
+        })
+        .max()
+        .unwrap_or(0);
+    Duration::from_millis((bytes * 1000 / BULK_BYTES_PER_SEC) as u64)
 }
 
 /// A step that did not finish within its bound: the client hangs where its rule promises

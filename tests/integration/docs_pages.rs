@@ -41,7 +41,7 @@ pub fn proofs_page() -> String {
          shown checked by a broken client: a test-only `Breakage` switch of the reference client \
          (run by `cargo test --test integration broken_clients`, which requires the named \
          expectation to fail under each of the scenario's profiles) or a broken driver \
-         (`tests/drivers/*.py`, run by `cargo test --test drivers`, which requires exactly its \
+         (`tests/drivers/*.py`, run by `cargo test --test through_drivers broken`, which requires exactly its \
          rules' scenarios to fail). {coverage}\n\n\
          | Rule | Broken client | Scenario | Failing expectation |\n|---|---|---|---|\n",
     );

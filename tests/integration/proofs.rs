@@ -1,7 +1,7 @@
 //! The rule × proof table: for each client rule, the broken clients that show its scenarios
 //! can fail. A proof is a test-only `Breakage` switch of the reference client (run by
 //! `broken_clients.rs`, which names the expectation that must fail) or a deliberately broken
-//! driver (`tests/drivers/*.py`, run by `tests/drivers.rs`). A tidy test keeps every client
+//! driver (`tests/drivers/*.py`, run by `tests/through_drivers/broken.rs`). A tidy test keeps every client
 //! rule either proven here or listed in [`NOT_YET_PROVEN`], never both.
 
 use mcp_refclient::Breakage;
@@ -830,7 +830,7 @@ pub const PROOFS: &[Proof] = &[
         "stateless/input-required-retried",
         "script",
     ),
-    // Broken drivers: `tests/drivers.rs` asserts each fails exactly its rules' scenarios.
+    // Broken drivers: `tests/through_drivers/broken.rs` asserts each fails exactly its rules' scenarios.
     driver(
         &["redaction.origin-only"],
         "leaks_url.py",

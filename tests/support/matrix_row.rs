@@ -1,18 +1,14 @@
-//! One row of `adapters/matrix.toml` as the row test (`tests/driver_reuse.rs`) runs it.
+//! One row of `adapters/matrix.toml` as the row tests (`tests/through_drivers/rows.rs`) run it.
 
 use crate::support::conformance_bin;
 use mcp_conformance::matrix::rows::{Placeholders, Rows};
 use mcp_conformance::matrix::run::{self, Options};
 use std::path::Path;
-use std::sync::MutexGuard;
 use std::time::Duration;
 
 /// The row `name` of `adapters/matrix.toml`, alone, with the options the row tests run it
-/// with (`reuse` on or off). One row test at a time holds the returned guard: each row already
-/// runs several scenarios at once.
-pub fn matrix_row(name: &str, reuse: bool) -> (MutexGuard<'static, ()>, Rows, Options) {
-    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    let one = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+/// with (`reuse` on or off).
+pub fn matrix_row(name: &str, reuse: bool) -> (Rows, Options) {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let rows_file = root.join("adapters/matrix.toml");
     let mut rows = Rows::load(&rows_file).expect("the rows load");
@@ -35,5 +31,5 @@ pub fn matrix_row(name: &str, reuse: bool) -> (MutexGuard<'static, ()>, Rows, Op
         reuse,
         every_scenario: Vec::new(),
     };
-    (one, rows, options)
+    (rows, options)
 }

@@ -1,19 +1,12 @@
 //! Clients through the driver protocol (the reference client wrapped as a driver passes
-//! every scenario of each profile, as in process: the reference rows of
-//! tests/driver_reuse.rs): deliberately broken Python drivers fail exactly their rules'
-//! scenarios; drivers that hang, exit or write garbage fail each scenario, bounded, and
-//! leave no process behind; a reusable driver that leaves a server running after `reset` is
-//! replaced and noted (tests/driver_reuse.rs holds reused drivers to the verdicts of drivers
-//! started per scenario).
-//!
-//! A test binary of its own, and one test at a time: these run whole folders of scenarios
-//! with timing bounds, and must neither load the integration tests' memory and leak checks
-//! nor each other.
+//! every scenario of each profile, as in process: the reference rows of `rows`):
+//! deliberately broken Python drivers fail exactly their rules' scenarios; drivers that
+//! hang, exit or write garbage fail each scenario, bounded, and leave no process behind; a
+//! reusable driver that leaves a server running after `reset` is replaced and noted (`rows`
+//! holds reused drivers to the verdicts of drivers started per scenario). Each test takes a
+//! lane.
 
-#[path = "integration/support.rs"]
-#[allow(dead_code)]
-mod support;
-
+use crate::{lane, support::*};
 use mcp_conformance::cut::driver::pool::PoolCounts;
 use mcp_conformance::cut::driver::{self, DriverClient, DriverPool};
 use mcp_conformance::runner::RunOptions;
@@ -22,7 +15,6 @@ use mcp_conformance::verdict::{self, ScenarioResult, Verdict};
 use mcp_refclient::Profile;
 use std::path::Path;
 use std::time::{Duration, Instant};
-use support::*;
 
 fn drivers_dir() -> &'static Path {
     Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/drivers"))
@@ -79,12 +71,6 @@ fn reference_driver(profile: Profile) -> Vec<String> {
         "--profile".into(),
         profile.name().into(),
     ]
-}
-
-/// One test at a time (see the module's comment).
-fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
-    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    LOCK.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// A verdict's class and what failed, for comparing two runs.
@@ -144,7 +130,7 @@ fn assert_fails_exactly(script: &str, folders: &[&str], rules: &[&str], must_fai
 
 #[test]
 fn a_driver_that_quotes_the_full_url_fails_exactly_the_redaction_scenarios() {
-    let _one = one_at_a_time();
+    let _lane = lane();
     assert_fails_exactly(
         "leaks_url.py",
         &["redaction", "redirects", "auth"],
@@ -163,7 +149,7 @@ fn a_driver_that_quotes_the_full_url_fails_exactly_the_redaction_scenarios() {
 
 #[test]
 fn a_driver_that_leaves_the_server_running_on_close_fails_exactly_the_kill_scenarios() {
-    let _one = one_at_a_time();
+    let _lane = lane();
     assert_fails_exactly(
         "keeps_server.py",
         // timeouts/: scenarios that close after a bounded call, some naming a kill rule.
@@ -183,7 +169,7 @@ fn a_driver_that_leaves_the_server_running_on_close_fails_exactly_the_kill_scena
 
 #[test]
 fn a_driver_whose_drop_keeps_the_connection_fails_exactly_the_let_go_scenarios() {
-    let _one = one_at_a_time();
+    let _lane = lane();
     assert_fails_exactly(
         "keeps_connection_on_drop.py",
         &["http", "legacy-sse"],
@@ -197,7 +183,7 @@ fn a_driver_whose_drop_keeps_the_connection_fails_exactly_the_let_go_scenarios()
 
 #[test]
 fn a_driver_that_ignores_the_per_call_timeout_fails_exactly_the_per_call_bound_scenarios() {
-    let _one = one_at_a_time();
+    let _lane = lane();
     assert_fails_exactly(
         "no_call_timeout.py",
         &["timeouts"],
@@ -215,7 +201,7 @@ fn a_driver_that_ignores_the_per_call_timeout_fails_exactly_the_per_call_bound_s
 
 #[test]
 fn a_driver_that_starts_every_server_in_a_group_of_its_own_fails_the_sigint_scenario() {
-    let _one = one_at_a_time();
+    let _lane = lane();
     // Through the driver, the driver is the host: a Ctrl+C must reach a server in its group.
     assert_fails_exactly(
         "shields_server.py",
@@ -232,7 +218,7 @@ fn a_driver_that_starts_every_server_in_a_group_of_its_own_fails_the_sigint_scen
 
 #[test]
 fn a_driver_whose_first_header_value_wins_fails_exactly_the_replace_scenario() {
-    let _one = one_at_a_time();
+    let _lane = lane();
     assert_fails_exactly(
         "first_header_wins.py",
         &["headers"],
@@ -243,7 +229,7 @@ fn a_driver_whose_first_header_value_wins_fails_exactly_the_replace_scenario() {
 
 #[test]
 fn a_driver_that_ignores_the_status_of_initialized_fails_exactly_the_undeliverable_scenarios() {
-    let _one = one_at_a_time();
+    let _lane = lane();
     assert_fails_exactly(
         "ignores_initialized_status.py",
         &["lifecycle"],
@@ -254,7 +240,7 @@ fn a_driver_that_ignores_the_status_of_initialized_fails_exactly_the_undeliverab
 
 #[test]
 fn a_driver_that_refuses_a_tab_inside_a_value_fails_exactly_the_validation_scenario() {
-    let _one = one_at_a_time();
+    let _lane = lane();
     assert_fails_exactly(
         "refuses_tab_in_value.py",
         &["headers"],
@@ -265,7 +251,7 @@ fn a_driver_that_refuses_a_tab_inside_a_value_fails_exactly_the_validation_scena
 
 #[test]
 fn a_driver_that_dumps_the_headers_into_a_call_error_fails_exactly_the_sensitive_scenarios() {
-    let _one = one_at_a_time();
+    let _lane = lane();
     assert_fails_exactly(
         "echoes_header_values.py",
         &["headers"],
@@ -278,7 +264,7 @@ fn a_driver_that_dumps_the_headers_into_a_call_error_fails_exactly_the_sensitive
 
 #[test]
 fn a_driver_that_can_only_forget_a_connection_is_not_judged_on_what_a_drop_ends() {
-    let _one = one_at_a_time();
+    let _lane = lane();
     let scenarios: Vec<LoadedScenario> = all_scenarios()
         .into_iter()
         .filter(|s| s.area() == "process" && s.profiles().contains(&Profile::Strict))
@@ -323,7 +309,7 @@ fn a_driver_that_can_only_forget_a_connection_is_not_judged_on_what_a_drop_ends(
 
 #[test]
 fn a_reused_driver_that_leaves_its_server_running_after_reset_is_replaced_and_noted() {
-    let _one = one_at_a_time();
+    let _lane = lane();
     let path = drivers_dir()
         .join("keeps_server_on_reset.py")
         .display()
@@ -388,7 +374,7 @@ fn a_driver_that_breaks_the_protocol_fails_each_scenario_bounded_and_leaves_noth
     #[case] script: &str,
     #[case] says: &[&str],
 ) {
-    let _one = one_at_a_time();
+    let _lane = lane();
     let path = drivers_dir().join(script).display().to_string();
     let scenarios = vec![
         scenario("stdio/banner-before-initialize"),
@@ -429,7 +415,7 @@ fn a_driver_that_breaks_the_protocol_fails_each_scenario_bounded_and_leaves_noth
 
 #[test]
 fn a_client_that_lists_tools_before_each_call_passes_by_the_incidental_policy() {
-    let _one = one_at_a_time();
+    let _lane = lane();
     let mut argv = vec![
         "python3".to_string(),
         drivers_dir().join("lists_first.py").display().to_string(),
@@ -449,7 +435,7 @@ fn a_client_that_lists_tools_before_each_call_passes_by_the_incidental_policy() 
 
 #[test]
 fn a_client_that_lists_tools_before_each_call_passes_every_strict_scenario() {
-    let _one = one_at_a_time();
+    let _lane = lane();
     // Listing first breaks no rule: a scenario it fails demands more than its rule (issue 10).
     let scenarios: Vec<LoadedScenario> = all_scenarios()
         .into_iter()
@@ -484,7 +470,7 @@ fn a_tools_list_before_the_expected_call_is_incidental_traffic(
     #[case] policy: Option<&str>,
     #[case] exit: i32,
 ) {
-    let _one = one_at_a_time();
+    let _lane = lane();
     let dir = tempfile::tempdir().unwrap();
     let script = dir.path().join("script.json");
     let log = dir.path().join("wire.jsonl");
@@ -537,7 +523,7 @@ fn a_tools_list_before_the_expected_call_is_incidental_traffic(
 
 #[test]
 fn run_client_names_the_client_in_every_report_and_exits_as_run_does() {
-    let _one = one_at_a_time();
+    let _lane = lane();
     let dir = tempfile::tempdir().unwrap();
     let (json, junit) = (dir.path().join("r.json"), dir.path().join("r.xml"));
     let garbage = format!("python3 {}", drivers_dir().join("garbage.py").display());
@@ -594,7 +580,7 @@ fn every_scenario_ends_within_its_bound_whatever_the_driver_does(
     #[case] every: usize,
     #[case] least_run: usize,
 ) {
-    let _one = one_at_a_time();
+    let _lane = lane();
     let mut argv: Vec<String> = command.iter().map(|s| s.to_string()).collect();
     argv[1] = drivers_dir().join(&argv[1]).display().to_string();
     if argv.last().is_some_and(|a| a == "--") {

@@ -1,27 +1,18 @@
 //! Every row of adapters/matrix.toml, through its driver as `matrix` runs it: reused over
 //! every scenario of its profile, it holds its baseline (a failure not listed, or a listed
 //! scenario that passes, fails the test; the SDK rows also pass the basic scenarios); and
-//! started afresh for every scenario, it gets the same mark on each (the SDK rows, which
-//! start an interpreter per scenario, on a fixed sample of every area). So does the reference
-//! driver behind the pass-through proxy of tests/drivers/ over strict scenarios. A driver
-//! that declares `reusable` starts far fewer processes reused. The reference rows, held to
-//! every scenario of their profile, pass each through the driver as the reference client
-//! does in process (tests/scenarios.rs): the `interrupt_host` ones too, the driver being its
-//! client's host.
+//! started afresh for every scenario of a fixed sample spread over every area, it gets the
+//! same mark on each. So does the reference driver behind the pass-through proxy of
+//! tests/drivers/ over strict scenarios. A driver that declares `reusable` starts far fewer
+//! processes reused. The reference rows, held to every scenario of their profile, pass each
+//! through the driver as the reference client does in process (tests/scenarios.rs): the
+//! `interrupt_host` ones too, the driver being its client's host.
 //!
-//! A test binary of its own, one row at a time (each row runs several scenarios at once).
-//! The rows' builds run first (the Rust adapters' drivers; the SDKs' installer, which
+//! Each test takes a lane (a row runs several scenarios at once). The rows' builds run first (the Rust adapters' drivers; the SDKs' installer, which
 //! installs the pinned SDKs on first use into target/validate-servers/ and is a no-op after).
 
-#[path = "support/matrix_row.rs"]
-mod matrix_row;
-#[path = "validate/servers.rs"]
-mod servers;
-#[path = "integration/support.rs"]
-#[allow(dead_code)]
-mod support;
-
-use matrix_row::matrix_row;
+use crate::matrix_row::matrix_row;
+use crate::{lane, servers, support::*};
 use mcp_conformance::cut::driver::{self, DriverPool};
 use mcp_conformance::cut::Capability;
 use mcp_conformance::matrix::run::{self, Column, Mark, Options};
@@ -31,15 +22,14 @@ use mcp_conformance::verdict::{self, Verdict};
 use mcp_refclient::Profile;
 use std::path::Path;
 use std::time::{Duration, Instant};
-use support::*;
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// Every `every`-th scenario (in path order) of `all`: the SDK rows start an interpreter per
-/// scenario when not reused (about a second each on two cores), so they are compared on a
-/// fixed sample spread over every area rather than on their whole profile twice.
+/// Every `every`-th scenario (in path order) of `all`: a fixed sample spread over every area,
+/// rather than the whole profile twice (the SDK rows start an interpreter per scenario when
+/// not reused, about a second each on two cores).
 fn sample(all: Vec<LoadedScenario>, every: usize) -> Vec<LoadedScenario> {
     all.into_iter().step_by(every).collect()
 }
@@ -101,7 +91,8 @@ fn assert_works(name: &str, column: &Column) {
 }
 
 fn assert_row_holds_its_baseline_reused_and_started_per_scenario(name: &str, every: usize) {
-    let (_one, rows, options) = matrix_row(name, true);
+    let _lane = lane();
+    let (rows, options) = matrix_row(name, true);
     servers::installed(root());
     run::build(&rows, &options).expect("the row builds");
     let all = all_scenarios();
@@ -166,15 +157,17 @@ fn assert_row_holds_its_baseline_reused_and_started_per_scenario(name: &str, eve
 }
 
 #[rstest::rstest]
-// The reference rows, whose scenarios wait out their bounds in full (every one passes), are
-// started per scenario on every other scenario; the rows that judge a third-party client on
-// every one.
-#[case::reference_strict("reference-strict", 2)]
-#[case::reference_yoagent("reference-yoagent", 2)]
-#[case::reference_kova("reference-kova", 2)]
-#[case::rmcp("rmcp", 1)]
-#[case::yoagent("yoagent", 1)]
-#[case::kova("kova", 1)]
+// Started per scenario, each row is compared on a fixed sample spread over every area: what
+// differs between a reused driver and a fresh one is the process's life, which any scenario
+// of an area shows. The reference rows, whose scenarios wait out their bounds in full (every
+// one passes), on every fourth; the Rust adapters on every third; the SDK rows, which start
+// an interpreter per scenario, on every second (TypeScript) and sixth (Python).
+#[case::reference_strict("reference-strict", 4)]
+#[case::reference_yoagent("reference-yoagent", 4)]
+#[case::reference_kova("reference-kova", 4)]
+#[case::rmcp("rmcp", 3)]
+#[case::yoagent("yoagent", 3)]
+#[case::kova("kova", 3)]
 #[case::typescript_sdk("typescript-sdk", 2)]
 #[case::python_sdk("python-sdk", 6)]
 fn a_row_holds_its_baseline_reused_and_gets_the_same_marks_started_per_scenario(
@@ -196,6 +189,7 @@ fn class(verdict: &Verdict) -> &'static str {
 
 #[test]
 fn the_reference_driver_behind_the_proxy_gets_the_same_verdicts_reused_as_started_per_scenario() {
+    let _lane = lane();
     let argv = vec![
         "python3".to_string(),
         root().join("tests/drivers/proxy.py").display().to_string(),
