@@ -271,6 +271,7 @@ async function step(request) {
   switch (request.step) {
     case 'connect': {
       const state = { listChanged: 0 };
+      // A failed connect closes its client: a connect tried again is on a new one.
       const open = () => {
         const client = new sdk.Client({ name: 'mcp-conformance-driver', version });
         client.setNotificationHandler('notifications/tools/list_changed', () => {
@@ -284,16 +285,7 @@ async function step(request) {
       connection = state;
       const oauth = request.target.http?.oauth;
       state.oauth = oauth ? new DriverOAuthProvider(oauth) : undefined;
-      try {
-        await open();
-      } catch (error) {
-        const callback = state.oauth?.callbackFor(error);
-        if (!callback) throw error;
-        // As the SDK's docs say: finish the authorization, then connect again (a failed
-        // connect closed its client, so a new one).
-        await state.transport.finishAuth(callback);
-        await open();
-      }
+      await authorized(state, open);
       return { protocolVersion: state.client.getNegotiatedProtocolVersion() ?? null };
     }
     case 'list_tools': {
