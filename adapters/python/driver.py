@@ -20,6 +20,14 @@ only what the SDK can express:
 - `cancel`: the asyncio task of a call is cancelled, as an application cancels one;
 - `list_changed_count`: the `notifications/tools/list_changed` the SDK hands the
   application's message handler;
+- `authorization`: the SDK's OAuth client, `mcp.client.auth.OAuthClientProvider` (an
+  `httpx2.Auth`) on the httpx2 client the transport takes, for a pre-registered client: the
+  storage gives the stored client record (`client_id`, and a confidential client's secret with
+  `client_secret_basic`, RFC 7591's default method), so the SDK never registers; tokens are
+  kept in memory. The user-agent step is the driver's: the `redirect_handler` opens the
+  authorization URL and follows the authorization server's redirects up to the redirect URI,
+  without requesting it, and the `callback_handler` hands the SDK that redirect's `code`,
+  `state` and `iss` (the SDK checks `state` and `iss` itself);
 - `stateless`: revision 2026-07-28 — `mcp.Client`'s default `mode="auto"` probes
   `server/discover` and falls back to `initialize`, in every scenario; spoken at 2026-07-28
   with a server that declares tool-list changes, the driver opens `Client.listen` as the
@@ -43,6 +51,7 @@ import json
 import ssl
 import sys
 import traceback
+from urllib.parse import parse_qsl, urljoin, urlsplit
 
 import mcp
 from mcp.client.sse import sse_client
@@ -56,7 +65,7 @@ HELLO = {
         "name": "python-sdk",
         "version": importlib.metadata.version("mcp"),
         "transports": ["stdio", "http", "legacy-sse"],
-        "capabilities": ["call_timeout", "configurable_timeouts", "custom_headers", "trusted_roots", "cancel", "list_changed_count", "stateless", "drop", "reusable"],
+        "capabilities": ["call_timeout", "configurable_timeouts", "custom_headers", "trusted_roots", "cancel", "list_changed_count", "authorization", "stateless", "drop", "reusable"],
         "profile": "strict",
     }
 }
@@ -116,10 +125,93 @@ def idle_bound(timeouts):
     return ms / 1000 if ms else None
 
 
+# At most this many redirects are followed by the user agent.
+MAX_REDIRECTS = 10
+
+
+class UserAgent:
+    """The user-agent step of the authorization flow: `redirect` opens the authorization URL
+    and follows the authorization server's redirects until one leads to the redirect URI,
+    which it keeps without requesting it; `callback` hands the SDK that redirect's parameters."""
+
+    def __init__(self, redirect_uri):
+        self.redirect_uri = redirect_uri
+        self.landed = None
+
+    async def redirect(self, url):
+        self.landed = None
+        async with httpx2.AsyncClient(follow_redirects=False) as browser:
+            for _ in range(MAX_REDIRECTS + 1):
+                if url.startswith(self.redirect_uri):
+                    self.landed = url
+                    return
+                response = await browser.get(url)
+                location = response.headers.get("location")
+                if not response.is_redirect or location is None:
+                    origin = "{0.scheme}://{0.netloc}".format(urlsplit(url))
+                    raise RuntimeError(f"the authorization server at {origin} answered {response.status_code} instead of a redirect")
+                url = urljoin(url, location)
+        raise RuntimeError("the authorization server never redirected to the redirect URI")
+
+    async def callback(self):
+        from mcp.shared.auth import AuthorizationCodeResult
+
+        landed, self.landed = self.landed, None
+        query = dict(parse_qsl(urlsplit(landed or "").query))
+        if "code" not in query:
+            raise RuntimeError(f"the authorization was refused: {query.get('error', 'no code')}: {query.get('error_description', '')}")
+        return AuthorizationCodeResult(code=query["code"], state=query.get("state"), iss=query.get("iss"))
+
+
+class MemoryStorage:
+    """The SDK's `TokenStorage`, in memory, holding the pre-registered client's record."""
+
+    def __init__(self, client_info):
+        self.tokens = None
+        self.client_info = client_info
+
+    async def get_tokens(self):
+        return self.tokens
+
+    async def set_tokens(self, tokens):
+        self.tokens = tokens
+
+    async def get_client_info(self):
+        return self.client_info
+
+    async def set_client_info(self, client_info):
+        self.client_info = client_info
+
+
+def oauth_provider(url, oauth):
+    """The SDK's OAuth client for a pre-registered client, as an application configures it."""
+    from mcp.client.auth import OAuthClientProvider
+    from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata
+
+    redirect_uri = oauth.get("redirect_uri") or "http://127.0.0.1/callback"
+    secret = oauth.get("client_secret")
+    method = "none" if secret is None else "client_secret_basic"
+    client = OAuthClientInformationFull(
+        client_id=oauth.get("client_id") or "mcp-conformance-client",
+        client_secret=secret,
+        redirect_uris=[redirect_uri],
+        token_endpoint_auth_method=method,
+    )
+    metadata = OAuthClientMetadata(client_name="mcp-conformance-driver", redirect_uris=[redirect_uri], token_endpoint_auth_method=method)
+    agent = UserAgent(redirect_uri)
+    return OAuthClientProvider(
+        server_url=url,
+        client_metadata=metadata,
+        storage=MemoryStorage(client),
+        redirect_handler=agent.redirect,
+        callback_handler=agent.callback,
+    )
+
+
 def http_client(target, timeouts):
     """The httpx2 client the SDK's transports take, configured as an application would:
-    the caller's headers and trusted roots, the SDK's own default timeouts but for the idle
-    read bound the scenario sets."""
+    the caller's headers and trusted roots, the OAuth client, the SDK's own default timeouts
+    but for the idle read bound the scenario sets."""
     idle = idle_bound(timeouts)
     read = MCP_DEFAULT_SSE_READ_TIMEOUT if idle is None else idle
     kwargs = {"timeout": httpx2.Timeout(MCP_DEFAULT_TIMEOUT, read=read)}
@@ -130,6 +222,8 @@ def http_client(target, timeouts):
     if roots:
         context = ssl.create_default_context(cadata="\n".join(roots))
         kwargs["verify"] = context
+    if target.get("oauth") is not None:
+        kwargs["auth"] = oauth_provider(target["url"], target["oauth"])
     if len(kwargs) == 1 and idle is None:
         return None
     return httpx2.AsyncClient(**kwargs)
@@ -167,6 +261,8 @@ class Connection:
             headers = headers_of(http) or None
             idle = idle_bound(timeouts)
             sse = {} if idle is None else {"sse_read_timeout": idle}
+            if http.get("oauth") is not None:
+                sse["auth"] = oauth_provider(url, http["oauth"])
             roots = http.get("trusted_roots_pem") or []
             if roots:
                 context = ssl.create_default_context(cadata="\n".join(roots))

@@ -21,7 +21,19 @@
 // - `redirect_policy`: the transports' `redirectPolicy` (`same-origin`; `any` is `follow`;
 //   `none` is `follow` with fetch's own `redirect: 'error'`);
 // - `list_changed_count`: the `notifications/tools/list_changed` the SDK hands to
-//   `setNotificationHandler`.
+//   `setNotificationHandler`;
+// - `authorization`: the SDK's OAuth client — an `OAuthClientProvider` as the transports'
+//   `authProvider`, which runs `auth()` on a 401 (and on a 403 `insufficient_scope`) — for
+//   a pre-registered client: `clientInformation()` gives the stored `client_id` (and secret),
+//   so the SDK never registers; tokens, the PKCE verifier and the discovery state are kept
+//   in memory, as the SDK's docs ask. The user-agent step is the driver's:
+//   `redirectToAuthorization(url)` opens the URL and follows the authorization server's
+//   redirects up to the redirect URI, without requesting it. An interactive authorization
+//   ends the SDK's request with `UnauthorizedError` once the user agent is sent off; as the
+//   SDK documents, the application then hands the callback's parameters to
+//   `transport.finishAuth(params)` (which checks `iss` and redeems the code) and tries again:
+//   the driver does so once per step — a connect on a new transport, a call or listing on the
+//   same client.
 //
 // Not declared (so those scenarios are not applicable): the client's bounds from the
 // scenario's settings (it has a per-request `timeout`, not a handshake, list and call bound
@@ -45,6 +57,7 @@
 // an application shutting down would), then answers; the process serves the next scenario.
 
 import { Console } from 'node:console';
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { dirname, join } from 'node:path';
@@ -66,7 +79,7 @@ const HELLO = {
     name: 'typescript-sdk',
     version,
     transports: ['stdio', 'http', 'legacy-sse'],
-    capabilities: ['call_timeout', 'cancel', 'custom_headers', 'token_provider', 'redirect_policy', 'list_changed_count', 'reusable'],
+    capabilities: ['call_timeout', 'cancel', 'custom_headers', 'token_provider', 'redirect_policy', 'list_changed_count', 'authorization', 'reusable'],
     profile: 'strict',
   },
 };
@@ -121,7 +134,98 @@ function authProvider(tokens) {
   };
 }
 
-function transportOf(target) {
+/** At most this many redirects are followed by the user agent. */
+const MAX_REDIRECTS = 10;
+
+/** The user agent: opens `url` and follows the authorization server's redirects until one
+ * leads to `redirectUri`, which it returns without requesting it. */
+async function followRedirects(url, redirectUri) {
+  let at = new URL(url);
+  for (let hop = 0; hop <= MAX_REDIRECTS; hop += 1) {
+    if (at.href.startsWith(redirectUri)) return at;
+    const response = await fetch(at, { redirect: 'manual' });
+    await response.body?.cancel();
+    const location = response.headers.get('location');
+    if (response.status < 300 || response.status > 399 || !location) {
+      throw new Error(`the authorization server at ${at.origin} answered ${response.status} instead of a redirect`);
+    }
+    at = new URL(location, at);
+  }
+  throw new Error('the authorization server never redirected to the redirect URI');
+}
+
+/** A pre-registered client as the SDK's `OAuthClientProvider`, everything kept in memory;
+ * `redirectToAuthorization` plays the user agent and keeps where it landed for `finishAuth`. */
+class DriverOAuthProvider {
+  constructor(oauth) {
+    this._redirectUri = oauth.redirect_uri ?? 'http://127.0.0.1/callback';
+    this._client = { client_id: oauth.client_id ?? 'mcp-conformance-client' };
+    if (oauth.client_secret != null) this._client.client_secret = oauth.client_secret;
+    this._tokens = undefined;
+    this._verifier = undefined;
+    this._discovery = undefined;
+    // The redirect URI the user agent landed on, waiting for `finishAuth`.
+    this._landed = undefined;
+  }
+  get redirectUrl() {
+    return this._redirectUri;
+  }
+  get clientMetadata() {
+    return { client_name: 'mcp-conformance-driver', redirect_uris: [this._redirectUri] };
+  }
+  state() {
+    return randomBytes(16).toString('base64url');
+  }
+  clientInformation() {
+    return this._client;
+  }
+  saveClientInformation(information) {
+    this._client = information;
+  }
+  tokens() {
+    return this._tokens;
+  }
+  saveTokens(tokens) {
+    this._tokens = tokens;
+  }
+  saveCodeVerifier(verifier) {
+    this._verifier = verifier;
+  }
+  codeVerifier() {
+    return this._verifier;
+  }
+  saveDiscoveryState(state) {
+    this._discovery = state;
+  }
+  discoveryState() {
+    return this._discovery;
+  }
+  async redirectToAuthorization(authorizationUrl) {
+    this._landed = await followRedirects(authorizationUrl, this._redirectUri);
+  }
+  /** The callback's parameters when `error` ended an authorization the user agent finished. */
+  callbackFor(error) {
+    if (!this._landed || !sdk.UnauthorizedError.isInstance(error)) return undefined;
+    const landed = this._landed;
+    this._landed = undefined;
+    return landed.searchParams;
+  }
+}
+
+/** `attempt()`, and once more after `finishAuth` when it ended in an authorization the user
+ * agent went through (the SDK's interactive flow: see the capabilities above). */
+async function authorized(state, attempt) {
+  try {
+    return await attempt();
+  } catch (error) {
+    const callback = state.oauth?.callbackFor(error);
+    if (!callback) throw error;
+    await state.transport.finishAuth(callback);
+    return await attempt();
+  }
+}
+
+function transportOf(target, oauth) {
   if (target.stdio) {
     const { command, args = [], env = {} } = target.stdio;
     // The SDK's default environment, and the scenario's variables on top, as an application sets them.
@@ -131,6 +235,7 @@ function transportOf(target) {
   const http = target.http;
   const options = { requestInit: { headers: headersOf(http) } };
   if (http.tokens) options.authProvider = authProvider(http.tokens);
+  if (oauth) options.authProvider = oauth;
   if (http.redirects === 'same-origin') options.redirectPolicy = 'same-origin';
   if (http.redirects === 'any') options.redirectPolicy = 'follow';
   if (http.redirects === 'none') {
@@ -165,26 +270,36 @@ function connected() {
 async function step(request) {
   switch (request.step) {
     case 'connect': {
-      const client = new sdk.Client({ name: 'mcp-conformance-driver', version });
-      const state = { client, listChanged: 0 };
-      client.setNotificationHandler('notifications/tools/list_changed', () => {
-        state.listChanged += 1;
-      });
+      const state = { listChanged: 0 };
+      // A failed connect closes its client: a connect tried again is on a new one.
+      const open = () => {
+        const client = new sdk.Client({ name: 'mcp-conformance-driver', version });
+        client.setNotificationHandler('notifications/tools/list_changed', () => {
+          state.listChanged += 1;
+        });
+        opened.add(client);
+        state.client = client;
+        state.transport = transportOf(request.target, state.oauth);
+        return client.connect(state.transport);
+      };
       connection = state;
-      opened.add(client);
-      state.transport = transportOf(request.target);
-      await client.connect(state.transport);
-      return { protocolVersion: client.getNegotiatedProtocolVersion() ?? null };
+      const oauth = request.target.http?.oauth;
+      state.oauth = oauth ? new DriverOAuthProvider(oauth) : undefined;
+      await authorized(state, open);
+      return { protocolVersion: state.client.getNegotiatedProtocolVersion() ?? null };
     }
-    case 'list_tools':
-      return (await connected().listTools()).tools;
+    case 'list_tools': {
+      const client = connected();
+      return (await authorized(connection, () => client.listTools())).tools;
+    }
     case 'call_tool': {
       const abort = new AbortController();
       calls.set(request.id, abort);
       const options = { signal: abort.signal };
       if (request.timeout_ms != null) options.timeout = request.timeout_ms;
+      const client = connected();
       try {
-        return await connected().callTool({ name: request.name, arguments: request.arguments ?? {} }, options);
+        return await authorized(connection, () => client.callTool({ name: request.name, arguments: request.arguments ?? {} }, options));
       } finally {
         calls.delete(request.id);
       }

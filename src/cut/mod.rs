@@ -251,8 +251,10 @@ pub struct HttpTarget {
     pub max_body_bytes: Option<usize>,
     /// The authorization flow as a pre-registered client (capability `authorization`): on
     /// a 401, discover the authorization server, authorize and retry with the token. The
-    /// user-agent step is the runner's: open the authorization URL and follow its redirects
-    /// to the redirect URI, without requesting that.
+    /// user-agent step plays no browser: open the authorization URL and follow the
+    /// authorization server's redirects to the redirect URI, without requesting that, and
+    /// hand the client that redirect's parameters (a driver does it; for the reference
+    /// client, `FollowRedirects`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub oauth: Option<Box<OAuthClient>>,
 }

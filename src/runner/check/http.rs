@@ -111,15 +111,7 @@ pub(super) fn check_http(
             .collect::<Vec<_>>()
             .join("; ")
     };
-    for want in &expect.http_requests {
-        if !requests.iter().any(|r| request_matches(r, want)) {
-            fail(
-                "http_requests",
-                format!("a request matching {}", json_of(want)),
-                seen(),
-            );
-        }
-    }
+    check_http_requests(&expect.http_requests, &outcome.wire, fail);
     if let Some(want) = &expect.http_every_request {
         if let Some(odd) = requests.iter().find(|r| !request_matches(r, want)) {
             fail(
@@ -155,6 +147,38 @@ pub(super) fn check_http(
                 format!("{got}: {}", seen()),
             );
         }
+    }
+}
+
+/// Each of `wants` matched by a request that reached the mock, or by exactly its `count`.
+pub(super) fn check_http_requests(
+    wants: &[HttpRequestExpect],
+    wire: &[Record],
+    fail: &mut impl FnMut(&str, String, String),
+) {
+    let requests = http_requests(wire);
+    let seen = || {
+        requests
+            .iter()
+            .map(describe_request)
+            .collect::<Vec<_>>()
+            .join("; ")
+    };
+    for want in wants {
+        let matching = requests.iter().filter(|r| request_matches(r, want)).count();
+        let (wanted, actual) = match want.count {
+            Some(count) if matching != count => (
+                format!("{count} requests matching"),
+                format!("{matching}: {}", seen()),
+            ),
+            None if matching == 0 => ("a request matching".to_string(), seen()),
+            _ => continue,
+        };
+        fail(
+            "http_requests",
+            format!("{wanted} {}", json_of(want)),
+            actual,
+        );
     }
 }
 

@@ -433,8 +433,9 @@ fn find_secret(outcome: &Outcome, secret: &str) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::http::check_distinct_headers;
+    use super::http::{check_distinct_headers, check_http_requests};
     use super::*;
+    use crate::scenario::HttpRequestExpect;
     use serde_json::json;
 
     #[test]
@@ -504,6 +505,52 @@ mod tests {
         assert!(
             script_problem(&before, &script).is_some(),
             "a message logged before the step began does not meet it"
+        );
+    }
+
+    #[test]
+    fn a_request_count_is_exact_and_a_request_without_one_is_at_least_one() {
+        let request = |path: &str| Record::HttpRequest {
+            seq: 0,
+            origin: "second".into(),
+            method: "POST".into(),
+            path: path.into(),
+            headers: Vec::new(),
+            body: Value::Null,
+        };
+        let token = |count: Option<usize>| HttpRequestExpect {
+            path: Some("/token".into()),
+            count,
+            ..HttpRequestExpect::default()
+        };
+        let run = |wants: &[HttpRequestExpect], wire: &[Record]| {
+            let mut failures = Vec::new();
+            check_http_requests(wants, wire, &mut |what: &str, want, got| {
+                failures.push(format!("{what}: {want} / {got}"))
+            });
+            failures
+        };
+        let twice = [
+            request("/token"),
+            request("/authorize"),
+            request("/token?x=1"),
+        ];
+        assert!(run(&[token(Some(2)), token(None)], &twice).is_empty());
+        let failures = run(&[token(Some(3)), token(Some(1))], &twice);
+        assert_eq!(failures.len(), 2, "{failures:?}");
+        assert!(
+            failures[0].starts_with("http_requests: 3 requests matching"),
+            "{failures:?}"
+        );
+        assert!(
+            failures[1].contains("/ 2: POST second /token"),
+            "{failures:?}"
+        );
+        let none = run(&[token(None), token(Some(0))], &[request("/authorize")]);
+        assert_eq!(none.len(), 1, "{none:?}");
+        assert!(
+            none[0].starts_with("http_requests: a request matching"),
+            "{none:?}"
         );
     }
 

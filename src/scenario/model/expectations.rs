@@ -107,6 +107,10 @@ pub struct HttpRequestExpect {
     /// The JSON-RPC method its body carries.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rpc_method: Option<String>,
+    /// In `http_requests`: exactly how many requests match (two authorizations: `2` on the
+    /// authorization endpoint); at least one when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub count: Option<usize>,
 }
 
 /// Assertions on one step's result.

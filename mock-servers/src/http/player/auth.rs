@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 
 use crate::http::body::MockBody;
 use crate::http::server::Incoming;
-use crate::script::{AuthSettings, IssMode, Origin};
+use crate::script::{AuthSettings, IssMode, MetadataAt, Origin};
 use crate::wire_log::summarize;
 
 use super::{Head, Player};
@@ -122,13 +122,14 @@ impl Player {
             return Some(self.protected_resource_metadata(auth));
         }
         if incoming.origin == auth.server {
-            if incoming.method == "GET"
-                && auth
+            if incoming.method == "GET" {
+                let at = auth
                     .metadata_at
                     .iter()
-                    .any(|at| at.path(&auth.issuer_path) == path)
-            {
-                return Some(self.server_metadata(auth));
+                    .find(|at| at.path(&auth.issuer_path) == path);
+                if let Some(at) = at {
+                    return Some(self.server_metadata(auth, *at));
+                }
             }
             if incoming.method == "GET" && path == format!("{}/authorize", auth.issuer_path) {
                 return Some(self.authorize(auth, &query));
@@ -237,7 +238,10 @@ impl Player {
         Answer::json(200, &doc)
     }
 
-    fn server_metadata(&self, auth: &AuthSettings) -> Answer {
+    /// The authorization server's metadata as served at `at`: at an OpenID Connect discovery
+    /// URL, with the members OpenID Connect Discovery 1.0 section 3 requires besides RFC
+    /// 8414's (`jwks_uri`, `subject_types_supported`, `id_token_signing_alg_values_supported`).
+    fn server_metadata(&self, auth: &AuthSettings, at: MetadataAt) -> Answer {
         let issuer = self.issuer(auth);
         let mut doc = json!({
             "issuer": match auth.wrong_issuer {
@@ -258,6 +262,11 @@ impl Player {
         }
         if let Some(scopes) = &auth.scopes_supported {
             doc["scopes_supported"] = json!(scopes);
+        }
+        if at != MetadataAt::Oauth {
+            doc["jwks_uri"] = json!(format!("{issuer}/jwks"));
+            doc["subject_types_supported"] = json!(["public"]);
+            doc["id_token_signing_alg_values_supported"] = json!(["RS256"]);
         }
         Answer::json(200, &doc)
     }
