@@ -55,6 +55,27 @@ pub fn is_alive(pid: u32) -> bool {
     !matches!(fields.first(), Some(&"Z") | Some(&"X") | None) && !exiting
 }
 
+/// Whether `pid` has finished exiting: gone, a zombie, or killed (a SIGKILL pending). Unlike
+/// [`is_alive`], a process still exiting (`PF_EXITING`) has not: its open files, the ends of
+/// its pipes among them, close only as its exit completes, so a client writing to it in that
+/// moment still finds a reader. What a client sees of a server that has exited between two
+/// of its steps is then the same however the kernel's teardown and the next step interleave.
+pub fn has_exited(pid: u32) -> bool {
+    let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) else {
+        return true;
+    };
+    if kill_pending(&status) {
+        return true;
+    }
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return true;
+    };
+    let state = stat
+        .rsplit_once(')')
+        .and_then(|(_, rest)| rest.split_whitespace().next());
+    matches!(state, Some("Z") | Some("X") | None)
+}
+
 /// The kernel's task flag of a process that is exiting (`include/linux/sched.h`).
 const PF_EXITING: u64 = 0x4;
 
@@ -107,6 +128,30 @@ mod tests {
         let pid = child.id();
         child.wait().unwrap();
         assert!(!is_alive(pid));
+    }
+
+    #[test]
+    fn a_running_process_has_not_exited_and_a_zombie_or_a_reaped_one_has() {
+        assert!(!has_exited(std::process::id()));
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let pid = child.id();
+        // Unreaped, it is a zombie once it has exited: done, its pipes closed.
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !has_exited(pid) {
+            assert!(Instant::now() < deadline, "`true` still running after 10 s");
+            std::thread::yield_now();
+        }
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+        assert!(
+            stat.rsplit_once(')')
+                .unwrap()
+                .1
+                .trim_start()
+                .starts_with('Z'),
+            "{stat}"
+        );
+        child.wait().unwrap();
+        assert!(has_exited(pid));
     }
 
     #[test]

@@ -536,10 +536,18 @@ async fn processes_at_step(plan: &Plan<'_>, gone: bool, within_ms: u64) -> StepR
             text: "the server reported no process".into(),
         });
     }
+    // Gone means done exiting (its pipes closed), so the step after sees a server that has
+    // exited, never one halfway out.
     let alive = || {
         reported
             .iter()
-            .filter(|(pid, _)| crate::probe::procs::is_alive(*pid))
+            .filter(|(pid, _)| {
+                if gone {
+                    !crate::probe::procs::has_exited(*pid)
+                } else {
+                    crate::probe::procs::is_alive(*pid)
+                }
+            })
             .collect::<Vec<_>>()
     };
     let deadline = Instant::now() + Duration::from_millis(if gone { within_ms } else { 0 });
