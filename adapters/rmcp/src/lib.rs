@@ -598,7 +598,9 @@ impl Authorization {
     /// the challenge, the pre-registered client, the scopes of rmcp's initial-login selection
     /// (the challenge's, else the resource's), PKCE and `resource`; the user agent's step;
     /// the code exchanged, `state` and `iss` checked by rmcp. The tokens go to the transport's
-    /// `AuthClient`.
+    /// `AuthClient`. Without `with_initial_scope_selection`, rmcp's default (`select_scopes`)
+    /// asks for the challenge's scopes and the resource's `scopes_supported` together
+    /// (transport/auth.rs:2300 and 2305), which `auth/scope-from-www-authenticate` fails.
     async fn authorize(&self, challenge: &str) -> Result<(), StepError> {
         let mut state = OAuthState::new(self.url.as_str(), None)
             .await
