@@ -13,26 +13,34 @@
 //! (`Peer::is_transport_closed`), caps on a response (`max_json_response_size`,
 //! `max_sse_event_size`), the roots to trust and an idle read bound (the reqwest client its
 //! transport takes), and the bounds of its requests (`PeerRequestOptions::timeout` on each
-//! `tools/call` and `tools/list`; rmcp has none for the handshake). No timeout, retry or
-//! redaction of the adapter's own.
+//! `tools/call` and `tools/list`; rmcp has none for the handshake), and the MCP authorization
+//! flow as a pre-registered client (its `auth` feature: `AuthClient`, `OAuthState`,
+//! `AuthorizationManager`). No timeout or redaction of the adapter's own; the one retry is
+//! what rmcp leaves to its caller: a request refused with a challenge rmcp returns
+//! (`ServiceError::auth_challenge`) is sent once more after authorizing (see `Authorization`).
 
 use mcp_conformance::cut::{
     Capability, ClientUnderTest, Described, HttpTarget, Settings, StepError, StepResult, Target,
     TransportKind,
 };
-use mcp_conformance::scenario::TimeoutOverrides;
+use mcp_conformance::scenario::{OAuthClient, TimeoutOverrides};
 use rmcp::model::ProtocolVersion;
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, ClientNotification, ClientRequest, CustomNotification,
     CustomRequest, ListToolsRequest, PaginatedRequestParams, ServerResult,
 };
-use rmcp::service::{NotificationContext, Peer, PeerRequestOptions, RunningService};
+use rmcp::service::{NotificationContext, Peer, PeerRequestOptions, RunningService, ServiceError};
+use rmcp::transport::auth::{
+    AuthClient, AuthorizationCallback, AuthorizationManager, AuthorizationRequest, OAuthState,
+    WWWAuthenticateParams,
+};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{ClientHandler, ClientLifecycleMode, ClientServiceExt, RoleClient};
 use serde_json::{json, Value};
 use std::cell::RefCell;
 use std::collections::HashMap;
+use std::future::Future;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -69,6 +77,8 @@ pub struct Adapter {
     closed: RefCell<Option<String>>,
     /// The scenario's bounds on `tools/call` and on other requests, in force.
     bounds: RefCell<Bounds>,
+    /// The connection's authorization flow, when the target configures one.
+    oauth: RefCell<Option<Rc<Authorization>>>,
 }
 
 /// The request bounds the scenario set, each applied with rmcp's `PeerRequestOptions::timeout`.
@@ -100,6 +110,24 @@ fn text(error: &dyn std::error::Error) -> StepError {
     StepError::new(text)
 }
 
+/// Sends `request` through `peer`, bounded by `timeout` (rmcp's
+/// `PeerRequestOptions::timeout`) or unbounded, as rmcp's `Peer::send_request` sends it.
+async fn send_through(
+    peer: Peer<RoleClient>,
+    request: ClientRequest,
+    timeout: Option<Duration>,
+) -> Result<ServerResult, ServiceError> {
+    match timeout {
+        None => peer.send_request(request).await,
+        Some(timeout) => {
+            let mut options = PeerRequestOptions::no_options();
+            options.timeout = Some(timeout);
+            let handle = peer.send_request_with_option(request, options).await?;
+            handle.await_response().await
+        }
+    }
+}
+
 impl Adapter {
     fn peer(&self) -> Result<Peer<RoleClient>, StepError> {
         self.service
@@ -117,17 +145,26 @@ impl Adapter {
         timeout: Option<Duration>,
     ) -> Result<ServerResult, StepError> {
         let peer = self.peer()?;
-        match timeout {
-            None => peer.send_request(request).await.map_err(|e| text(&e)),
-            Some(timeout) => {
-                let mut options = PeerRequestOptions::no_options();
-                options.timeout = Some(timeout);
-                let handle = peer
-                    .send_request_with_option(request, options)
-                    .await
-                    .map_err(|e| text(&e))?;
-                handle.await_response().await.map_err(|e| text(&e))
-            }
+        self.authorized(|| send_through(peer.clone(), request.clone(), timeout))
+            .await
+    }
+
+    /// Runs `op`; when the server refused it with a challenge that rmcp hands its caller
+    /// (`ServiceError::auth_challenge`), authorizes as that challenge asks and runs it once
+    /// more. Without an authorization flow, an error as rmcp wrote it.
+    async fn authorized<T, F, Fut>(&self, op: F) -> Result<T, StepError>
+    where
+        F: Fn() -> Fut,
+        Fut: Future<Output = Result<T, ServiceError>>,
+    {
+        let error = match op().await {
+            Ok(value) => return Ok(value),
+            Err(error) => error,
+        };
+        let oauth = self.oauth.borrow().clone();
+        match oauth {
+            Some(oauth) if oauth.answer(&error).await? => op().await.map_err(|e| text(&e)),
+            _ => Err(text(&error)),
         }
     }
 
@@ -176,6 +213,11 @@ impl ClientUnderTest for Adapter {
                 // reqwest client's `read_timeout` as the HTTP idle bound. rmcp has no bound on
                 // the handshake (`serve_with_lifecycle` takes none) and no exit settle.
                 Capability::ConfigurableTimeouts,
+                // Its `auth` feature (transport/auth.rs): `AuthClient` under the transport,
+                // `OAuthState` with `AuthorizationRequest::with_preregistered_client` and
+                // `with_challenge`, `AuthorizationManager::request_scope_upgrade` (see
+                // `Authorization`).
+                Capability::Authorization,
             ],
             profile: "strict".into(),
         }
@@ -185,6 +227,7 @@ impl ClientUnderTest for Adapter {
         let handler = self.handler.clone();
         *self.bounds.borrow_mut() = Bounds::from(&settings.timeouts);
         *self.closed.borrow_mut() = None;
+        *self.oauth.borrow_mut() = None;
         // A scenario of 2026-07-28 asks for rmcp's own dual-era mode (probe `server/discover`,
         // fall back to `initialize`); otherwise rmcp's default `serve` (the handshake).
         let lifecycle = match settings.revision.as_deref() {
@@ -209,13 +252,42 @@ impl ClientUnderTest for Adapter {
                     .await
                     .map_err(|e| text(&e))?
             }
-            Target::Http(http) => {
-                let transport = http_transport(http, &settings.timeouts)?;
-                handler
-                    .serve_with_lifecycle(transport, lifecycle)
-                    .await
-                    .map_err(|e| text(&e))?
-            }
+            Target::Http(http) => match &http.oauth {
+                None => {
+                    let transport = http_transport(http, &settings.timeouts)?;
+                    handler
+                        .serve_with_lifecycle(transport, lifecycle)
+                        .await
+                        .map_err(|e| text(&e))?
+                }
+                // rmcp's reactive flow: connect through an `AuthClient` holding no token; a
+                // 401 ends the connect with the server's challenge
+                // (`ClientInitializeError::auth_challenge`), which the caller authorizes with
+                // and connects again.
+                Some(client) => {
+                    let oauth =
+                        Rc::new(Authorization::new(http, client, &settings.timeouts).await?);
+                    let first = handler
+                        .clone()
+                        .serve_with_lifecycle(oauth.transport(http)?, lifecycle.clone())
+                        .await;
+                    let service = match first {
+                        Ok(service) => service,
+                        Err(error) => {
+                            let Some(challenge) = error.auth_challenge() else {
+                                return Err(text(&error));
+                            };
+                            oauth.authorize(challenge).await?;
+                            handler
+                                .serve_with_lifecycle(oauth.transport(http)?, lifecycle)
+                                .await
+                                .map_err(|e| text(&e))?
+                        }
+                    };
+                    *self.oauth.borrow_mut() = Some(oauth);
+                    service
+                }
+            },
         };
         let version = service
             .peer_info()
@@ -264,7 +336,13 @@ impl ClientUnderTest for Adapter {
 
     async fn list_tools(&self) -> StepResult {
         let Some(bound) = self.bounds.borrow().list else {
-            let tools = self.peer()?.list_all_tools().await.map_err(|e| text(&e))?;
+            let peer = self.peer()?;
+            let tools = self
+                .authorized(|| {
+                    let peer = peer.clone();
+                    async move { peer.list_all_tools().await }
+                })
+                .await?;
             return serde_json::to_value(tools).map_err(|e| text(&e));
         };
         // Bounded: each page through `send_request_with_option`, as `list_all_tools` pages.
@@ -301,11 +379,11 @@ impl ClientUnderTest for Adapter {
         let result = match timeout {
             // rmcp's high-level helper, as an application calls a tool: it answers a
             // 2026-07-28 `input_required` result by retrying with the echoed `requestState`.
-            None => self
-                .service()?
-                .call_tool(params)
-                .await
-                .map_err(|e| text(&e))?,
+            None => {
+                let service = self.service()?;
+                self.authorized(|| service.call_tool(params.clone()))
+                    .await?
+            }
             Some(timeout) => {
                 let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
                 match self.send(request, Some(timeout)).await? {
@@ -407,6 +485,18 @@ fn http_transport(
     http: &HttpTarget,
     timeouts: &TimeoutOverrides,
 ) -> Result<StreamableHttpClientTransport<reqwest::Client>, StepError> {
+    let config = transport_config(http)?;
+    if http.trusted_roots_pem.is_empty() && idle_bound(timeouts).is_none() {
+        return Ok(StreamableHttpClientTransport::from_config(config));
+    }
+    Ok(StreamableHttpClientTransport::with_client(
+        http_client(http, timeouts)?,
+        config,
+    ))
+}
+
+/// The transport's configuration for `http`: its URL, headers and caps.
+fn transport_config(http: &HttpTarget) -> Result<StreamableHttpClientTransportConfig, StepError> {
     let mut headers = HashMap::new();
     for [name, value] in &http.headers {
         // rmcp takes typed headers (`custom_headers`), so a value `http` refuses is refused
@@ -427,15 +517,24 @@ fn http_transport(
             .max_json_response_size(cap)
             .max_sse_event_size(cap.saturating_add(1));
     }
-    let idle = timeouts
+    Ok(config)
+}
+
+/// The scenario's idle read bound, when it sets one.
+fn idle_bound(timeouts: &TimeoutOverrides) -> Option<Duration> {
+    timeouts
         .idle_read_ms
         .filter(|&ms| ms > 0)
-        .map(Duration::from_millis);
-    if http.trusted_roots_pem.is_empty() && idle.is_none() {
-        return Ok(StreamableHttpClientTransport::from_config(config));
-    }
-    // rmcp's default client as `default_http_client` builds it (no idle pooling, its
-    // same-origin redirect policy), plus the roots and the idle bound.
+        .map(Duration::from_millis)
+}
+
+/// rmcp's default client as `default_http_client` builds it (no idle pooling, its
+/// same-origin redirect policy), plus the roots to trust and the idle bound `http` and
+/// `timeouts` give.
+fn http_client(
+    http: &HttpTarget,
+    timeouts: &TimeoutOverrides,
+) -> Result<reqwest::Client, StepError> {
     let mut builder = reqwest::Client::builder()
         .pool_max_idle_per_host(0)
         .redirect(same_origin_redirects());
@@ -446,11 +545,177 @@ fn http_transport(
         }
         builder = builder.tls_certs_only(roots);
     }
-    if let Some(idle) = idle {
+    if let Some(idle) = idle_bound(timeouts) {
         builder = builder.read_timeout(idle);
     }
-    let client = builder.build().map_err(|e| text(&e))?;
-    Ok(StreamableHttpClientTransport::with_client(client, config))
+    builder.build().map_err(|e| text(&e))
+}
+
+/// A connection's authorization flow (capability `authorization`), all rmcp's
+/// (`transport::auth`): its `AuthClient` asks its `AuthorizationManager` for the token of
+/// each request and refreshes a rejected one once; a 401 or 403 it does not get past reaches
+/// the caller with the server's challenge. What is left to an rmcp application is done here
+/// as one does it: authorize with the challenge (`OAuthState`, a pre-registered client), and
+/// for `403 insufficient_scope` step up (`AuthorizationManager::request_scope_upgrade`), then
+/// send the refused request once more.
+struct Authorization {
+    /// The pre-registered client and its redirect URI.
+    client: OAuthClient,
+    /// The MCP server's URL, where rmcp's discovery starts.
+    url: String,
+    /// The HTTP client of the transport; the manager inside is replaced by each authorization.
+    auth: AuthClient<reqwest::Client>,
+}
+
+impl Authorization {
+    async fn new(
+        http: &HttpTarget,
+        client: &OAuthClient,
+        timeouts: &TimeoutOverrides,
+    ) -> Result<Self, StepError> {
+        let manager = AuthorizationManager::new(http.url.as_str())
+            .await
+            .map_err(|e| text(&e))?;
+        Ok(Authorization {
+            client: client.clone(),
+            url: http.url.clone(),
+            auth: AuthClient::new(http_client(http, timeouts)?, manager),
+        })
+    }
+
+    /// A transport through the `AuthClient`.
+    fn transport(
+        &self,
+        http: &HttpTarget,
+    ) -> Result<StreamableHttpClientTransport<AuthClient<reqwest::Client>>, StepError> {
+        Ok(StreamableHttpClientTransport::with_client(
+            self.auth.clone(),
+            transport_config(http)?,
+        ))
+    }
+
+    /// rmcp's authorization for `challenge` (a 401's `WWW-Authenticate`): discovery seeded by
+    /// the challenge, the pre-registered client, the scopes of rmcp's initial-login selection
+    /// (the challenge's, else the resource's), PKCE and `resource`; the user agent's step;
+    /// the code exchanged, `state` and `iss` checked by rmcp. The tokens go to the transport's
+    /// `AuthClient`. Without `with_initial_scope_selection`, rmcp's default (`select_scopes`)
+    /// asks for the challenge's scopes and the resource's `scopes_supported` together
+    /// (transport/auth.rs:2300 and 2305), which `auth/scope-from-www-authenticate` fails.
+    async fn authorize(&self, challenge: &str) -> Result<(), StepError> {
+        let mut state = OAuthState::new(self.url.as_str(), None)
+            .await
+            .map_err(|e| text(&e))?;
+        let mut request = AuthorizationRequest::new(self.client.redirect_uri.as_str())
+            .with_preregistered_client(self.client.client_id.as_str())
+            .with_initial_scope_selection()
+            .with_challenge(challenge);
+        if let Some(secret) = &self.client.client_secret {
+            request = request.with_client_secret(secret.as_str());
+        }
+        state
+            .start_authorization(request)
+            .await
+            .map_err(|e| text(&e))?;
+        let authorization_url = state.get_authorization_url().await.map_err(|e| text(&e))?;
+        let redirect = user_agent(&authorization_url, &self.client.redirect_uri).await?;
+        state
+            .handle_callback_url(&redirect)
+            .await
+            .map_err(|e| text(&e))?;
+        let manager = state
+            .into_authorization_manager()
+            .ok_or_else(|| StepError::new("rmcp's OAuthState ended unauthorized"))?;
+        *self.auth.auth_manager.lock().await = manager;
+        Ok(())
+    }
+
+    /// rmcp's step-up for `scope`: a new authorization URL for the granted scopes and `scope`
+    /// (`request_scope_upgrade`, which counts the attempts), the user agent's step, the code
+    /// exchanged by the same manager.
+    async fn step_up(&self, scope: &str) -> Result<(), StepError> {
+        let manager = self.auth.auth_manager.lock().await;
+        let authorization_url = manager
+            .request_scope_upgrade(scope)
+            .await
+            .map_err(|e| text(&e))?;
+        let redirect = user_agent(&authorization_url, &self.client.redirect_uri).await?;
+        let callback = AuthorizationCallback::from_redirect_url(&redirect).map_err(|e| text(&e))?;
+        manager
+            .exchange_code_for_token_with_issuer(
+                &callback.code,
+                &callback.csrf_token,
+                callback.issuer.as_deref(),
+            )
+            .await
+            .map_err(|e| text(&e))?;
+        Ok(())
+    }
+
+    /// Answers a request's `error`: authorizes again after a 401
+    /// (`ServiceError::is_authorization_required`), steps up after `403 insufficient_scope`
+    /// naming a scope. True when the request is worth sending again.
+    async fn answer(&self, error: &ServiceError) -> Result<bool, StepError> {
+        let Some(challenge) = error.auth_challenge() else {
+            return Ok(false);
+        };
+        if error.is_authorization_required() {
+            self.authorize(challenge).await?;
+            return Ok(true);
+        }
+        let base = reqwest::Url::parse(&self.url).map_err(|e| text(&e))?;
+        let params = WWWAuthenticateParams::parse(challenge, &base);
+        match params.scope {
+            Some(scope) if params.is_insufficient_scope() => {
+                self.step_up(&scope).await?;
+                Ok(true)
+            }
+            _ => Ok(false),
+        }
+    }
+}
+
+/// The most redirects the user agent follows from the authorization URL.
+const MAX_AUTHORIZATION_HOPS: usize = 10;
+
+/// The user agent's step, as the runner plays it: open `authorization_url` and follow the
+/// authorization server's redirects (a reqwest client that follows none itself) until one
+/// leads to `redirect_uri`, which is returned without being requested.
+async fn user_agent(authorization_url: &str, redirect_uri: &str) -> Result<String, StepError> {
+    let client = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .map_err(|e| text(&e))?;
+    let mut url = reqwest::Url::parse(authorization_url)
+        .map_err(|e| StepError::new(format!("invalid authorization URL: {e}")))?;
+    for _ in 0..=MAX_AUTHORIZATION_HOPS {
+        if url.as_str().starts_with(redirect_uri) {
+            return Ok(url.into());
+        }
+        let origin = url.origin().ascii_serialization();
+        let fail = |what: String| StepError::new(format!("authorization at {origin}: {what}"));
+        let response = client
+            .get(url.clone())
+            .send()
+            .await
+            .map_err(|e| fail(text(&e.without_url()).text))?;
+        if !response.status().is_redirection() {
+            return Err(fail(format!(
+                "answered {} instead of a redirect",
+                response.status().as_u16()
+            )));
+        }
+        let location = response
+            .headers()
+            .get(reqwest::header::LOCATION)
+            .and_then(|l| l.to_str().ok())
+            .ok_or_else(|| fail("a redirect without a Location".into()))?;
+        url = url
+            .join(location)
+            .map_err(|_| fail("a redirect to an invalid URL".into()))?;
+    }
+    Err(StepError::new(
+        "the authorization server never redirected to the redirect URI",
+    ))
 }
 
 /// rmcp's redirect policy for its default client (`same_origin_redirect_policy`,
