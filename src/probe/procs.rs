@@ -31,28 +31,9 @@ pub fn reported(wire: &[Record]) -> Vec<(u32, &'static str)> {
 /// has just sent reads as done at once, however loaded the machine: "some alive" is never a
 /// process that was killed a moment ago and has not yet been scheduled to die.
 pub fn is_alive(pid: u32) -> bool {
-    // The pending signals first: once the SIGKILL is taken, the process is exiting, which its
-    // flags (read after) show.
-    let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) else {
-        return false;
-    };
-    if kill_pending(&status) {
-        return false;
-    }
-    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-        return false;
-    };
-    // The state follows the command name, which is in parentheses and may hold spaces; the
-    // flags are the seventh field after it.
-    let fields: Vec<&str> = stat
-        .rsplit_once(')')
-        .map(|(_, rest)| rest.split_whitespace().collect())
-        .unwrap_or_default();
-    let exiting = fields
-        .get(6)
-        .and_then(|f| f.parse::<u64>().ok())
-        .is_some_and(|flags| flags & PF_EXITING != 0);
-    !matches!(fields.first(), Some(&"Z") | Some(&"X") | None) && !exiting
+    task(pid).is_some_and(|(state, flags)| {
+        !matches!(state.as_str(), "Z" | "X") && flags & PF_EXITING == 0
+    })
 }
 
 /// Whether `pid` has finished exiting: gone, a zombie, or killed (a SIGKILL pending). Unlike
@@ -61,19 +42,28 @@ pub fn is_alive(pid: u32) -> bool {
 /// moment still finds a reader. What a client sees of a server that has exited between two
 /// of its steps is then the same however the kernel's teardown and the next step interleave.
 pub fn has_exited(pid: u32) -> bool {
-    let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) else {
-        return true;
-    };
+    task(pid).is_none_or(|(state, _)| matches!(state.as_str(), "Z" | "X"))
+}
+
+/// The state and the flags of `pid` as `/proc` shows them; none for a process that is gone
+/// or has a SIGKILL pending (it never runs again).
+fn task(pid: u32) -> Option<(String, u64)> {
+    // The pending signals first: once the SIGKILL is taken, the process is exiting, which its
+    // flags (read after) show.
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
     if kill_pending(&status) {
-        return true;
+        return None;
     }
-    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-        return true;
-    };
-    let state = stat
-        .rsplit_once(')')
-        .and_then(|(_, rest)| rest.split_whitespace().next());
-    matches!(state, Some("Z") | Some("X") | None)
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The state follows the command name, which is in parentheses and may hold spaces; the
+    // flags are the seventh field after it.
+    let (_, rest) = stat.rsplit_once(')')?;
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let flags = fields
+        .get(6)
+        .and_then(|f| f.parse::<u64>().ok())
+        .unwrap_or(0);
+    Some((fields.first()?.to_string(), flags))
 }
 
 /// The kernel's task flag of a process that is exiting (`include/linux/sched.h`).

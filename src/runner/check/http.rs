@@ -98,19 +98,21 @@ fn describe_request(request: &SeenRequest<'_>) -> String {
     )
 }
 
+/// Every request that reached the mock, described, for a failure's `actual`.
+fn described(requests: &[SeenRequest<'_>]) -> String {
+    requests
+        .iter()
+        .map(describe_request)
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
 pub(super) fn check_http(
     expect: &Expectations,
     outcome: &Outcome,
     fail: &mut impl FnMut(&str, String, String),
 ) {
     let requests = http_requests(&outcome.wire);
-    let seen = || {
-        requests
-            .iter()
-            .map(describe_request)
-            .collect::<Vec<_>>()
-            .join("; ")
-    };
     check_http_requests(&expect.http_requests, &outcome.wire, fail);
     if let Some(want) = &expect.http_every_request {
         if let Some(odd) = requests.iter().find(|r| !request_matches(r, want)) {
@@ -144,7 +146,7 @@ pub(super) fn check_http(
             fail(
                 &format!("requests to the {origin} origin"),
                 count.to_string(),
-                format!("{got}: {}", seen()),
+                format!("{got}: {}", described(&requests)),
             );
         }
     }
@@ -157,21 +159,14 @@ pub(super) fn check_http_requests(
     fail: &mut impl FnMut(&str, String, String),
 ) {
     let requests = http_requests(wire);
-    let seen = || {
-        requests
-            .iter()
-            .map(describe_request)
-            .collect::<Vec<_>>()
-            .join("; ")
-    };
     for want in wants {
         let matching = requests.iter().filter(|r| request_matches(r, want)).count();
         let (wanted, actual) = match want.count {
             Some(count) if matching != count => (
                 format!("{count} requests matching"),
-                format!("{matching}: {}", seen()),
+                format!("{matching}: {}", described(&requests)),
             ),
-            None if matching == 0 => ("a request matching".to_string(), seen()),
+            None if matching == 0 => ("a request matching".to_string(), described(&requests)),
             _ => continue,
         };
         fail(
