@@ -786,7 +786,7 @@ pub const PROOFS: &[Proof] = &[
         &["process.exited.unwaitable"],
         Breakage::UnwaitableTakenAsRunning,
         "process/unwaitable-child",
-        "step 2",
+        "step 3",
     ),
     switch(
         &["lifecycle.messages.request-and-notification"],
