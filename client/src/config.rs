@@ -308,6 +308,14 @@ pub enum Breakage {
     IssUnchecked,
     /// Authorization: the redirect's `state` is not compared with the one sent.
     StateUnchecked,
+    /// Authorization: a `401` to a token held with a refresh token runs the whole flow
+    /// again, the refresh token unused.
+    NoRefresh,
+    /// Authorization: a refresh token issued by a refresh is dropped, and the one it
+    /// replaced kept.
+    RotationIgnored,
+    /// Authorization: the Protected Resource Metadata is used whatever `resource` it names.
+    PrmResourceUnchecked,
     /// Authorization: the authorization server metadata is used whatever `issuer` it names.
     IssuerUnchecked,
     /// Authorization: an authorization server without `S256` in

@@ -21,6 +21,12 @@ pub const AUTH_PROOFS: &[Proof] = &[
         "step 1",
     ),
     switch(
+        &["auth.oauth.prm-resource-validated"],
+        Breakage::PrmResourceUnchecked,
+        "auth/resource-mismatch",
+        "http_none",
+    ),
+    switch(
         &["auth.oauth.server-metadata-order"],
         Breakage::OAuthMetadataOnly,
         "auth/server-metadata-oidc-appended",
@@ -85,6 +91,18 @@ pub const AUTH_PROOFS: &[Proof] = &[
         Breakage::StepUpUnlimited,
         "auth/scope-retry-limit",
         "step 2",
+    ),
+    switch(
+        &["auth.oauth.refresh-token"],
+        Breakage::NoRefresh,
+        "auth/refresh-on-expired-token",
+        "http_requests",
+    ),
+    switch(
+        &["auth.oauth.refresh-rotation"],
+        Breakage::RotationIgnored,
+        "auth/refresh-token-rotated",
+        "http_requests",
     ),
     switch(
         &["auth.oauth.token-not-in-query"],

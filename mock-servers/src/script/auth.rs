@@ -123,10 +123,31 @@ pub struct AuthSettings {
     /// The refresh token issued with it, when given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub refresh_token: Option<String>,
+    /// The `refresh_token` grants the token endpoint answers, in order. Each must carry the
+    /// refresh token issued last (`refresh_token`, then the one a grant here rotated it to),
+    /// `resource` naming the MCP endpoint, and the client's credentials; it issues its
+    /// `access_token`, which the MCP endpoint then accepts instead of the one before. A
+    /// replaced refresh token, and any refresh past the last one here, is refused with
+    /// `400 invalid_grant`. An authorization-code grant issues `access_token` and
+    /// `refresh_token` again.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub refreshes: Vec<Refresh>,
     /// Every token request is refused with `400 invalid_grant`, its description quoting the
     /// request's code, `code_verifier` and client secret: a server that echoes credentials.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub token_error_echoes: bool,
+}
+
+/// What one `refresh_token` grant issues.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct Refresh {
+    /// The new access token.
+    pub access_token: String,
+    /// The new refresh token, replacing the one the grant carried (rotation); without it,
+    /// no refresh token is issued and the one used stays valid.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refresh_token: Option<String>,
 }
 
 /// What the authorization response says of its issuer (RFC 9207).

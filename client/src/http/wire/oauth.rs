@@ -191,6 +191,15 @@ pub(crate) fn s256(verifier: &str) -> String {
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(digest.as_ref())
 }
 
+/// Whether the Protected Resource Metadata's `resource` is `resource`, the MCP server's
+/// canonical URI (RFC 9728 section 3.3; scheme and host without regard to case).
+pub(crate) fn prm_names_resource(prm: &Value, resource: &str) -> bool {
+    prm.get("resource")
+        .and_then(Value::as_str)
+        .and_then(|r| Url::parse(r).ok())
+        .is_some_and(|r| r.as_str() == resource)
+}
+
 /// `url` as the canonical URI of the MCP server: no query, no fragment.
 pub(crate) fn canonical_resource(url: &Url) -> String {
     let mut url = url.clone();
@@ -224,8 +233,12 @@ impl Endpoint {
             let challenge = Challenge::parse(&reply.headers);
             let insufficient = reply.status == StatusCode::FORBIDDEN
                 && challenge.error.as_deref() == Some("insufficient_scope");
+            let mut refresh = None;
             match (reply.status, insufficient) {
-                (StatusCode::UNAUTHORIZED, _) if !authorized => authorized = true,
+                (StatusCode::UNAUTHORIZED, _) if !authorized => {
+                    authorized = true;
+                    refresh = self.refresh_token_of(oauth, &resource);
+                }
                 (_, true) if step_ups < limit && !self.broken(Breakage::NoStepUp) => {
                     step_ups += 1;
                 }
@@ -233,11 +246,21 @@ impl Endpoint {
             }
             drop(reply);
             tracing::debug!(target: "mcp_refclient", origin = %self.origin, step_ups, "authorizing");
-            let tokens = self.authorize(oauth, &challenge, &resource, ctx).await?;
+            let tokens = self
+                .authorize(oauth, &challenge, refresh, &resource, ctx)
+                .await?;
             let token = self.bearer_of(tokens.access_token.clone(), ctx)?;
             oauth.store.save(&resource, tokens);
             reply = self.send_with_token(out, Some(&token), ctx).await?;
         }
+    }
+
+    /// The refresh token kept for `resource`, to try before a new authorization.
+    fn refresh_token_of(&self, oauth: &OAuthSettings, resource: &str) -> Option<String> {
+        if self.broken(Breakage::NoRefresh) {
+            return None;
+        }
+        oauth.store.load(resource)?.refresh_token
     }
 
     async fn send_with_token(
@@ -269,11 +292,13 @@ impl Endpoint {
         Ok(value)
     }
 
-    /// The flow: metadata, PKCE, the user agent, the token.
+    /// The flow: metadata, then the `refresh_token` grant when there is a refresh token to
+    /// try, else (or when it is refused) PKCE, the user agent, the token.
     async fn authorize(
         &self,
         oauth: &OAuthSettings,
         challenge: &Challenge,
+        refresh: Option<String>,
         resource: &str,
         ctx: &Ctx,
     ) -> Result<OAuthTokens, McpError> {
@@ -300,6 +325,11 @@ impl Endpoint {
                 tried.join(", ")
             ))
         })?;
+        if !prm_names_resource(&prm, resource) && !self.broken(Breakage::PrmResourceUnchecked) {
+            return Err(fail(
+                "refused: the protected resource metadata is for another resource than this MCP server (RFC 9728 section 3.3)".into(),
+            ));
+        }
         let issuer = prm
             .get("authorization_servers")
             .and_then(Value::as_array)
@@ -354,6 +384,14 @@ impl Endpoint {
         };
         let authorization_endpoint = endpoint("authorization_endpoint")?;
         let token_endpoint = endpoint("token_endpoint")?;
+        if let Some(refresh) = refresh {
+            let refreshed = self
+                .refreshed(oauth, &metadata, &token_endpoint, &refresh, resource, ctx)
+                .await?;
+            if let Some(tokens) = refreshed {
+                return Ok(tokens);
+            }
+        }
         let scope = select_scope(challenge, &prm, broken);
         let verifier = random(32)?;
         self.remember_text(&verifier);
@@ -435,43 +473,7 @@ impl Endpoint {
             if send_resource {
                 form.append_pair("resource", resource);
             }
-            let mut headers = HeaderMap::new();
-            // RFC 8414: without token_endpoint_auth_methods_supported, client_secret_basic.
-            let methods: Vec<&str> = metadata
-                .get("token_endpoint_auth_methods_supported")
-                .and_then(Value::as_array)
-                .map(|m| m.iter().filter_map(Value::as_str).collect())
-                .unwrap_or_else(|| vec!["client_secret_basic"]);
-            let post = !methods.contains(&"client_secret_basic")
-                && methods.contains(&"client_secret_post")
-                && !self.broken(Breakage::SecretAlwaysBasic);
-            match &oauth.client_secret {
-                Some(secret) if post => {
-                    form.append_pair("client_id", &oauth.client_id);
-                    form.append_pair("client_secret", secret);
-                }
-                Some(secret) => {
-                    let pair = format!("{}:{}", form_encode(&oauth.client_id), form_encode(secret));
-                    let basic = base64::engine::general_purpose::STANDARD.encode(pair);
-                    let value = HeaderValue::from_str(&format!("Basic {basic}")).map_err(|_| {
-                        fail(
-                            "the client credentials are not a valid header value (not shown)"
-                                .into(),
-                        )
-                    })?;
-                    self.remember_secret(&value);
-                    headers.insert(header::AUTHORIZATION, value);
-                }
-                None => {
-                    form.append_pair("client_id", &oauth.client_id);
-                }
-            }
-            headers.insert(
-                header::CONTENT_TYPE,
-                HeaderValue::from_static("application/x-www-form-urlencoded"),
-            );
-            headers.insert(header::ACCEPT, HeaderValue::from_static("application/json"));
-            (Bytes::from(form.finish()), headers)
+            self.client_authenticated(oauth, &metadata, form)?
         };
         let mut reply = self
             .send_once(&token_endpoint, &Method::POST, Some(body), headers, ctx)
@@ -498,6 +500,64 @@ impl Endpoint {
                 status.as_u16()
             )));
         }
+        let tokens = self.tokens_of(json, &fail)?;
+        tracing::debug!(target: "mcp_refclient", origin = %self.origin, "authorized");
+        Ok(tokens)
+    }
+
+    /// The token request's body and headers: `form` with the client's authentication, the
+    /// way the authorization server's metadata lists in `token_endpoint_auth_methods_supported`.
+    fn client_authenticated(
+        &self,
+        oauth: &OAuthSettings,
+        metadata: &Value,
+        mut form: url::form_urlencoded::Serializer<'static, String>,
+    ) -> Result<(Bytes, HeaderMap), McpError> {
+        let mut headers = HeaderMap::new();
+        // RFC 8414: without token_endpoint_auth_methods_supported, client_secret_basic.
+        let methods: Vec<&str> = metadata
+            .get("token_endpoint_auth_methods_supported")
+            .and_then(Value::as_array)
+            .map(|m| m.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_else(|| vec!["client_secret_basic"]);
+        let post = !methods.contains(&"client_secret_basic")
+            && methods.contains(&"client_secret_post")
+            && !self.broken(Breakage::SecretAlwaysBasic);
+        match &oauth.client_secret {
+            Some(secret) if post => {
+                form.append_pair("client_id", &oauth.client_id);
+                form.append_pair("client_secret", secret);
+            }
+            Some(secret) => {
+                let pair = format!("{}:{}", form_encode(&oauth.client_id), form_encode(secret));
+                let basic = base64::engine::general_purpose::STANDARD.encode(pair);
+                let value = HeaderValue::from_str(&format!("Basic {basic}")).map_err(|_| {
+                    McpError::Transport(format!(
+                        "authorization for {}: the client credentials are not a valid header value (not shown)",
+                        self.origin
+                    ))
+                })?;
+                self.remember_secret(&value);
+                headers.insert(header::AUTHORIZATION, value);
+            }
+            None => {
+                form.append_pair("client_id", &oauth.client_id);
+            }
+        }
+        headers.insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/x-www-form-urlencoded"),
+        );
+        headers.insert(header::ACCEPT, HeaderValue::from_static("application/json"));
+        Ok((Bytes::from(form.finish()), headers))
+    }
+
+    /// The tokens of a successful token response, remembered as secrets.
+    fn tokens_of(
+        &self,
+        json: Option<Value>,
+        fail: &impl Fn(String) -> McpError,
+    ) -> Result<OAuthTokens, McpError> {
         let json = json.ok_or_else(|| fail("the token response is not JSON".into()))?;
         let access_token = json
             .get("access_token")
@@ -512,11 +572,52 @@ impl Endpoint {
         if let Some(refresh) = &refresh_token {
             self.remember_text(refresh);
         }
-        tracing::debug!(target: "mcp_refclient", origin = %self.origin, "authorized");
         Ok(OAuthTokens {
             access_token,
             refresh_token,
         })
+    }
+
+    /// The `refresh_token` grant (RFC 6749 section 6) with `resource`: the new tokens, the
+    /// refresh token used kept when no other is issued; `None` when the grant is refused.
+    async fn refreshed(
+        &self,
+        oauth: &OAuthSettings,
+        metadata: &Value,
+        token_endpoint: &Url,
+        refresh_token: &str,
+        resource: &str,
+        ctx: &Ctx,
+    ) -> Result<Option<OAuthTokens>, McpError> {
+        self.remember_text(refresh_token);
+        let (body, headers) = {
+            let mut form = form_urlencoded_pairs(&[
+                ("grant_type", "refresh_token"),
+                ("refresh_token", refresh_token),
+            ]);
+            if !self.broken(Breakage::NoResourceParameter) {
+                form.append_pair("resource", resource);
+            }
+            self.client_authenticated(oauth, metadata, form)?
+        };
+        let mut reply = self
+            .send_once(token_endpoint, &Method::POST, Some(body), headers, ctx)
+            .await?;
+        let status = reply.status;
+        let text = self.read_to_end(&mut reply, ctx).await?;
+        if !status.is_success() {
+            tracing::debug!(target: "mcp_refclient", origin = %self.origin, status = status.as_u16(), "refresh refused");
+            return Ok(None);
+        }
+        let fail = |what: String| {
+            McpError::Transport(format!("authorization for {}: {what}", self.origin))
+        };
+        let mut tokens = self.tokens_of(serde_json::from_slice(&text).ok(), &fail)?;
+        if tokens.refresh_token.is_none() || self.broken(Breakage::RotationIgnored) {
+            tokens.refresh_token = Some(refresh_token.to_string());
+        }
+        tracing::debug!(target: "mcp_refclient", origin = %self.origin, "refreshed");
+        Ok(Some(tokens))
     }
 
     /// GETs a metadata document: `Some` for a 200 with a JSON object, `None` for anything
@@ -629,6 +730,18 @@ mod tests {
         );
         let issuer = Url::parse("https://auth.ex.com").unwrap();
         assert_eq!(server_metadata_urls(&issuer, none).len(), 2);
+    }
+
+    #[test]
+    fn the_metadata_must_name_this_resource() {
+        let resource = canonical_resource(&Url::parse("http://127.0.0.1:8/mcp?x=1").unwrap());
+        let named = |r: &str| prm_names_resource(&serde_json::json!({ "resource": r }), &resource);
+        assert!(named("http://127.0.0.1:8/mcp"));
+        assert!(named("HTTP://127.0.0.1:8/mcp"));
+        assert!(!named("https://evil.example.com/mcp"));
+        assert!(!named("http://127.0.0.1:8/other/mcp"));
+        assert!(!named("http://127.0.0.1:8/mcp?x=1"));
+        assert!(!prm_names_resource(&serde_json::json!({}), &resource));
     }
 
     #[test]

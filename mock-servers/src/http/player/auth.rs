@@ -21,6 +21,33 @@ pub(super) struct Grant {
     client_id: String,
 }
 
+/// What the `refresh_token` grants changed: the tokens the last one left valid (none
+/// before the first, or after an authorization-code grant: then the settings' own), and how
+/// many were answered.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Refreshed {
+    live: Option<(String, Option<String>)>,
+    count: usize,
+}
+
+impl Refreshed {
+    /// The access token the MCP endpoint accepts.
+    fn access_token<'a>(&'a self, auth: &'a AuthSettings) -> &'a str {
+        match &self.live {
+            Some((access, _)) => access,
+            None => &auth.access_token,
+        }
+    }
+
+    /// The refresh token a `refresh_token` grant must carry.
+    fn refresh_token<'a>(&'a self, auth: &'a AuthSettings) -> Option<&'a str> {
+        match &self.live {
+            Some((_, refresh)) => refresh.as_deref(),
+            None => auth.refresh_token.as_deref(),
+        }
+    }
+}
+
 /// An answer of the authorization side.
 struct Answer {
     status: u16,
@@ -163,7 +190,7 @@ impl Player {
             .find(|(n, _)| n == "authorization")
             .map(|(_, v)| v.as_str());
         let token = bearer.and_then(|b| b.strip_prefix("Bearer "));
-        if token == Some(auth.access_token.as_str())
+        if token == Some(self.refreshed.access_token(auth))
             || auth.any_token_served && token.is_some()
             || token.is_some() && token == auth.audience_unchecked_token.as_deref()
         {
@@ -351,7 +378,8 @@ impl Player {
         ))
     }
 
-    /// The token endpoint: the authorization-code grant, checked against its grant.
+    /// The token endpoint: the authorization-code grant, checked against its grant, and the
+    /// refresh-token grant.
     fn token(&mut self, auth: &AuthSettings, incoming: &Incoming) -> Answer {
         let form = Form::parse(&incoming.body);
         let get = |name: &str| form.get(name);
@@ -382,12 +410,26 @@ impl Player {
             );
             return Answer::error(400, "invalid_grant", &echoed);
         }
-        if get("grant_type").as_deref() != Some("authorization_code") {
-            return Answer::error(
-                400,
-                "unsupported_grant_type",
-                "grant_type must be authorization_code",
-            );
+        let client = ClientAuth {
+            basic: basic.is_some(),
+            client_id,
+            secret,
+        };
+        match get("grant_type").as_deref() {
+            Some("authorization_code") => {}
+            Some("refresh_token") => {
+                return client
+                    .check(auth)
+                    .and_then(|()| self.refresh(auth, &form))
+                    .map_or_else(|refused| refused, |doc| Answer::json(200, &doc));
+            }
+            _ => {
+                return Answer::error(
+                    400,
+                    "unsupported_grant_type",
+                    "grant_type must be authorization_code or refresh_token",
+                );
+            }
         }
         let Some(grant) = self.grant.take() else {
             return Answer::error(400, "invalid_grant", "no authorization was granted");
@@ -419,24 +461,10 @@ impl Player {
                 "resource missing or not the authorization request's (RFC 8707)",
             );
         }
-        let method = match (&basic, get("client_secret")) {
-            (Some(_), _) => "client_secret_basic",
-            (None, Some(_)) => "client_secret_post",
-            (None, None) => "none",
-        };
-        if !auth.token_auth_methods.iter().any(|m| m == method) {
-            return Answer::error(
-                401,
-                "invalid_client",
-                &format!("{method} is not a client authentication method of this server"),
-            );
+        if let Err(refused) = client.check_as(auth, &grant.client_id) {
+            return refused;
         }
-        if client_id.as_deref() != Some(grant.client_id.as_str()) {
-            return Answer::error(401, "invalid_client", "unknown client");
-        }
-        if auth.client_secret.is_some() && secret != auth.client_secret {
-            return Answer::error(401, "invalid_client", "client authentication failed");
-        }
+        self.refreshed.live = None;
         let mut doc = json!({
             "access_token": auth.access_token,
             "token_type": "Bearer",
@@ -446,6 +474,87 @@ impl Player {
             doc["refresh_token"] = json!(refresh);
         }
         Answer::json(200, &doc)
+    }
+}
+
+impl Player {
+    /// The `refresh_token` grant: the next of `refreshes`, for the refresh token issued last.
+    fn refresh(&mut self, auth: &AuthSettings, form: &Form) -> Result<Value, Answer> {
+        let current = self.refreshed.refresh_token(auth).map(str::to_string);
+        if current.is_none() || form.get("refresh_token") != current {
+            return Err(Answer::error(
+                400,
+                "invalid_grant",
+                "unknown, replaced or missing refresh_token",
+            ));
+        }
+        if form.get("resource").as_deref() != Some(self.resource().as_str()) {
+            return Err(Answer::error(
+                400,
+                "invalid_target",
+                "resource missing or not the MCP server (RFC 8707)",
+            ));
+        }
+        let Some(next) = auth.refreshes.get(self.refreshed.count) else {
+            return Err(Answer::error(
+                400,
+                "invalid_grant",
+                "the refresh token expired",
+            ));
+        };
+        self.refreshed.count += 1;
+        let refresh = next.refresh_token.clone().or(current);
+        self.refreshed.live = Some((next.access_token.clone(), refresh));
+        let mut doc = json!({
+            "access_token": next.access_token,
+            "token_type": "Bearer",
+            "expires_in": 3600,
+        });
+        if let Some(rotated) = &next.refresh_token {
+            doc["refresh_token"] = json!(rotated);
+        }
+        Ok(doc)
+    }
+}
+
+/// How a token request authenticated its client.
+struct ClientAuth {
+    basic: bool,
+    client_id: Option<String>,
+    secret: Option<String>,
+}
+
+impl ClientAuth {
+    /// Refused unless the client is the settings' one, authenticated a way the server accepts.
+    fn check(&self, auth: &AuthSettings) -> Result<(), Answer> {
+        self.check_as(auth, &auth.client_id)
+    }
+
+    /// Refused unless the client is `client_id`, authenticated a way the server accepts.
+    fn check_as(&self, auth: &AuthSettings, client_id: &str) -> Result<(), Answer> {
+        let method = match (self.basic, &self.secret) {
+            (true, _) => "client_secret_basic",
+            (false, Some(_)) => "client_secret_post",
+            (false, None) => "none",
+        };
+        if !auth.token_auth_methods.iter().any(|m| m == method) {
+            return Err(Answer::error(
+                401,
+                "invalid_client",
+                &format!("{method} is not a client authentication method of this server"),
+            ));
+        }
+        if self.client_id.as_deref() != Some(client_id) {
+            return Err(Answer::error(401, "invalid_client", "unknown client"));
+        }
+        if auth.client_secret.is_some() && self.secret != auth.client_secret {
+            return Err(Answer::error(
+                401,
+                "invalid_client",
+                "client authentication failed",
+            ));
+        }
+        Ok(())
     }
 }
 

@@ -176,6 +176,9 @@ pub struct Player {
     refusals: Option<mpsc::UnboundedSender<Refusal>>,
     /// `[server.auth]`: the authorization granted and not yet exchanged for a token.
     grant: Option<auth::Grant>,
+    /// `[server.auth]`: the tokens the last `refresh_token` grant left valid, and how many
+    /// such grants were answered; none until the first.
+    refreshed: auth::Refreshed,
 }
 
 impl Player {
@@ -202,6 +205,7 @@ impl Player {
             stop,
             refusals: None,
             grant: None,
+            refreshed: auth::Refreshed::default(),
         }
     }
 
