@@ -314,6 +314,9 @@ pub enum Breakage {
     /// Authorization: a refresh token issued by a refresh is dropped, and the one it
     /// replaced kept.
     RotationIgnored,
+    /// Authorization: `offline_access` is asked for whatever the authorization server's
+    /// `scopes_supported` lists.
+    OfflineAccessAlways,
     /// Authorization: the Protected Resource Metadata is used whatever `resource` it names.
     PrmResourceUnchecked,
     /// Authorization: the authorization server metadata is used whatever `issuer` it names.

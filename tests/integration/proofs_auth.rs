@@ -81,6 +81,12 @@ pub const AUTH_PROOFS: &[Proof] = &[
         "step 1",
     ),
     switch(
+        &["auth.oauth.offline-access"],
+        Breakage::OfflineAccessAlways,
+        "auth/offline-access-not-supported",
+        "http_none",
+    ),
+    switch(
         &["auth.oauth.step-up"],
         Breakage::NoStepUp,
         "auth/scope-step-up",

@@ -40,6 +40,11 @@ pub struct AuthSettings {
     /// The metadata's `scopes_supported`, when given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scopes_supported: Option<Vec<String>>,
+    /// The authorization server metadata's `scopes_supported`, when not `scopes_supported`
+    /// (the Protected Resource Metadata's): a server offering `offline_access`, which a
+    /// protected resource does not list.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_scopes_supported: Option<Vec<String>>,
     /// The `resource` the Protected Resource Metadata names, when not the MCP endpoint's URL
     /// (a metadata document written for another resource).
     #[serde(default, skip_serializing_if = "Option::is_none")]

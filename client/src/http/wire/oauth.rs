@@ -175,6 +175,29 @@ pub(crate) fn select_scope(
     (!scopes.is_empty()).then(|| scopes.join(" "))
 }
 
+/// The scope that asks for a refresh token (OpenID Connect Core 1.0 section 11).
+const OFFLINE_ACCESS: &str = "offline_access";
+
+/// `scope` with `offline_access` added when the authorization server's metadata lists it in
+/// `scopes_supported`; no scope stays none.
+pub(crate) fn with_offline_access(
+    scope: Option<String>,
+    metadata: &Value,
+    broken: impl Fn(Breakage) -> bool,
+) -> Option<String> {
+    let listed = metadata
+        .get("scopes_supported")
+        .and_then(Value::as_array)
+        .is_some_and(|s| s.iter().any(|s| s.as_str() == Some(OFFLINE_ACCESS)));
+    let scope = scope?;
+    if !(listed || broken(Breakage::OfflineAccessAlways))
+        || scope.split_whitespace().any(|s| s == OFFLINE_ACCESS)
+    {
+        return Some(scope);
+    }
+    Some(format!("{scope} {OFFLINE_ACCESS}"))
+}
+
 /// A random base64url string of `bytes` random bytes.
 fn random(bytes: usize) -> Result<String, McpError> {
     use ring::rand::SecureRandom;
@@ -392,7 +415,7 @@ impl Endpoint {
                 return Ok(tokens);
             }
         }
-        let scope = select_scope(challenge, &prm, broken);
+        let scope = with_offline_access(select_scope(challenge, &prm, broken), &metadata, broken);
         let verifier = random(32)?;
         self.remember_text(&verifier);
         let state = random(16)?;
@@ -730,6 +753,25 @@ mod tests {
         );
         let issuer = Url::parse("https://auth.ex.com").unwrap();
         assert_eq!(server_metadata_urls(&issuer, none).len(), 2);
+    }
+
+    #[test]
+    fn offline_access_is_added_only_where_the_authorization_server_lists_it() {
+        let listed = serde_json::json!({"scopes_supported": ["mcp", "offline_access"]});
+        let unlisted = serde_json::json!({"scopes_supported": ["mcp"]});
+        let add = |scope: Option<&str>, metadata: &Value| {
+            with_offline_access(scope.map(str::to_string), metadata, none)
+        };
+        assert_eq!(
+            add(Some("mcp"), &listed).as_deref(),
+            Some("mcp offline_access")
+        );
+        assert_eq!(
+            add(Some("mcp offline_access"), &listed).as_deref(),
+            Some("mcp offline_access")
+        );
+        assert_eq!(add(Some("mcp"), &unlisted).as_deref(), Some("mcp"));
+        assert_eq!(add(None, &listed), None);
     }
 
     #[test]

@@ -283,7 +283,8 @@ impl Player {
         if auth.iss.advertised() {
             doc["authorization_response_iss_parameter_supported"] = json!(true);
         }
-        if let Some(scopes) = &auth.scopes_supported {
+        let scopes = auth.server_scopes_supported.as_ref();
+        if let Some(scopes) = scopes.or(auth.scopes_supported.as_ref()) {
             doc["scopes_supported"] = json!(scopes);
         }
         Answer::json(200, &doc)
