@@ -317,6 +317,12 @@ pub enum Breakage {
     /// Authorization: `offline_access` is asked for whatever the authorization server's
     /// `scopes_supported` lists.
     OfflineAccessAlways,
+    /// Authorization, 2025-03-26: without Protected Resource Metadata, the default endpoints
+    /// are used at once, the metadata at the MCP server's origin not looked for.
+    LegacyMetadataSkipped,
+    /// Authorization, 2025-03-26: an authorization server without metadata is given up on,
+    /// its default endpoints not tried.
+    NoDefaultEndpoints,
     /// Authorization: the Protected Resource Metadata is used whatever `resource` it names.
     PrmResourceUnchecked,
     /// Authorization: the authorization server metadata is used whatever `issuer` it names.
@@ -458,7 +464,10 @@ pub struct ClientConfig {
     /// Strict: the newest revision offered. `None` (the default) or `2026-07-28`: probe
     /// `server/discover` and speak 2026-07-28 statelessly, falling back to `initialize` at
     /// 2025-11-25 on a server that does not know it; a handshake revision (`2025-11-25`):
-    /// the handshake only, no probe. yoagent and kova never probe.
+    /// the handshake only, no probe. yoagent and kova never probe. `2025-03-26` also keeps
+    /// that revision's authorization discovery: without Protected Resource Metadata, the
+    /// authorization server's metadata at the MCP server's origin, else its default
+    /// endpoints (`/authorize`, `/token`).
     pub revision: Option<String>,
     /// Test-only faults.
     pub hooks: TestHooks,

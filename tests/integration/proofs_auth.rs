@@ -27,6 +27,18 @@ pub const AUTH_PROOFS: &[Proof] = &[
         "http_none",
     ),
     switch(
+        &["auth.oauth.legacy-server-metadata"],
+        Breakage::LegacyMetadataSkipped,
+        "auth/2025-03-26-oauth-metadata-backcompat",
+        "step 1",
+    ),
+    switch(
+        &["auth.oauth.legacy-default-endpoints"],
+        Breakage::NoDefaultEndpoints,
+        "auth/2025-03-26-oauth-endpoint-fallback",
+        "step 1",
+    ),
+    switch(
         &["auth.oauth.server-metadata-order"],
         Breakage::OAuthMetadataOnly,
         "auth/server-metadata-oidc-appended",

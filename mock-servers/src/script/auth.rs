@@ -24,6 +24,10 @@ pub struct AuthSettings {
     /// The path of the issuer (`/tenant1`); empty (the default) for an issuer without a path.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub issuer_path: String,
+    /// A path between the issuer and its authorization and token endpoints (`/oauth`:
+    /// `<issuer>/oauth/authorize`), which only its metadata names; none by default.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub endpoints_path: String,
     /// Where the Protected Resource Metadata is served: `path` (at the MCP endpoint's path,
     /// `/.well-known/oauth-protected-resource/mcp`), `root`
     /// (`/.well-known/oauth-protected-resource`), `custom` (`/prm/resource-metadata`, a URL

@@ -5,7 +5,7 @@ use base64::Engine;
 use hyper::body::Bytes;
 use hyper::header::{self, HeaderMap, HeaderValue};
 use hyper::{Method, StatusCode};
-use serde_json::Value;
+use serde_json::{json, Value};
 use url::Url;
 
 use crate::http::oauth::{OAuthSettings, OAuthTokens};
@@ -223,6 +223,28 @@ pub(crate) fn prm_names_resource(prm: &Value, resource: &str) -> bool {
         .is_some_and(|r| r.as_str() == resource)
 }
 
+/// The revision whose clients, finding no Protected Resource Metadata, take the MCP server's
+/// origin for the authorization server, and its default endpoints when it has no metadata.
+pub(crate) const LEGACY_DISCOVERY_REVISION: &str = "2025-03-26";
+
+/// The 2025-03-26 authorization base URL: the MCP server's URL without its path.
+pub(crate) fn authorization_base(url: &Url) -> String {
+    url.origin().ascii_serialization()
+}
+
+/// The metadata of a 2025-03-26 authorization server without any: its default endpoints
+/// at the authorization base URL `base`. PKCE `S256` is taken as supported: OAuth 2.1
+/// requires it of every authorization server.
+pub(crate) fn default_endpoints(base: &str) -> Value {
+    json!({
+        "issuer": base,
+        "authorization_endpoint": format!("{base}/authorize"),
+        "token_endpoint": format!("{base}/token"),
+        "registration_endpoint": format!("{base}/register"),
+        "code_challenge_methods_supported": ["S256"],
+    })
+}
+
 /// `url` as the canonical URI of the MCP server: no query, no fragment.
 pub(crate) fn canonical_resource(url: &Url) -> String {
     let mut url = url.clone();
@@ -342,13 +364,22 @@ impl Endpoint {
                 break;
             }
         }
-        let prm = prm.ok_or_else(|| {
-            fail(format!(
-                "no protected resource metadata found (tried {})",
-                tried.join(", ")
-            ))
-        })?;
-        if !prm_names_resource(&prm, resource) && !self.broken(Breakage::PrmResourceUnchecked) {
+        let legacy = self.legacy_discovery && prm.is_none();
+        let prm = match prm {
+            Some(prm) => prm,
+            // 2025-03-26: the authorization server at the MCP server's origin.
+            None if legacy => json!({ "authorization_servers": [authorization_base(&self.url)] }),
+            None => {
+                return Err(fail(format!(
+                    "no protected resource metadata found (tried {})",
+                    tried.join(", ")
+                )))
+            }
+        };
+        if !legacy
+            && !prm_names_resource(&prm, resource)
+            && !self.broken(Breakage::PrmResourceUnchecked)
+        {
             return Err(fail(
                 "refused: the protected resource metadata is for another resource than this MCP server (RFC 9728 section 3.3)".into(),
             ));
@@ -368,20 +399,30 @@ impl Endpoint {
         // Authorization server metadata, in the spec's priority order.
         let mut metadata = None;
         let mut tried = Vec::new();
-        for url in server_metadata_urls(&issuer_url, broken) {
+        let urls = match legacy && self.broken(Breakage::LegacyMetadataSkipped) {
+            true => Vec::new(),
+            false => server_metadata_urls(&issuer_url, broken),
+        };
+        for url in urls {
             tried.push(url.path().to_string());
             if let Some(doc) = self.get_json(&url, ctx).await? {
                 metadata = Some(doc);
                 break;
             }
         }
-        let metadata = metadata.ok_or_else(|| {
-            fail(format!(
-                "no authorization server metadata found at {} (tried {})",
-                origin_of(&issuer_url),
-                tried.join(", ")
-            ))
-        })?;
+        let metadata = match metadata {
+            Some(metadata) => metadata,
+            None if legacy && !self.broken(Breakage::NoDefaultEndpoints) => {
+                default_endpoints(&issuer)
+            }
+            None => {
+                return Err(fail(format!(
+                    "no authorization server metadata found at {} (tried {})",
+                    origin_of(&issuer_url),
+                    tried.join(", ")
+                )))
+            }
+        };
         let named = metadata.get("issuer").and_then(Value::as_str);
         if named != Some(issuer.as_str()) && !self.broken(Breakage::IssuerUnchecked) {
             return Err(fail(format!(
@@ -772,6 +813,19 @@ mod tests {
         );
         assert_eq!(add(Some("mcp"), &unlisted).as_deref(), Some("mcp"));
         assert_eq!(add(None, &listed), None);
+    }
+
+    #[test]
+    fn the_2025_03_26_authorization_base_drops_the_path_and_its_endpoints_are_at_its_root() {
+        let base = authorization_base(&Url::parse("https://api.example.com/v1/mcp?x=1").unwrap());
+        assert_eq!(base, "https://api.example.com");
+        let metadata = default_endpoints(&base);
+        assert_eq!(metadata["issuer"], "https://api.example.com");
+        assert_eq!(
+            metadata["authorization_endpoint"],
+            "https://api.example.com/authorize"
+        );
+        assert_eq!(metadata["token_endpoint"], "https://api.example.com/token");
     }
 
     #[test]

@@ -157,10 +157,11 @@ impl Player {
             {
                 return Some(self.server_metadata(auth));
             }
-            if incoming.method == "GET" && path == format!("{}/authorize", auth.issuer_path) {
+            let endpoints = format!("{}{}", auth.issuer_path, auth.endpoints_path);
+            if incoming.method == "GET" && path == format!("{endpoints}/authorize") {
                 return Some(self.authorize(auth, &query));
             }
-            if incoming.method == "POST" && path == format!("{}/token", auth.issuer_path) {
+            if incoming.method == "POST" && path == format!("{endpoints}/token") {
                 return Some(self.token(auth, incoming));
             }
         }
@@ -266,13 +267,14 @@ impl Player {
 
     fn server_metadata(&self, auth: &AuthSettings) -> Answer {
         let issuer = self.issuer(auth);
+        let endpoints = format!("{issuer}{}", auth.endpoints_path);
         let mut doc = json!({
             "issuer": match auth.wrong_issuer {
                 true => "http://issuer.invalid".to_string(),
                 false => issuer.clone(),
             },
-            "authorization_endpoint": format!("{issuer}/authorize"),
-            "token_endpoint": format!("{issuer}/token"),
+            "authorization_endpoint": format!("{endpoints}/authorize"),
+            "token_endpoint": format!("{endpoints}/token"),
             "response_types_supported": ["code"],
             "grant_types_supported": ["authorization_code", "refresh_token"],
             "token_endpoint_auth_methods_supported": auth.token_auth_methods,
