@@ -306,6 +306,9 @@ pub enum Breakage {
     SecretAlwaysBasic,
     /// Authorization: the authorization response's `iss` (RFC 9207) is not checked.
     IssUnchecked,
+    /// Authorization: the authorization response's `iss` is compared with the issuer after
+    /// normalization (a trailing slash ignored).
+    IssNormalized,
     /// Authorization: the redirect's `state` is not compared with the one sent.
     StateUnchecked,
     /// Authorization: a `401` to a token held with a refresh token runs the whole flow

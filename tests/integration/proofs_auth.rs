@@ -69,6 +69,12 @@ pub const AUTH_PROOFS: &[Proof] = &[
         "step 1",
     ),
     switch(
+        &["auth.oauth.iss-not-normalized"],
+        Breakage::IssNormalized,
+        "auth/iss-normalized",
+        "step 1",
+    ),
+    switch(
         &["auth.oauth.pkce-s256"],
         Breakage::NoPkce,
         "auth/pkce-s256",

@@ -107,7 +107,8 @@ pub struct AuthSettings {
     /// (`authorization_response_iss_parameter_supported`): `none` (neither, the default),
     /// `supported` (both, the right issuer), `supported-missing` (advertised, left out),
     /// `wrong` (advertised, another issuer), `unadvertised` (the right issuer, not
-    /// advertised).
+    /// advertised), `normalized` (advertised, the right issuer with a trailing slash: equal
+    /// only after URL normalization).
     #[serde(default, skip_serializing_if = "IssMode::is_none")]
     pub iss: IssMode,
     /// The pre-registered client id the authorization server knows.
@@ -174,6 +175,9 @@ pub enum IssMode {
     Wrong,
     /// Not advertised, and the right issuer in the response all the same.
     Unadvertised,
+    /// Advertised, and the right issuer followed by `/` in the response: the same URL once
+    /// normalized, another string.
+    Normalized,
 }
 
 impl IssMode {
@@ -186,7 +190,7 @@ impl IssMode {
     pub fn advertised(self) -> bool {
         matches!(
             self,
-            IssMode::Supported | IssMode::SupportedMissing | IssMode::Wrong
+            IssMode::Supported | IssMode::SupportedMissing | IssMode::Wrong | IssMode::Normalized
         )
     }
 }

@@ -300,6 +300,15 @@ impl Endpoint {
         }
     }
 
+    /// Whether the authorization response's `iss` is `issuer`: a plain string comparison,
+    /// nothing normalized (`IssNormalized`: a trailing slash ignored).
+    fn same_issuer(&self, iss: &str, issuer: &str) -> bool {
+        match self.broken(Breakage::IssNormalized) {
+            true => iss.trim_end_matches('/') == issuer.trim_end_matches('/'),
+            false => iss == issuer,
+        }
+    }
+
     /// The refresh token kept for `resource`, to try before a new authorization.
     fn refresh_token_of(&self, oauth: &OAuthSettings, resource: &str) -> Option<String> {
         if self.broken(Breakage::NoRefresh) {
@@ -502,7 +511,7 @@ impl Endpoint {
             == Some(true);
         if !self.broken(Breakage::IssUnchecked) {
             match (iss_advertised, param("iss")) {
-                (_, Some(iss)) if iss != issuer => {
+                (_, Some(iss)) if !self.same_issuer(&iss, &issuer) => {
                     return Err(fail(
                         "the authorization response's iss is not the authorization server's issuer; refused"
                             .into(),

@@ -363,6 +363,9 @@ impl Player {
             IssMode::Wrong => {
                 to.append_pair("iss", "http://issuer.invalid");
             }
+            IssMode::Normalized => {
+                to.append_pair("iss", &format!("{}/", self.issuer(auth)));
+            }
             IssMode::None | IssMode::SupportedMissing => {}
         }
         match (&state, auth.wrong_state) {
