@@ -309,6 +309,11 @@ pub enum Breakage {
     /// Authorization: the authorization response's `iss` is compared with the issuer after
     /// normalization (a trailing slash ignored).
     IssNormalized,
+    /// Authorization: the secret a dynamic registration issued is dropped, and the client
+    /// authenticates at the token endpoint as a public one.
+    RegistrationSecretDropped,
+    /// Authorization: dynamic client registration leaves out `application_type`.
+    NoApplicationType,
     /// Authorization: the redirect's `state` is not compared with the one sent.
     StateUnchecked,
     /// Authorization: a `401` to a token held with a refresh token runs the whole flow

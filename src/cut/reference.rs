@@ -324,6 +324,10 @@ fn http_server(target: &HttpTarget) -> Result<HttpServer, McpError> {
             Arc::new(authorizer),
         );
         settings.client_secret = client.client_secret.clone();
+        if !client.pre_registered {
+            settings.client_id = None;
+            settings.client_secret = None;
+        }
         settings
     });
     server.root_certificates = target

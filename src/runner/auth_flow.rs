@@ -36,6 +36,13 @@ pub(super) fn credentials(
         if let Some(secret) = &auth.client_secret {
             add("the client secret", secret);
         }
+        if let Some(secret) = auth
+            .registration
+            .as_ref()
+            .and_then(|r| r.client_secret.as_ref())
+        {
+            add("the registered client's secret", secret);
+        }
         for refresh in &auth.refreshes {
             add("a refreshed access token", &refresh.access_token);
             if let Some(rotated) = &refresh.refresh_token {

@@ -141,6 +141,18 @@ pub const AUTH_PROOFS: &[Proof] = &[
         "http_none",
     ),
     switch(
+        &["auth.oauth.dynamic-registration"],
+        Breakage::RegistrationSecretDropped,
+        "auth/dynamic-client-registration",
+        "step 1",
+    ),
+    switch(
+        &["auth.oauth.registration-application-type"],
+        Breakage::NoApplicationType,
+        "auth/registration-application-type",
+        "step 1",
+    ),
+    switch(
         &["auth.oauth.token-endpoint-auth"],
         Breakage::SecretAlwaysBasic,
         "auth/token-endpoint-auth-post",

@@ -69,12 +69,13 @@ impl TokenStore for MemoryTokenStore {
     }
 }
 
-/// The authorization flow's settings: a pre-registered client, its redirect URI, the
-/// user-agent step and the token store.
+/// The authorization flow's settings: a pre-registered client (or none), its redirect URI,
+/// the user-agent step and the token store.
 #[derive(Clone)]
 pub struct OAuthSettings {
-    /// The pre-registered client id.
-    pub client_id: String,
+    /// The pre-registered client id; `None`: the client registers at each authorization
+    /// server that offers dynamic client registration (RFC 7591), once per issuer.
+    pub client_id: Option<String>,
     /// The pre-registered client's secret (a confidential client authenticates with
     /// `client_secret_basic`); `None` for a public client.
     pub client_secret: Option<String>,
@@ -94,7 +95,7 @@ impl OAuthSettings {
         authorizer: Arc<dyn Authorizer>,
     ) -> Self {
         OAuthSettings {
-            client_id: client_id.into(),
+            client_id: Some(client_id.into()),
             client_secret: None,
             redirect_uri: redirect_uri.into(),
             authorizer,

@@ -114,6 +114,12 @@ pub struct AuthSettings {
     /// The pre-registered client id the authorization server knows.
     #[serde(default = "default_client_id")]
     pub client_id: String,
+    /// Dynamic client registration (RFC 7591): when given, the metadata names
+    /// `registration_endpoint` (`<issuer>/register`), where a JSON request listing
+    /// `redirect_uris` registers a client, answered `201` with its id; that client is then
+    /// known beside `client_id`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub registration: Option<Registration>,
     /// The pre-registered client's secret: when given, the token request must carry it
     /// (`client_secret_basic` or `client_secret_post`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -146,6 +152,28 @@ pub struct AuthSettings {
     /// request's code, `code_verifier` and client secret: a server that echoes credentials.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub token_error_echoes: bool,
+}
+
+/// The client dynamic registration issues.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct Registration {
+    /// The client id issued.
+    #[serde(default = "default_registered_client_id")]
+    pub client_id: String,
+    /// The client secret issued with it, when given (a confidential client, which the
+    /// token endpoint then authenticates).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_secret: Option<String>,
+    /// The `application_type` a registration must name, when given (`native`: an OpenID
+    /// Connect authorization server, whose default `web` refuses a loopback redirect URI);
+    /// another, or none, is refused with `400 invalid_client_metadata`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub application_type: Option<String>,
+}
+
+fn default_registered_client_id() -> String {
+    "registered-client-1f3e".into()
 }
 
 /// What one `refresh_token` grant issues.

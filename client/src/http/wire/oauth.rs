@@ -223,6 +223,15 @@ pub(crate) fn prm_names_resource(prm: &Value, resource: &str) -> bool {
         .is_some_and(|r| r.as_str() == resource)
 }
 
+/// The client the flow runs as at one authorization server: pre-registered or registered.
+#[derive(Clone)]
+pub(crate) struct FlowClient {
+    /// The client id.
+    id: String,
+    /// Its secret, for a confidential client.
+    secret: Option<String>,
+}
+
 /// The revision whose clients, finding no Protected Resource Metadata, take the MCP server's
 /// origin for the authorization server, and its default endpoints when it has no metadata.
 pub(crate) const LEGACY_DISCOVERY_REVISION: &str = "2025-03-26";
@@ -457,9 +466,10 @@ impl Endpoint {
         };
         let authorization_endpoint = endpoint("authorization_endpoint")?;
         let token_endpoint = endpoint("token_endpoint")?;
+        let client = self.client_at(oauth, &issuer, &metadata, ctx).await?;
         if let Some(refresh) = refresh {
             let refreshed = self
-                .refreshed(oauth, &metadata, &token_endpoint, &refresh, resource, ctx)
+                .refreshed(&client, &metadata, &token_endpoint, &refresh, resource, ctx)
                 .await?;
             if let Some(tokens) = refreshed {
                 return Ok(tokens);
@@ -475,7 +485,7 @@ impl Endpoint {
         {
             let mut query = url.query_pairs_mut();
             query.append_pair("response_type", "code");
-            query.append_pair("client_id", &oauth.client_id);
+            query.append_pair("client_id", &client.id);
             query.append_pair("redirect_uri", &oauth.redirect_uri);
             if pkce {
                 query.append_pair("code_challenge", &s256(&verifier));
@@ -546,7 +556,7 @@ impl Endpoint {
             if send_resource {
                 form.append_pair("resource", resource);
             }
-            self.client_authenticated(oauth, &metadata, form)?
+            self.client_authenticated(&client, &metadata, form)?
         };
         let mut reply = self
             .send_once(&token_endpoint, &Method::POST, Some(body), headers, ctx)
@@ -582,7 +592,7 @@ impl Endpoint {
     /// way the authorization server's metadata lists in `token_endpoint_auth_methods_supported`.
     fn client_authenticated(
         &self,
-        oauth: &OAuthSettings,
+        client: &FlowClient,
         metadata: &Value,
         mut form: url::form_urlencoded::Serializer<'static, String>,
     ) -> Result<(Bytes, HeaderMap), McpError> {
@@ -596,13 +606,13 @@ impl Endpoint {
         let post = !methods.contains(&"client_secret_basic")
             && methods.contains(&"client_secret_post")
             && !self.broken(Breakage::SecretAlwaysBasic);
-        match &oauth.client_secret {
+        match &client.secret {
             Some(secret) if post => {
-                form.append_pair("client_id", &oauth.client_id);
+                form.append_pair("client_id", &client.id);
                 form.append_pair("client_secret", secret);
             }
             Some(secret) => {
-                let pair = format!("{}:{}", form_encode(&oauth.client_id), form_encode(secret));
+                let pair = format!("{}:{}", form_encode(&client.id), form_encode(secret));
                 let basic = base64::engine::general_purpose::STANDARD.encode(pair);
                 let value = HeaderValue::from_str(&format!("Basic {basic}")).map_err(|_| {
                     McpError::Transport(format!(
@@ -614,7 +624,7 @@ impl Endpoint {
                 headers.insert(header::AUTHORIZATION, value);
             }
             None => {
-                form.append_pair("client_id", &oauth.client_id);
+                form.append_pair("client_id", &client.id);
             }
         }
         headers.insert(
@@ -623,6 +633,107 @@ impl Endpoint {
         );
         headers.insert(header::ACCEPT, HeaderValue::from_static("application/json"));
         Ok((Bytes::from(form.finish()), headers))
+    }
+
+    /// The client to authorize as at `issuer`: the pre-registered one, else the one
+    /// registered there before, else one registered now at its `registration_endpoint`.
+    async fn client_at(
+        &self,
+        oauth: &OAuthSettings,
+        issuer: &str,
+        metadata: &Value,
+        ctx: &Ctx,
+    ) -> Result<FlowClient, McpError> {
+        if let Some(id) = &oauth.client_id {
+            return Ok(FlowClient {
+                id: id.clone(),
+                secret: oauth.client_secret.clone(),
+            });
+        }
+        if let Some(client) = self.registered_at(issuer) {
+            return Ok(client);
+        }
+        let endpoint = metadata
+            .get("registration_endpoint")
+            .and_then(Value::as_str)
+            .and_then(|s| Url::parse(s).ok())
+            .ok_or_else(|| {
+                self.flow_error(
+                    "no client id for this authorization server, which offers no dynamic client registration",
+                )
+            })?;
+        let client = self.register(oauth, &endpoint, ctx).await?;
+        let mut known = self.registered.lock().unwrap_or_else(|e| e.into_inner());
+        known.insert(issuer.to_string(), client.clone());
+        Ok(client)
+    }
+
+    /// The client registered at `issuer` before.
+    fn registered_at(&self, issuer: &str) -> Option<FlowClient> {
+        let known = self.registered.lock().unwrap_or_else(|e| e.into_inner());
+        known.get(issuer).cloned()
+    }
+
+    /// Dynamic client registration (RFC 7591): a public client with the flow's redirect URI.
+    async fn register(
+        &self,
+        oauth: &OAuthSettings,
+        endpoint: &Url,
+        ctx: &Ctx,
+    ) -> Result<FlowClient, McpError> {
+        let mut request = json!({
+            "client_name": env!("CARGO_PKG_NAME"),
+            "redirect_uris": [oauth.redirect_uri],
+            "grant_types": ["authorization_code", "refresh_token"],
+            "response_types": ["code"],
+            "token_endpoint_auth_method": "none",
+        });
+        // The reference client runs on the user's machine, its redirect URI a loopback one.
+        if !self.broken(Breakage::NoApplicationType) {
+            request["application_type"] = json!("native");
+        }
+        let mut headers = HeaderMap::new();
+        headers.insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
+        headers.insert(header::ACCEPT, HeaderValue::from_static("application/json"));
+        let body = Bytes::from(request.to_string());
+        let mut reply = self
+            .send_once(endpoint, &Method::POST, Some(body), headers, ctx)
+            .await?;
+        let status = reply.status;
+        let text = self.read_to_end(&mut reply, ctx).await?;
+        let json: Value = serde_json::from_slice(&text).unwrap_or_default();
+        if !status.is_success() {
+            let code = json.get("error").and_then(Value::as_str).map(error_code);
+            return Err(self.flow_error(&format!(
+                "the dynamic client registration was refused: {} ({})",
+                status.as_u16(),
+                code.unwrap_or_else(|| "no error code".into())
+            )));
+        }
+        let id = json
+            .get("client_id")
+            .and_then(Value::as_str)
+            .ok_or_else(|| self.flow_error("the registration response has no client_id"))?;
+        let secret = json
+            .get("client_secret")
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        if let Some(secret) = &secret {
+            self.remember_text(secret);
+        }
+        let secret = secret.filter(|_| !self.broken(Breakage::RegistrationSecretDropped));
+        Ok(FlowClient {
+            id: id.to_string(),
+            secret,
+        })
+    }
+
+    /// An error of the authorization flow, naming the MCP server by origin.
+    fn flow_error(&self, what: &str) -> McpError {
+        McpError::Transport(format!("authorization for {}: {what}", self.origin))
     }
 
     /// The tokens of a successful token response, remembered as secrets.
@@ -655,7 +766,7 @@ impl Endpoint {
     /// refresh token used kept when no other is issued; `None` when the grant is refused.
     async fn refreshed(
         &self,
-        oauth: &OAuthSettings,
+        client: &FlowClient,
         metadata: &Value,
         token_endpoint: &Url,
         refresh_token: &str,
@@ -671,7 +782,7 @@ impl Endpoint {
             if !self.broken(Breakage::NoResourceParameter) {
                 form.append_pair("resource", resource);
             }
-            self.client_authenticated(oauth, metadata, form)?
+            self.client_authenticated(client, metadata, form)?
         };
         let mut reply = self
             .send_once(token_endpoint, &Method::POST, Some(body), headers, ctx)

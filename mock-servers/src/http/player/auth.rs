@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 
 use crate::http::body::MockBody;
 use crate::http::server::Incoming;
-use crate::script::{AuthSettings, IssMode, Origin};
+use crate::script::{AuthSettings, IssMode, Origin, Registration};
 use crate::wire_log::summarize;
 
 use super::{Head, Player};
@@ -164,6 +164,11 @@ impl Player {
             if incoming.method == "POST" && path == format!("{endpoints}/token") {
                 return Some(self.token(auth, incoming));
             }
+            if let (Some(registration), "POST") = (&auth.registration, incoming.method.as_str()) {
+                if path == format!("{endpoints}/register") {
+                    return Some(self.register(registration, incoming));
+                }
+            }
         }
         if path.contains("/.well-known/") {
             return Some(Answer::error(404, "not_found", "no such metadata here"));
@@ -289,6 +294,9 @@ impl Player {
         if let Some(scopes) = scopes.or(auth.scopes_supported.as_ref()) {
             doc["scopes_supported"] = json!(scopes);
         }
+        if auth.registration.is_some() {
+            doc["registration_endpoint"] = json!(format!("{endpoints}/register"));
+        }
         Answer::json(200, &doc)
     }
 
@@ -317,9 +325,11 @@ impl Player {
         if get("response_type").as_deref() != Some("code") {
             return refuse("unsupported_response_type", "response_type must be code");
         }
-        if get("client_id").as_deref() != Some(auth.client_id.as_str()) {
+        let Some(client_id) =
+            get("client_id").filter(|id| self.client_secret_of(auth, id).is_some())
+        else {
             return refuse("unauthorized_client", "unknown client_id");
-        }
+        };
         let Some(challenge) = get("code_challenge") else {
             return refuse(
                 "invalid_request",
@@ -352,7 +362,7 @@ impl Player {
             challenge,
             resource,
             redirect_uri: redirect_uri.clone(),
-            client_id: auth.client_id.clone(),
+            client_id,
         });
         let mut to = form_urlencoded::Serializer::new(String::new());
         to.append_pair("code", &auth.code);
@@ -424,8 +434,12 @@ impl Player {
         match get("grant_type").as_deref() {
             Some("authorization_code") => {}
             Some("refresh_token") => {
+                let secret = client
+                    .client_id
+                    .as_deref()
+                    .and_then(|id| self.client_secret_of(auth, id));
                 return client
-                    .check(auth)
+                    .check(auth, secret)
                     .and_then(|()| self.refresh(auth, &form))
                     .map_or_else(|refused| refused, |doc| Answer::json(200, &doc));
             }
@@ -467,8 +481,11 @@ impl Player {
                 "resource missing or not the authorization request's (RFC 8707)",
             );
         }
-        if let Err(refused) = client.check_as(auth, &grant.client_id) {
+        if let Err(refused) = client.check(auth, self.client_secret_of(auth, &grant.client_id)) {
             return refused;
+        }
+        if client.client_id.as_deref() != Some(grant.client_id.as_str()) {
+            return Answer::error(401, "invalid_client", "unknown client");
         }
         self.refreshed.live = None;
         let mut doc = json!({
@@ -484,6 +501,47 @@ impl Player {
 }
 
 impl Player {
+    /// The secret of a client the authorization server knows (`Some(None)`: a public one):
+    /// the pre-registered client, and the one registered dynamically once it is.
+    fn client_secret_of(&self, auth: &AuthSettings, client_id: &str) -> Option<Option<String>> {
+        if client_id == auth.client_id {
+            return Some(auth.client_secret.clone());
+        }
+        let registered = auth.registration.as_ref().filter(|_| self.registered)?;
+        (client_id == registered.client_id).then(|| registered.client_secret.clone())
+    }
+
+    /// Dynamic client registration: `registration`'s client, for a request with
+    /// `redirect_uris` (and the `application_type` required, if any).
+    fn register(&mut self, registration: &Registration, incoming: &Incoming) -> Answer {
+        let request: Value = serde_json::from_slice(&incoming.body).unwrap_or_default();
+        let uris = request.get("redirect_uris").and_then(Value::as_array);
+        if uris.is_none_or(|u| u.is_empty()) {
+            return Answer::error(400, "invalid_redirect_uri", "redirect_uris is missing");
+        }
+        let kind = request.get("application_type").and_then(Value::as_str);
+        if let Some(required) = registration.application_type.as_deref() {
+            if kind != Some(required) {
+                return Answer::error(
+                    400,
+                    "invalid_client_metadata",
+                    "application_type missing or not one this server registers with these redirect_uris",
+                );
+            }
+        }
+        self.registered = true;
+        let mut doc = json!({
+            "client_id": registration.client_id,
+            "redirect_uris": uris,
+            "token_endpoint_auth_method": "none",
+        });
+        if let Some(secret) = &registration.client_secret {
+            doc["client_secret"] = json!(secret);
+            doc["token_endpoint_auth_method"] = json!("client_secret_basic");
+        }
+        Answer::json(201, &doc)
+    }
+
     /// The `refresh_token` grant: the next of `refreshes`, for the refresh token issued last.
     fn refresh(&mut self, auth: &AuthSettings, form: &Form) -> Result<Value, Answer> {
         let current = self.refreshed.refresh_token(auth).map(str::to_string);
@@ -531,13 +589,9 @@ struct ClientAuth {
 }
 
 impl ClientAuth {
-    /// Refused unless the client is the settings' one, authenticated a way the server accepts.
-    fn check(&self, auth: &AuthSettings) -> Result<(), Answer> {
-        self.check_as(auth, &auth.client_id)
-    }
-
-    /// Refused unless the client is `client_id`, authenticated a way the server accepts.
-    fn check_as(&self, auth: &AuthSettings, client_id: &str) -> Result<(), Answer> {
+    /// Refused unless the client is a known one (`known`: its secret, `Some(None)` for a
+    /// public client), authenticated a way the server accepts.
+    fn check(&self, auth: &AuthSettings, known: Option<Option<String>>) -> Result<(), Answer> {
         let method = match (self.basic, &self.secret) {
             (true, _) => "client_secret_basic",
             (false, Some(_)) => "client_secret_post",
@@ -550,10 +604,10 @@ impl ClientAuth {
                 &format!("{method} is not a client authentication method of this server"),
             ));
         }
-        if self.client_id.as_deref() != Some(client_id) {
+        let Some(secret) = known else {
             return Err(Answer::error(401, "invalid_client", "unknown client"));
-        }
-        if auth.client_secret.is_some() && self.secret != auth.client_secret {
+        };
+        if secret.is_some() && self.secret != secret {
             return Err(Answer::error(
                 401,
                 "invalid_client",

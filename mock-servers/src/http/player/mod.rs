@@ -179,6 +179,8 @@ pub struct Player {
     /// `[server.auth]`: the tokens the last `refresh_token` grant left valid, and how many
     /// such grants were answered; none until the first.
     refreshed: auth::Refreshed,
+    /// `[server.auth]`: whether a client registered dynamically.
+    registered: bool,
 }
 
 impl Player {
@@ -206,6 +208,7 @@ impl Player {
             refusals: None,
             grant: None,
             refreshed: auth::Refreshed::default(),
+            registered: false,
         }
     }
 
