@@ -309,6 +309,9 @@ pub enum Breakage {
     /// Authorization: the authorization response's `iss` is compared with the issuer after
     /// normalization (a trailing slash ignored).
     IssNormalized,
+    /// Authorization: the client metadata document's URL is not used as the client id; the
+    /// client registers dynamically instead.
+    MetadataDocumentIgnored,
     /// Authorization: the secret a dynamic registration issued is dropped, and the client
     /// authenticates at the token endpoint as a public one.
     RegistrationSecretDropped,

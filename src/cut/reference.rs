@@ -324,6 +324,7 @@ fn http_server(target: &HttpTarget) -> Result<HttpServer, McpError> {
             Arc::new(authorizer),
         );
         settings.client_secret = client.client_secret.clone();
+        settings.client_metadata_url = client.client_metadata_url.clone();
         if !client.pre_registered {
             settings.client_id = None;
             settings.client_secret = None;

@@ -141,6 +141,12 @@ pub const AUTH_PROOFS: &[Proof] = &[
         "http_none",
     ),
     switch(
+        &["auth.oauth.client-id-metadata-document"],
+        Breakage::MetadataDocumentIgnored,
+        "auth/basic-cimd",
+        "http_none",
+    ),
+    switch(
         &["auth.oauth.dynamic-registration"],
         Breakage::RegistrationSecretDropped,
         "auth/dynamic-client-registration",

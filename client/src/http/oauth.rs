@@ -76,6 +76,10 @@ pub struct OAuthSettings {
     /// The pre-registered client id; `None`: the client registers at each authorization
     /// server that offers dynamic client registration (RFC 7591), once per issuer.
     pub client_id: Option<String>,
+    /// The HTTPS URL of the client's metadata document (a Client ID Metadata Document): its
+    /// client id, without a pre-registered one, at an authorization server that advertises
+    /// `client_id_metadata_document_supported`.
+    pub client_metadata_url: Option<String>,
     /// The pre-registered client's secret (a confidential client authenticates with
     /// `client_secret_basic`); `None` for a public client.
     pub client_secret: Option<String>,
@@ -96,6 +100,7 @@ impl OAuthSettings {
     ) -> Self {
         OAuthSettings {
             client_id: Some(client_id.into()),
+            client_metadata_url: None,
             client_secret: None,
             redirect_uri: redirect_uri.into(),
             authorizer,

@@ -114,6 +114,11 @@ pub struct AuthSettings {
     /// The pre-registered client id the authorization server knows.
     #[serde(default = "default_client_id")]
     pub client_id: String,
+    /// A Client ID Metadata Document URL the authorization server takes as a public
+    /// client's id, when given: its metadata then says `client_id_metadata_document_supported`.
+    /// The document is not fetched: it is taken to list the redirect URI the client uses.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_metadata_document: Option<String>,
     /// Dynamic client registration (RFC 7591): when given, the metadata names
     /// `registration_endpoint` (`<issuer>/register`), where a JSON request listing
     /// `redirect_uris` registers a client, answered `201` with its id; that client is then

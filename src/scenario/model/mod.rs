@@ -150,6 +150,11 @@ pub struct OAuthClient {
     /// authorization server (dynamic client registration, RFC 7591).
     #[serde(default = "yes")]
     pub pre_registered: bool,
+    /// The HTTPS URL of the client's metadata document (a Client ID Metadata Document), its
+    /// client id where the authorization server supports such documents and no client id
+    /// is pre-registered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_metadata_url: Option<String>,
     /// The client secret of a confidential client; none for a public client.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_secret: Option<String>,

@@ -232,6 +232,23 @@ pub(crate) struct FlowClient {
     secret: Option<String>,
 }
 
+/// The client metadata document's URL, to use as the client id where the authorization
+/// server's metadata says `client_id_metadata_document_supported`.
+fn metadata_document(
+    oauth: &OAuthSettings,
+    metadata: &Value,
+    broken: impl Fn(Breakage) -> bool,
+) -> Option<String> {
+    let supported = metadata
+        .get("client_id_metadata_document_supported")
+        .and_then(Value::as_bool)
+        == Some(true);
+    oauth
+        .client_metadata_url
+        .clone()
+        .filter(|_| supported && !broken(Breakage::MetadataDocumentIgnored))
+}
+
 /// The revision whose clients, finding no Protected Resource Metadata, take the MCP server's
 /// origin for the authorization server, and its default endpoints when it has no metadata.
 pub(crate) const LEGACY_DISCOVERY_REVISION: &str = "2025-03-26";
@@ -635,8 +652,10 @@ impl Endpoint {
         Ok((Bytes::from(form.finish()), headers))
     }
 
-    /// The client to authorize as at `issuer`: the pre-registered one, else the one
-    /// registered there before, else one registered now at its `registration_endpoint`.
+    /// The client to authorize as at `issuer`, in the specification's priority order: the
+    /// pre-registered one, else the client metadata document's URL where the authorization
+    /// server supports it, else the client registered there before, else one registered now
+    /// at its `registration_endpoint`.
     async fn client_at(
         &self,
         oauth: &OAuthSettings,
@@ -648,6 +667,12 @@ impl Endpoint {
             return Ok(FlowClient {
                 id: id.clone(),
                 secret: oauth.client_secret.clone(),
+            });
+        }
+        if let Some(url) = metadata_document(oauth, metadata, |b| self.broken(b)) {
+            return Ok(FlowClient {
+                id: url,
+                secret: None,
             });
         }
         if let Some(client) = self.registered_at(issuer) {

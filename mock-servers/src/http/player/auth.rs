@@ -297,6 +297,9 @@ impl Player {
         if auth.registration.is_some() {
             doc["registration_endpoint"] = json!(format!("{endpoints}/register"));
         }
+        if auth.client_metadata_document.is_some() {
+            doc["client_id_metadata_document_supported"] = json!(true);
+        }
         Answer::json(200, &doc)
     }
 
@@ -506,6 +509,9 @@ impl Player {
     fn client_secret_of(&self, auth: &AuthSettings, client_id: &str) -> Option<Option<String>> {
         if client_id == auth.client_id {
             return Some(auth.client_secret.clone());
+        }
+        if Some(client_id) == auth.client_metadata_document.as_deref() {
+            return Some(None);
         }
         let registered = auth.registration.as_ref().filter(|_| self.registered)?;
         (client_id == registered.client_id).then(|| registered.client_secret.clone())
