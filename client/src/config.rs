@@ -309,6 +309,9 @@ pub enum Breakage {
     /// Authorization: the authorization response's `iss` is compared with the issuer after
     /// normalization (a trailing slash ignored).
     IssNormalized,
+    /// Authorization: a dynamically registered client is used at whatever authorization
+    /// server comes next, not registered again at a new issuer.
+    RegistrationReused,
     /// Authorization: the client metadata document's URL is not used as the client id; the
     /// client registers dynamically instead.
     MetadataDocumentIgnored,

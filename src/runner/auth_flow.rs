@@ -43,6 +43,12 @@ pub(super) fn credentials(
         {
             add("the registered client's secret", secret);
         }
+        if let Some(migration) = &auth.migration {
+            add(
+                "the new authorization server's access token",
+                &migration.access_token,
+            );
+        }
         for refresh in &auth.refreshes {
             add("a refreshed access token", &refresh.access_token);
             if let Some(rotated) = &refresh.refresh_token {

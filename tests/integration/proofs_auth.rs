@@ -153,6 +153,12 @@ pub const AUTH_PROOFS: &[Proof] = &[
         "step 1",
     ),
     switch(
+        &["auth.oauth.registration-bound-to-issuer"],
+        Breakage::RegistrationReused,
+        "auth/authorization-server-migration",
+        "http_none",
+    ),
+    switch(
         &["auth.oauth.registration-application-type"],
         Breakage::NoApplicationType,
         "auth/registration-application-type",

@@ -114,6 +114,11 @@ pub struct AuthSettings {
     /// The pre-registered client id the authorization server knows.
     #[serde(default = "default_client_id")]
     pub client_id: String,
+    /// The protected resource moves to another authorization server once the first one's
+    /// token was served `after` times: the Protected Resource Metadata then names the new
+    /// one, and every token, client and grant of the first is gone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub migration: Option<Migration>,
     /// A Client ID Metadata Document URL the authorization server takes as a public
     /// client's id, when given: its metadata then says `client_id_metadata_document_supported`.
     /// The document is not fetched: it is taken to list the redirect URI the client uses.
@@ -157,6 +162,58 @@ pub struct AuthSettings {
     /// request's code, `code_verifier` and client secret: a server that echoes credentials.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub token_error_echoes: bool,
+}
+
+/// Another authorization server the protected resource moves to, on the same listener.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct Migration {
+    /// How many MCP requests carrying the first authorization server's token are served
+    /// before the move.
+    pub after: usize,
+    /// The new authorization server's issuer path (`/as2` by default). It knows no
+    /// pre-registered client, and offers dynamic registration.
+    #[serde(default = "default_migration_path")]
+    pub issuer_path: String,
+    /// The client id its dynamic registration issues.
+    #[serde(default = "default_migration_client_id")]
+    pub client_id: String,
+    /// The access token it issues, the only one the MCP endpoint then accepts.
+    #[serde(default = "default_migration_access_token")]
+    pub access_token: String,
+}
+
+impl AuthSettings {
+    /// The settings once the resource moved to `migration`'s authorization server.
+    pub fn migrated(&self, migration: &Migration) -> AuthSettings {
+        AuthSettings {
+            issuer_path: migration.issuer_path.clone(),
+            client_id: String::new(),
+            client_secret: None,
+            registration: Some(Registration {
+                client_id: migration.client_id.clone(),
+                client_secret: None,
+                application_type: None,
+            }),
+            access_token: migration.access_token.clone(),
+            refresh_token: None,
+            refreshes: Vec::new(),
+            migration: None,
+            ..self.clone()
+        }
+    }
+}
+
+fn default_migration_path() -> String {
+    "/as2".into()
+}
+
+fn default_migration_client_id() -> String {
+    "as2-client-7b1d".into()
+}
+
+fn default_migration_access_token() -> String {
+    "access-token-as2-9e4c".into()
 }
 
 /// The client dynamic registration issues.

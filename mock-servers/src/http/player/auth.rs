@@ -196,8 +196,11 @@ impl Player {
             .find(|(n, _)| n == "authorization")
             .map(|(_, v)| v.as_str());
         let token = bearer.and_then(|b| b.strip_prefix("Bearer "));
-        if token == Some(self.refreshed.access_token(auth))
-            || auth.any_token_served && token.is_some()
+        if token == Some(self.refreshed.access_token(auth)) {
+            self.served(auth);
+            return None;
+        }
+        if auth.any_token_served && token.is_some()
             || token.is_some() && token == auth.audience_unchecked_token.as_deref()
         {
             return None;
@@ -504,6 +507,22 @@ impl Player {
 }
 
 impl Player {
+    /// Counts an MCP request served with the issued token; the `migration`'s count reached,
+    /// the resource moves to the new authorization server (the next request sees it).
+    fn served(&mut self, auth: &AuthSettings) {
+        self.served += 1;
+        let Some(migration) = auth.migration.as_ref().filter(|m| self.served >= m.after) else {
+            return;
+        };
+        if let Some(script_auth) = self.script.auth.as_mut() {
+            *script_auth = auth.migrated(migration);
+        }
+        self.grant = None;
+        self.refreshed = Refreshed::default();
+        self.registered = false;
+        self.served = 0;
+    }
+
     /// The secret of a client the authorization server knows (`Some(None)`: a public one):
     /// the pre-registered client, and the one registered dynamically once it is.
     fn client_secret_of(&self, auth: &AuthSettings, client_id: &str) -> Option<Option<String>> {

@@ -181,6 +181,8 @@ pub struct Player {
     refreshed: auth::Refreshed,
     /// `[server.auth]`: whether a client registered dynamically.
     registered: bool,
+    /// `[server.auth]`: how many MCP requests the issued token was served for.
+    served: usize,
 }
 
 impl Player {
@@ -209,6 +211,7 @@ impl Player {
             grant: None,
             refreshed: auth::Refreshed::default(),
             registered: false,
+            served: 0,
         }
     }
 
