@@ -320,6 +320,9 @@ pub enum Breakage {
     RegistrationSecretDropped,
     /// Authorization: dynamic client registration leaves out `application_type`.
     NoApplicationType,
+    /// Authorization: an error in the authorization response is reported before its `iss`
+    /// is checked.
+    ErrorActedBeforeIss,
     /// Authorization: the redirect's `state` is not compared with the one sent.
     StateUnchecked,
     /// Authorization: a `401` to a token held with a refresh token runs the whole flow

@@ -69,6 +69,12 @@ pub const AUTH_PROOFS: &[Proof] = &[
         "step 1",
     ),
     switch(
+        &["auth.oauth.iss-validated-on-errors"],
+        Breakage::ErrorActedBeforeIss,
+        "auth/iss-wrong-on-error-response",
+        "step 1",
+    ),
+    switch(
         &["auth.oauth.iss-not-normalized"],
         Breakage::IssNormalized,
         "auth/iss-normalized",

@@ -103,7 +103,8 @@ pub struct AuthSettings {
     /// forged or replayed authorization response), its code valid all the same.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub wrong_state: bool,
-    /// `iss` in the authorization response (RFC 9207) and its advertisement in the metadata
+    /// `iss` in the authorization response, error responses included (RFC 9207), and its
+    /// advertisement in the metadata
     /// (`authorization_response_iss_parameter_supported`): `none` (neither, the default),
     /// `supported` (both, the right issuer), `supported-missing` (advertised, left out),
     /// `wrong` (advertised, another issuer), `unadvertised` (the right issuer, not

@@ -536,6 +536,17 @@ impl Endpoint {
             .get("authorization_response_iss_parameter_supported")
             .and_then(Value::as_bool)
             == Some(true);
+        let refused = || {
+            param("error").map(|error| {
+                fail(format!(
+                    "the authorization server refused: {}",
+                    error_code(&error)
+                ))
+            })
+        };
+        if let (true, Some(refused)) = (self.broken(Breakage::ErrorActedBeforeIss), refused()) {
+            return Err(refused);
+        }
         if !self.broken(Breakage::IssUnchecked) {
             match (iss_advertised, param("iss")) {
                 (_, Some(iss)) if !self.same_issuer(&iss, &issuer) => {
@@ -553,11 +564,8 @@ impl Endpoint {
                 _ => {}
             }
         }
-        if let Some(error) = param("error") {
-            return Err(fail(format!(
-                "the authorization server refused: {}",
-                error_code(&error)
-            )));
+        if let Some(refused) = refused() {
+            return Err(refused);
         }
         let code = param("code").ok_or_else(|| fail("the redirect carries no code".into()))?;
         self.remember_text(&code);

@@ -315,10 +315,14 @@ impl Player {
             return Answer::error(400, "invalid_request", "redirect_uri is missing");
         };
         let state = get("state");
+        let iss = self.iss_of(auth);
         let refuse = |error: &str, description: &str| {
             let mut to = form_urlencoded::Serializer::new(String::new());
             to.append_pair("error", error);
             to.append_pair("error_description", description);
+            if let Some(iss) = &iss {
+                to.append_pair("iss", iss);
+            }
             if let Some(state) = &state {
                 to.append_pair("state", state);
             }
@@ -372,17 +376,8 @@ impl Player {
         });
         let mut to = form_urlencoded::Serializer::new(String::new());
         to.append_pair("code", &auth.code);
-        match auth.iss {
-            IssMode::Supported | IssMode::Unadvertised => {
-                to.append_pair("iss", &self.issuer(auth));
-            }
-            IssMode::Wrong => {
-                to.append_pair("iss", "http://issuer.invalid");
-            }
-            IssMode::Normalized => {
-                to.append_pair("iss", &format!("{}/", self.issuer(auth)));
-            }
-            IssMode::None | IssMode::SupportedMissing => {}
+        if let Some(iss) = &iss {
+            to.append_pair("iss", iss);
         }
         match (&state, auth.wrong_state) {
             (_, true) => {
@@ -398,6 +393,16 @@ impl Player {
             sep(&redirect_uri),
             to.finish()
         ))
+    }
+
+    /// The `iss` of an authorization response, its error responses included (RFC 9207).
+    fn iss_of(&self, auth: &AuthSettings) -> Option<String> {
+        match auth.iss {
+            IssMode::Supported | IssMode::Unadvertised => Some(self.issuer(auth)),
+            IssMode::Wrong => Some("http://issuer.invalid".into()),
+            IssMode::Normalized => Some(format!("{}/", self.issuer(auth))),
+            IssMode::None | IssMode::SupportedMissing => None,
+        }
     }
 
     /// The token endpoint: the authorization-code grant, checked against its grant, and the
