@@ -296,6 +296,9 @@ pub enum Breakage {
     /// Authorization: the authorization server's metadata is looked for at the RFC 8414
     /// URL only, not at the OpenID Connect discovery URLs.
     OAuthMetadataOnly,
+    /// Authorization: a step-up asks for the challenge's scopes alone, dropping the ones
+    /// asked for before.
+    StepUpScopesReplaced,
     /// Authorization: a `403 insufficient_scope` is the answer, no step-up flow.
     NoStepUp,
     /// Authorization: the step-up flow is retried for as long as the server answers

@@ -117,6 +117,12 @@ pub const AUTH_PROOFS: &[Proof] = &[
         "step 2",
     ),
     switch(
+        &["auth.oauth.step-up-scope-union"],
+        Breakage::StepUpScopesReplaced,
+        "auth/step-up-scope-union",
+        "http_requests",
+    ),
+    switch(
         &["auth.oauth.step-up-limited"],
         Breakage::StepUpUnlimited,
         "auth/scope-retry-limit",

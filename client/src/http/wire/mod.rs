@@ -135,6 +135,8 @@ pub(crate) struct Endpoint {
     /// Header values and tokens sent so far: a server may echo them in a body the client
     /// quotes, and they never reach an error text.
     secrets: std::sync::Mutex<Vec<String>>,
+    /// The scope the last authorization asked for, which a step-up adds to.
+    last_scope: std::sync::Mutex<Option<String>>,
     /// The clients registered dynamically, by the issuer of the authorization server that
     /// registered them.
     registered: std::sync::Mutex<std::collections::HashMap<String, oauth::FlowClient>>,
@@ -208,6 +210,7 @@ impl Endpoint {
                     .filter_map(|(_, v)| v.to_str().ok().map(str::to_string))
                     .collect(),
             ),
+            last_scope: std::sync::Mutex::default(),
             registered: std::sync::Mutex::default(),
             legacy_discovery: config.revision.as_deref() == Some(oauth::LEGACY_DISCOVERY_REVISION),
             hooks: config.hooks.clone(),

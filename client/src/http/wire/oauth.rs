@@ -198,6 +198,21 @@ pub(crate) fn with_offline_access(
     Some(format!("{scope} {OFFLINE_ACCESS}"))
 }
 
+/// The scopes of `previous` and then of `added`, each once; none when both are empty.
+pub(crate) fn scope_union(previous: Option<&str>, added: Option<&str>) -> Option<String> {
+    let mut scopes: Vec<&str> = Vec::new();
+    for scope in [previous, added]
+        .into_iter()
+        .flatten()
+        .flat_map(str::split_whitespace)
+    {
+        if !scopes.contains(&scope) {
+            scopes.push(scope);
+        }
+    }
+    (!scopes.is_empty()).then(|| scopes.join(" "))
+}
+
 /// A random base64url string of `bytes` random bytes.
 fn random(bytes: usize) -> Result<String, McpError> {
     use ring::rand::SecureRandom;
@@ -333,6 +348,20 @@ impl Endpoint {
             true => iss.trim_end_matches('/') == issuer.trim_end_matches('/'),
             false => iss == issuer,
         }
+    }
+
+    /// The scope to ask for: on a step-up (`insufficient_scope`), the one asked for last
+    /// with the challenge's added; it becomes the one asked for last.
+    fn step_up_scope(&self, challenge: &Challenge, scope: Option<String>) -> Option<String> {
+        let mut last = self.last_scope.lock().unwrap_or_else(|e| e.into_inner());
+        let step_up = challenge.error.as_deref() == Some("insufficient_scope")
+            && !self.broken(Breakage::StepUpScopesReplaced);
+        let scope = match step_up {
+            true => scope_union(last.as_deref(), scope.as_deref()),
+            false => scope,
+        };
+        last.clone_from(&scope);
+        scope
     }
 
     /// The refresh token kept for `resource`, to try before a new authorization.
@@ -493,6 +522,7 @@ impl Endpoint {
             }
         }
         let scope = with_offline_access(select_scope(challenge, &prm, broken), &metadata, broken);
+        let scope = self.step_up_scope(challenge, scope);
         let verifier = random(32)?;
         self.remember_text(&verifier);
         let state = random(16)?;
@@ -982,6 +1012,17 @@ mod tests {
             "https://api.example.com/authorize"
         );
         assert_eq!(metadata["token_endpoint"], "https://api.example.com/token");
+    }
+
+    #[test]
+    fn a_step_up_asks_for_the_scopes_asked_before_and_the_challenged_ones() {
+        assert_eq!(
+            scope_union(Some("a b"), Some("b c")).as_deref(),
+            Some("a b c")
+        );
+        assert_eq!(scope_union(None, Some("c")).as_deref(), Some("c"));
+        assert_eq!(scope_union(Some("a"), None).as_deref(), Some("a"));
+        assert_eq!(scope_union(None, None), None);
     }
 
     #[test]
