@@ -340,6 +340,9 @@ pub enum Breakage {
     /// Authorization, 2025-03-26: without Protected Resource Metadata, the default endpoints
     /// are used at once, the metadata at the MCP server's origin not looked for.
     LegacyMetadataSkipped,
+    /// Authorization, 2025-03-26: the metadata discovery requests carry no
+    /// `MCP-Protocol-Version`.
+    NoDiscoveryVersionHeader,
     /// Authorization, 2025-03-26: an authorization server without metadata is given up on,
     /// its default endpoints not tried.
     NoDefaultEndpoints,

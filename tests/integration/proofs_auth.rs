@@ -33,6 +33,12 @@ pub const AUTH_PROOFS: &[Proof] = &[
         "step 1",
     ),
     switch(
+        &["auth.oauth.legacy-metadata-version-header"],
+        Breakage::NoDiscoveryVersionHeader,
+        "auth/2025-03-26-metadata-version-header",
+        "http_requests",
+    ),
+    switch(
         &["auth.oauth.legacy-default-endpoints"],
         Breakage::NoDefaultEndpoints,
         "auth/2025-03-26-oauth-endpoint-fallback",

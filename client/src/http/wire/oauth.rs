@@ -875,6 +875,13 @@ impl Endpoint {
     async fn get_json(&self, url: &Url, ctx: &Ctx) -> Result<Option<Value>, McpError> {
         let mut headers = HeaderMap::new();
         headers.insert(header::ACCEPT, HeaderValue::from_static("application/json"));
+        // 2025-03-26: the protocol version goes along, so the server may answer by it.
+        if self.legacy_discovery && !self.broken(Breakage::NoDiscoveryVersionHeader) {
+            headers.insert(
+                "mcp-protocol-version",
+                HeaderValue::from_static(LEGACY_DISCOVERY_REVISION),
+            );
+        }
         if let (true, Some(token)) = (
             self.broken(Breakage::BearerToAuthorizationServer),
             self.oauth
