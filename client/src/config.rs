@@ -321,6 +321,9 @@ pub enum Breakage {
     /// Authorization: the secret a dynamic registration issued is dropped, and the client
     /// authenticates at the token endpoint as a public one.
     RegistrationSecretDropped,
+    /// Authorization: a refused dynamic registration is carried on from, with an empty
+    /// client id.
+    RegistrationRefusalIgnored,
     /// Authorization: dynamic client registration leaves out `application_type`.
     NoApplicationType,
     /// Authorization: an error in the authorization response is reported before its `iss`

@@ -183,6 +183,12 @@ pub const AUTH_PROOFS: &[Proof] = &[
         "step 1",
     ),
     switch(
+        &["auth.oauth.registration-refused"],
+        Breakage::RegistrationRefusalIgnored,
+        "auth/registration-refused",
+        "http_none",
+    ),
+    switch(
         &["auth.oauth.token-endpoint-auth"],
         Breakage::SecretAlwaysBasic,
         "auth/token-endpoint-auth-post",

@@ -771,6 +771,12 @@ impl Endpoint {
         let status = reply.status;
         let text = self.read_to_end(&mut reply, ctx).await?;
         let json: Value = serde_json::from_slice(&text).unwrap_or_default();
+        if !status.is_success() && self.broken(Breakage::RegistrationRefusalIgnored) {
+            return Ok(FlowClient {
+                id: String::new(),
+                secret: None,
+            });
+        }
         if !status.is_success() {
             let code = json.get("error").and_then(Value::as_str).map(error_code);
             return Err(self.flow_error(&format!(
