@@ -329,6 +329,9 @@ pub enum Breakage {
     /// Authorization: an error in the authorization response is reported before its `iss`
     /// is checked.
     ErrorActedBeforeIss,
+    /// Authorization: a client set for the client-credentials grant runs the
+    /// authorization-code flow instead.
+    ClientCredentialsIgnored,
     /// Authorization: the redirect's `state` is not compared with the one sent.
     StateUnchecked,
     /// Authorization: a `401` to a token held with a refresh token runs the whole flow

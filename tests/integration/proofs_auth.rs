@@ -195,6 +195,12 @@ pub const AUTH_PROOFS: &[Proof] = &[
         "step 1",
     ),
     switch(
+        &["auth.oauth.client-credentials"],
+        Breakage::ClientCredentialsIgnored,
+        "auth/client-credentials-basic",
+        "http_none",
+    ),
+    switch(
         &["auth.oauth.credentials-redacted"],
         Breakage::TokenErrorQuoted,
         "auth/token-error-redacted",

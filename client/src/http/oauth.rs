@@ -80,6 +80,10 @@ pub struct OAuthSettings {
     /// client id, without a pre-registered one, at an authorization server that advertises
     /// `client_id_metadata_document_supported`.
     pub client_metadata_url: Option<String>,
+    /// Machine to machine: the token is asked for with the client-credentials grant (the
+    /// OAuth Client Credentials extension) and the pre-registered client's credentials; the
+    /// user agent is never involved.
+    pub client_credentials: bool,
     /// The pre-registered client's secret (a confidential client authenticates with
     /// `client_secret_basic`); `None` for a public client.
     pub client_secret: Option<String>,
@@ -101,6 +105,7 @@ impl OAuthSettings {
         OAuthSettings {
             client_id: Some(client_id.into()),
             client_metadata_url: None,
+            client_credentials: false,
             client_secret: None,
             redirect_uri: redirect_uri.into(),
             authorizer,

@@ -150,6 +150,11 @@ pub struct OAuthClient {
     /// authorization server (dynamic client registration, RFC 7591).
     #[serde(default = "yes")]
     pub pre_registered: bool,
+    /// Machine to machine: the client asks for its token with the client-credentials grant
+    /// (the OAuth Client Credentials extension) and its pre-registered credentials, no user
+    /// agent involved.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub client_credentials: bool,
     /// The HTTPS URL of the client's metadata document (a Client ID Metadata Document), its
     /// client id where the authorization server supports such documents and no client id
     /// is pre-registered.

@@ -523,6 +523,18 @@ impl Endpoint {
         }
         let scope = with_offline_access(select_scope(challenge, &prm, broken), &metadata, broken);
         let scope = self.step_up_scope(challenge, scope);
+        if oauth.client_credentials && !self.broken(Breakage::ClientCredentialsIgnored) {
+            return self
+                .client_credentials(
+                    &client,
+                    &metadata,
+                    &token_endpoint,
+                    scope.as_deref(),
+                    resource,
+                    ctx,
+                )
+                .await;
+        }
         let verifier = random(32)?;
         self.remember_text(&verifier);
         let state = random(16)?;
@@ -613,8 +625,47 @@ impl Endpoint {
             }
             self.client_authenticated(&client, &metadata, form)?
         };
+        let tokens = self.exchange(&token_endpoint, body, headers, ctx).await?;
+        tracing::debug!(target: "mcp_refclient", origin = %self.origin, "authorized");
+        Ok(tokens)
+    }
+
+    /// The client-credentials grant (the OAuth Client Credentials extension): the token
+    /// asked for with the client's own credentials, `resource` and `scope`, no user agent.
+    async fn client_credentials(
+        &self,
+        client: &FlowClient,
+        metadata: &Value,
+        token_endpoint: &Url,
+        scope: Option<&str>,
+        resource: &str,
+        ctx: &Ctx,
+    ) -> Result<OAuthTokens, McpError> {
+        let (body, headers) = {
+            let mut form = form_urlencoded_pairs(&[
+                ("grant_type", "client_credentials"),
+                ("resource", resource),
+            ]);
+            if let Some(scope) = scope {
+                form.append_pair("scope", scope);
+            }
+            self.client_authenticated(client, metadata, form)?
+        };
+        self.exchange(token_endpoint, body, headers, ctx).await
+    }
+
+    /// A token request and its answer: the tokens, or an error naming the status and the
+    /// OAuth error code alone.
+    async fn exchange(
+        &self,
+        token_endpoint: &Url,
+        body: Bytes,
+        headers: HeaderMap,
+        ctx: &Ctx,
+    ) -> Result<OAuthTokens, McpError> {
+        let fail = |what: String| self.flow_error(&what);
         let mut reply = self
-            .send_once(&token_endpoint, &Method::POST, Some(body), headers, ctx)
+            .send_once(token_endpoint, &Method::POST, Some(body), headers, ctx)
             .await?;
         let status = reply.status;
         let text = self.read_to_end(&mut reply, ctx).await?;
@@ -638,9 +689,7 @@ impl Endpoint {
                 status.as_u16()
             )));
         }
-        let tokens = self.tokens_of(json, &fail)?;
-        tracing::debug!(target: "mcp_refclient", origin = %self.origin, "authorized");
-        Ok(tokens)
+        self.tokens_of(json, &fail)
     }
 
     /// The token request's body and headers: `form` with the client's authentication, the

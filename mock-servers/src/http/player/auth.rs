@@ -284,7 +284,7 @@ impl Player {
             "authorization_endpoint": format!("{endpoints}/authorize"),
             "token_endpoint": format!("{endpoints}/token"),
             "response_types_supported": ["code"],
-            "grant_types_supported": ["authorization_code", "refresh_token"],
+            "grant_types_supported": ["authorization_code", "refresh_token", "client_credentials"],
             "token_endpoint_auth_methods_supported": auth.token_auth_methods,
         });
         if !auth.no_pkce_methods {
@@ -444,6 +444,16 @@ impl Player {
         };
         match get("grant_type").as_deref() {
             Some("authorization_code") => {}
+            Some("client_credentials") => {
+                let secret = client
+                    .client_id
+                    .as_deref()
+                    .and_then(|id| self.client_secret_of(auth, id));
+                return client
+                    .check(auth, secret.clone())
+                    .and_then(|()| self.client_credentials(auth, &form, secret))
+                    .map_or_else(|refused| refused, |doc| Answer::json(200, &doc));
+            }
             Some("refresh_token") => {
                 let secret = client
                     .client_id
@@ -458,7 +468,7 @@ impl Player {
                 return Answer::error(
                     400,
                     "unsupported_grant_type",
-                    "grant_type must be authorization_code or refresh_token",
+                    "grant_type must be authorization_code, refresh_token or client_credentials",
                 );
             }
         }
@@ -570,6 +580,36 @@ impl Player {
             doc["token_endpoint_auth_method"] = json!("client_secret_basic");
         }
         Answer::json(201, &doc)
+    }
+
+    /// The client-credentials grant: for a confidential client (`secret`, checked already),
+    /// its token for the MCP endpoint.
+    fn client_credentials(
+        &mut self,
+        auth: &AuthSettings,
+        form: &Form,
+        secret: Option<Option<String>>,
+    ) -> Result<Value, Answer> {
+        if !matches!(secret, Some(Some(_))) {
+            return Err(Answer::error(
+                400,
+                "unauthorized_client",
+                "client_credentials is for confidential clients",
+            ));
+        }
+        if form.get("resource").as_deref() != Some(self.resource().as_str()) {
+            return Err(Answer::error(
+                400,
+                "invalid_target",
+                "resource missing or not the MCP server (RFC 8707)",
+            ));
+        }
+        self.refreshed.live = None;
+        Ok(json!({
+            "access_token": auth.access_token,
+            "token_type": "Bearer",
+            "expires_in": 3600,
+        }))
     }
 
     /// The `refresh_token` grant: the next of `refreshes`, for the refresh token issued last.
