@@ -12,6 +12,10 @@ use crate::wire_log::summarize;
 
 use super::{Head, Player};
 
+/// How many granted authorizations wait for their token requests at most; past it, the
+/// oldest is forgotten.
+const MAX_GRANTS: usize = 8;
+
 /// An authorization the authorization endpoint granted, waiting for its token request.
 #[derive(Clone, Debug, Default)]
 pub(super) struct Grant {
@@ -368,7 +372,10 @@ impl Player {
                 return refuse("invalid_scope", "not the scope this server grants");
             }
         }
-        self.grant = Some(Grant {
+        if self.grants.len() >= MAX_GRANTS {
+            self.grants.remove(0);
+        }
+        self.grants.push(Grant {
             challenge,
             resource,
             redirect_uri: redirect_uri.clone(),
@@ -472,13 +479,20 @@ impl Player {
                 );
             }
         }
-        let Some(grant) = self.grant.take() else {
+        if self.grants.is_empty() {
             return Answer::error(400, "invalid_grant", "no authorization was granted");
-        };
+        }
+        // The grant whose challenge the verifier answers, else the oldest: used up either way.
+        let verifier = get("code_verifier");
+        let at = verifier
+            .as_ref()
+            .and_then(|v| self.grants.iter().position(|g| g.challenge == s256(v)))
+            .unwrap_or(0);
+        let grant = self.grants.remove(at);
         if get("code").as_deref() != Some(auth.code.as_str()) {
             return Answer::error(400, "invalid_grant", "unknown code");
         }
-        let Some(verifier) = get("code_verifier") else {
+        let Some(verifier) = verifier else {
             return Answer::error(400, "invalid_grant", "code_verifier is missing (PKCE)");
         };
         if s256(&verifier) != grant.challenge {
@@ -532,7 +546,7 @@ impl Player {
         if let Some(script_auth) = self.script.auth.as_mut() {
             *script_auth = auth.migrated(migration);
         }
-        self.grant = None;
+        self.grants.clear();
         self.refreshed = Refreshed::default();
         self.registered = false;
         self.served = 0;
