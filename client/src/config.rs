@@ -296,6 +296,9 @@ pub enum Breakage {
     /// Authorization: the authorization server's metadata is looked for at the RFC 8414
     /// URL only, not at the OpenID Connect discovery URLs.
     OAuthMetadataOnly,
+    /// Authorization: a step-up asks for the challenge's scopes alone, dropping the ones
+    /// asked for before.
+    StepUpScopesReplaced,
     /// Authorization: a `403 insufficient_scope` is the answer, no step-up flow.
     NoStepUp,
     /// Authorization: the step-up flow is retried for as long as the server answers
@@ -306,8 +309,51 @@ pub enum Breakage {
     SecretAlwaysBasic,
     /// Authorization: the authorization response's `iss` (RFC 9207) is not checked.
     IssUnchecked,
+    /// Authorization: the authorization response's `iss` is compared with the issuer after
+    /// normalization (a trailing slash ignored).
+    IssNormalized,
+    /// Authorization: a dynamically registered client is used at whatever authorization
+    /// server comes next, not registered again at a new issuer.
+    RegistrationReused,
+    /// Authorization: the client metadata document's URL is not used as the client id; the
+    /// client registers dynamically instead.
+    MetadataDocumentIgnored,
+    /// Authorization: the secret a dynamic registration issued is dropped, and the client
+    /// authenticates at the token endpoint as a public one.
+    RegistrationSecretDropped,
+    /// Authorization: a refused dynamic registration is carried on from, with an empty
+    /// client id.
+    RegistrationRefusalIgnored,
+    /// Authorization: dynamic client registration leaves out `application_type`.
+    NoApplicationType,
+    /// Authorization: an error in the authorization response is reported before its `iss`
+    /// is checked.
+    ErrorActedBeforeIss,
+    /// Authorization: a client set for the client-credentials grant runs the
+    /// authorization-code flow instead.
+    ClientCredentialsIgnored,
     /// Authorization: the redirect's `state` is not compared with the one sent.
     StateUnchecked,
+    /// Authorization: a `401` to a token held with a refresh token runs the whole flow
+    /// again, the refresh token unused.
+    NoRefresh,
+    /// Authorization: a refresh token issued by a refresh is dropped, and the one it
+    /// replaced kept.
+    RotationIgnored,
+    /// Authorization: `offline_access` is asked for whatever the authorization server's
+    /// `scopes_supported` lists.
+    OfflineAccessAlways,
+    /// Authorization, 2025-03-26: without Protected Resource Metadata, the default endpoints
+    /// are used at once, the metadata at the MCP server's origin not looked for.
+    LegacyMetadataSkipped,
+    /// Authorization, 2025-03-26: the metadata discovery requests carry no
+    /// `MCP-Protocol-Version`.
+    NoDiscoveryVersionHeader,
+    /// Authorization, 2025-03-26: an authorization server without metadata is given up on,
+    /// its default endpoints not tried.
+    NoDefaultEndpoints,
+    /// Authorization: the Protected Resource Metadata is used whatever `resource` it names.
+    PrmResourceUnchecked,
     /// Authorization: the authorization server metadata is used whatever `issuer` it names.
     IssuerUnchecked,
     /// Authorization: an authorization server without `S256` in
@@ -447,7 +493,10 @@ pub struct ClientConfig {
     /// Strict: the newest revision offered. `None` (the default) or `2026-07-28`: probe
     /// `server/discover` and speak 2026-07-28 statelessly, falling back to `initialize` at
     /// 2025-11-25 on a server that does not know it; a handshake revision (`2025-11-25`):
-    /// the handshake only, no probe. yoagent and kova never probe.
+    /// the handshake only, no probe. yoagent and kova never probe. `2025-03-26` also keeps
+    /// that revision's authorization discovery: without Protected Resource Metadata, the
+    /// authorization server's metadata at the MCP server's origin, else its default
+    /// endpoints (`/authorize`, `/token`).
     pub revision: Option<String>,
     /// Test-only faults.
     pub hooks: TestHooks,

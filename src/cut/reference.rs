@@ -324,6 +324,12 @@ fn http_server(target: &HttpTarget) -> Result<HttpServer, McpError> {
             Arc::new(authorizer),
         );
         settings.client_secret = client.client_secret.clone();
+        settings.client_metadata_url = client.client_metadata_url.clone();
+        settings.client_credentials = client.client_credentials;
+        if !client.pre_registered {
+            settings.client_id = None;
+            settings.client_secret = None;
+        }
         settings
     });
     server.root_certificates = target

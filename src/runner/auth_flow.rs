@@ -36,6 +36,25 @@ pub(super) fn credentials(
         if let Some(secret) = &auth.client_secret {
             add("the client secret", secret);
         }
+        if let Some(secret) = auth
+            .registration
+            .as_ref()
+            .and_then(|r| r.client_secret.as_ref())
+        {
+            add("the registered client's secret", secret);
+        }
+        if let Some(migration) = &auth.migration {
+            add(
+                "the new authorization server's access token",
+                &migration.access_token,
+            );
+        }
+        for refresh in &auth.refreshes {
+            add("a refreshed access token", &refresh.access_token);
+            if let Some(rotated) = &refresh.refresh_token {
+                add("a rotated refresh token", rotated);
+            }
+        }
     }
     if let Some(secret) = part.oauth.as_ref().and_then(|o| o.client_secret.as_ref()) {
         add("the client secret", secret);

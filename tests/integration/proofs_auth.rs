@@ -21,6 +21,30 @@ pub const AUTH_PROOFS: &[Proof] = &[
         "step 1",
     ),
     switch(
+        &["auth.oauth.prm-resource-validated"],
+        Breakage::PrmResourceUnchecked,
+        "auth/resource-mismatch",
+        "http_none",
+    ),
+    switch(
+        &["auth.oauth.legacy-server-metadata"],
+        Breakage::LegacyMetadataSkipped,
+        "auth/2025-03-26-oauth-metadata-backcompat",
+        "step 1",
+    ),
+    switch(
+        &["auth.oauth.legacy-metadata-version-header"],
+        Breakage::NoDiscoveryVersionHeader,
+        "auth/2025-03-26-metadata-version-header",
+        "http_requests",
+    ),
+    switch(
+        &["auth.oauth.legacy-default-endpoints"],
+        Breakage::NoDefaultEndpoints,
+        "auth/2025-03-26-oauth-endpoint-fallback",
+        "step 1",
+    ),
+    switch(
         &["auth.oauth.server-metadata-order"],
         Breakage::OAuthMetadataOnly,
         "auth/server-metadata-oidc-appended",
@@ -51,6 +75,18 @@ pub const AUTH_PROOFS: &[Proof] = &[
         "step 1",
     ),
     switch(
+        &["auth.oauth.iss-validated-on-errors"],
+        Breakage::ErrorActedBeforeIss,
+        "auth/iss-wrong-on-error-response",
+        "step 1",
+    ),
+    switch(
+        &["auth.oauth.iss-not-normalized"],
+        Breakage::IssNormalized,
+        "auth/iss-normalized",
+        "step 1",
+    ),
+    switch(
         &["auth.oauth.pkce-s256"],
         Breakage::NoPkce,
         "auth/pkce-s256",
@@ -75,16 +111,40 @@ pub const AUTH_PROOFS: &[Proof] = &[
         "step 1",
     ),
     switch(
+        &["auth.oauth.offline-access"],
+        Breakage::OfflineAccessAlways,
+        "auth/offline-access-not-supported",
+        "http_none",
+    ),
+    switch(
         &["auth.oauth.step-up"],
         Breakage::NoStepUp,
         "auth/scope-step-up",
         "step 2",
     ),
     switch(
+        &["auth.oauth.step-up-scope-union"],
+        Breakage::StepUpScopesReplaced,
+        "auth/step-up-scope-union",
+        "http_requests",
+    ),
+    switch(
         &["auth.oauth.step-up-limited"],
         Breakage::StepUpUnlimited,
         "auth/scope-retry-limit",
         "step 2",
+    ),
+    switch(
+        &["auth.oauth.refresh-token"],
+        Breakage::NoRefresh,
+        "auth/refresh-on-expired-token",
+        "http_requests",
+    ),
+    switch(
+        &["auth.oauth.refresh-rotation"],
+        Breakage::RotationIgnored,
+        "auth/refresh-token-rotated",
+        "http_requests",
     ),
     switch(
         &["auth.oauth.token-not-in-query"],
@@ -99,10 +159,46 @@ pub const AUTH_PROOFS: &[Proof] = &[
         "http_none",
     ),
     switch(
+        &["auth.oauth.client-id-metadata-document"],
+        Breakage::MetadataDocumentIgnored,
+        "auth/basic-cimd",
+        "http_none",
+    ),
+    switch(
+        &["auth.oauth.dynamic-registration"],
+        Breakage::RegistrationSecretDropped,
+        "auth/dynamic-client-registration",
+        "step 1",
+    ),
+    switch(
+        &["auth.oauth.registration-bound-to-issuer"],
+        Breakage::RegistrationReused,
+        "auth/authorization-server-migration",
+        "http_none",
+    ),
+    switch(
+        &["auth.oauth.registration-application-type"],
+        Breakage::NoApplicationType,
+        "auth/registration-application-type",
+        "step 1",
+    ),
+    switch(
+        &["auth.oauth.registration-refused"],
+        Breakage::RegistrationRefusalIgnored,
+        "auth/registration-refused",
+        "http_none",
+    ),
+    switch(
         &["auth.oauth.token-endpoint-auth"],
         Breakage::SecretAlwaysBasic,
         "auth/token-endpoint-auth-post",
         "step 1",
+    ),
+    switch(
+        &["auth.oauth.client-credentials"],
+        Breakage::ClientCredentialsIgnored,
+        "auth/client-credentials-basic",
+        "http_none",
     ),
     switch(
         &["auth.oauth.credentials-redacted"],

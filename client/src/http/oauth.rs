@@ -69,12 +69,21 @@ impl TokenStore for MemoryTokenStore {
     }
 }
 
-/// The authorization flow's settings: a pre-registered client, its redirect URI, the
-/// user-agent step and the token store.
+/// The authorization flow's settings: a pre-registered client (or none), its redirect URI,
+/// the user-agent step and the token store.
 #[derive(Clone)]
 pub struct OAuthSettings {
-    /// The pre-registered client id.
-    pub client_id: String,
+    /// The pre-registered client id; `None`: the client registers at each authorization
+    /// server that offers dynamic client registration (RFC 7591), once per issuer.
+    pub client_id: Option<String>,
+    /// The HTTPS URL of the client's metadata document (a Client ID Metadata Document): its
+    /// client id, without a pre-registered one, at an authorization server that advertises
+    /// `client_id_metadata_document_supported`.
+    pub client_metadata_url: Option<String>,
+    /// Machine to machine: the token is asked for with the client-credentials grant (the
+    /// OAuth Client Credentials extension) and the pre-registered client's credentials; the
+    /// user agent is never involved.
+    pub client_credentials: bool,
     /// The pre-registered client's secret (a confidential client authenticates with
     /// `client_secret_basic`); `None` for a public client.
     pub client_secret: Option<String>,
@@ -94,7 +103,9 @@ impl OAuthSettings {
         authorizer: Arc<dyn Authorizer>,
     ) -> Self {
         OAuthSettings {
-            client_id: client_id.into(),
+            client_id: Some(client_id.into()),
+            client_metadata_url: None,
+            client_credentials: false,
             client_secret: None,
             redirect_uri: redirect_uri.into(),
             authorizer,

@@ -24,6 +24,10 @@ pub struct AuthSettings {
     /// The path of the issuer (`/tenant1`); empty (the default) for an issuer without a path.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub issuer_path: String,
+    /// A path between the issuer and its authorization and token endpoints (`/oauth`:
+    /// `<issuer>/oauth/authorize`), which only its metadata names; none by default.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub endpoints_path: String,
     /// Where the Protected Resource Metadata is served: `path` (at the MCP endpoint's path,
     /// `/.well-known/oauth-protected-resource/mcp`), `root`
     /// (`/.well-known/oauth-protected-resource`), `custom` (`/prm/resource-metadata`, a URL
@@ -40,6 +44,11 @@ pub struct AuthSettings {
     /// The metadata's `scopes_supported`, when given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scopes_supported: Option<Vec<String>>,
+    /// The authorization server metadata's `scopes_supported`, when not `scopes_supported`
+    /// (the Protected Resource Metadata's): a server offering `offline_access`, which a
+    /// protected resource does not list.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_scopes_supported: Option<Vec<String>>,
     /// The `resource` the Protected Resource Metadata names, when not the MCP endpoint's URL
     /// (a metadata document written for another resource).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -94,16 +103,34 @@ pub struct AuthSettings {
     /// forged or replayed authorization response), its code valid all the same.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub wrong_state: bool,
-    /// `iss` in the authorization response (RFC 9207) and its advertisement in the metadata
+    /// `iss` in the authorization response, error responses included (RFC 9207), and its
+    /// advertisement in the metadata
     /// (`authorization_response_iss_parameter_supported`): `none` (neither, the default),
     /// `supported` (both, the right issuer), `supported-missing` (advertised, left out),
     /// `wrong` (advertised, another issuer), `unadvertised` (the right issuer, not
-    /// advertised).
+    /// advertised), `normalized` (advertised, the right issuer with a trailing slash: equal
+    /// only after URL normalization).
     #[serde(default, skip_serializing_if = "IssMode::is_none")]
     pub iss: IssMode,
     /// The pre-registered client id the authorization server knows.
     #[serde(default = "default_client_id")]
     pub client_id: String,
+    /// The protected resource moves to another authorization server once the first one's
+    /// token was served `after` times: the Protected Resource Metadata then names the new
+    /// one, and every token, client and grant of the first is gone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub migration: Option<Migration>,
+    /// A Client ID Metadata Document URL the authorization server takes as a public
+    /// client's id, when given: its metadata then says `client_id_metadata_document_supported`.
+    /// The document is not fetched: it is taken to list the redirect URI the client uses.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_metadata_document: Option<String>,
+    /// Dynamic client registration (RFC 7591): when given, the metadata names
+    /// `registration_endpoint` (`<issuer>/register`), where a JSON request listing
+    /// `redirect_uris` registers a client, answered `201` with its id; that client is then
+    /// known beside `client_id`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub registration: Option<Registration>,
     /// The pre-registered client's secret: when given, the token request must carry it
     /// (`client_secret_basic` or `client_secret_post`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -123,10 +150,105 @@ pub struct AuthSettings {
     /// The refresh token issued with it, when given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub refresh_token: Option<String>,
+    /// The `refresh_token` grants the token endpoint answers, in order. Each must carry the
+    /// refresh token issued last (`refresh_token`, then the one a grant here rotated it to),
+    /// `resource` naming the MCP endpoint, and the client's credentials; it issues its
+    /// `access_token`, which the MCP endpoint then accepts instead of the one before. A
+    /// replaced refresh token, and any refresh past the last one here, is refused with
+    /// `400 invalid_grant`. An authorization-code grant issues `access_token` and
+    /// `refresh_token` again.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub refreshes: Vec<Refresh>,
     /// Every token request is refused with `400 invalid_grant`, its description quoting the
     /// request's code, `code_verifier` and client secret: a server that echoes credentials.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub token_error_echoes: bool,
+}
+
+/// Another authorization server the protected resource moves to, on the same listener.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct Migration {
+    /// How many MCP requests carrying the first authorization server's token are served
+    /// before the move.
+    pub after: usize,
+    /// The new authorization server's issuer path (`/as2` by default). It knows no
+    /// pre-registered client, and offers dynamic registration.
+    #[serde(default = "default_migration_path")]
+    pub issuer_path: String,
+    /// The client id its dynamic registration issues.
+    #[serde(default = "default_migration_client_id")]
+    pub client_id: String,
+    /// The access token it issues, the only one the MCP endpoint then accepts.
+    #[serde(default = "default_migration_access_token")]
+    pub access_token: String,
+}
+
+impl AuthSettings {
+    /// The settings once the resource moved to `migration`'s authorization server.
+    pub fn migrated(&self, migration: &Migration) -> AuthSettings {
+        AuthSettings {
+            issuer_path: migration.issuer_path.clone(),
+            client_id: String::new(),
+            client_secret: None,
+            registration: Some(Registration {
+                client_id: migration.client_id.clone(),
+                client_secret: None,
+                application_type: None,
+            }),
+            access_token: migration.access_token.clone(),
+            refresh_token: None,
+            refreshes: Vec::new(),
+            migration: None,
+            ..self.clone()
+        }
+    }
+}
+
+fn default_migration_path() -> String {
+    "/as2".into()
+}
+
+fn default_migration_client_id() -> String {
+    "as2-client-7b1d".into()
+}
+
+fn default_migration_access_token() -> String {
+    "access-token-as2-9e4c".into()
+}
+
+/// The client dynamic registration issues.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct Registration {
+    /// The client id issued.
+    #[serde(default = "default_registered_client_id")]
+    pub client_id: String,
+    /// The client secret issued with it, when given (a confidential client, which the
+    /// token endpoint then authenticates).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_secret: Option<String>,
+    /// The `application_type` a registration must name, when given (`native`: an OpenID
+    /// Connect authorization server, whose default `web` refuses a loopback redirect URI);
+    /// another, or none, is refused with `400 invalid_client_metadata`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub application_type: Option<String>,
+}
+
+fn default_registered_client_id() -> String {
+    "registered-client-1f3e".into()
+}
+
+/// What one `refresh_token` grant issues.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct Refresh {
+    /// The new access token.
+    pub access_token: String,
+    /// The new refresh token, replacing the one the grant carried (rotation); without it,
+    /// no refresh token is issued and the one used stays valid.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refresh_token: Option<String>,
 }
 
 /// What the authorization response says of its issuer (RFC 9207).
@@ -144,6 +266,9 @@ pub enum IssMode {
     Wrong,
     /// Not advertised, and the right issuer in the response all the same.
     Unadvertised,
+    /// Advertised, and the right issuer followed by `/` in the response: the same URL once
+    /// normalized, another string.
+    Normalized,
 }
 
 impl IssMode {
@@ -156,7 +281,7 @@ impl IssMode {
     pub fn advertised(self) -> bool {
         matches!(
             self,
-            IssMode::Supported | IssMode::SupportedMissing | IssMode::Wrong
+            IssMode::Supported | IssMode::SupportedMissing | IssMode::Wrong | IssMode::Normalized
         )
     }
 }

@@ -66,6 +66,12 @@ fn request_matches(request: &SeenRequest<'_>, want: &HttpRequestExpect) -> bool 
             .query
             .iter()
             .all(|piece| request.query.contains(piece.as_str()))
+        && want.form.iter().all(|piece| {
+            request
+                .body
+                .as_str()
+                .is_some_and(|b| b.contains(piece.as_str()))
+        })
         && want.headers.iter().all(|(name, value)| {
             header(name).is_some_and(|v| {
                 value == "*" || mcp_mock_servers::matcher::header_value_matches(name, value, v)

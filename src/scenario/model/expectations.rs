@@ -98,6 +98,9 @@ pub struct HttpRequestExpect {
     /// Pieces its query string contains, as sent (percent-encoded: `scope=mcp%3Aread`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub query: Vec<String>,
+    /// Pieces its form-urlencoded body contains, as sent (`grant_type=refresh_token`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub form: Vec<String>,
     /// Headers with these values (names without regard to case; `*` for any value).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub headers: BTreeMap<String, String>,

@@ -145,6 +145,21 @@ pub struct OAuthClient {
     /// The client id (the mock's default, `mcp-conformance-client`, unless given).
     #[serde(default = "default_client_id")]
     pub client_id: String,
+    /// Whether the client holds a client id for the server (true by default); false: it
+    /// holds none, `client_id` and `client_secret` are unused, and it registers with the
+    /// authorization server (dynamic client registration, RFC 7591).
+    #[serde(default = "yes")]
+    pub pre_registered: bool,
+    /// Machine to machine: the client asks for its token with the client-credentials grant
+    /// (the OAuth Client Credentials extension) and its pre-registered credentials, no user
+    /// agent involved.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub client_credentials: bool,
+    /// The HTTPS URL of the client's metadata document (a Client ID Metadata Document), its
+    /// client id where the authorization server supports such documents and no client id
+    /// is pre-registered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_metadata_url: Option<String>,
     /// The client secret of a confidential client; none for a public client.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_secret: Option<String>,

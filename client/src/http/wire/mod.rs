@@ -135,6 +135,14 @@ pub(crate) struct Endpoint {
     /// Header values and tokens sent so far: a server may echo them in a body the client
     /// quotes, and they never reach an error text.
     secrets: std::sync::Mutex<Vec<String>>,
+    /// The scope the last authorization asked for, which a step-up adds to.
+    last_scope: std::sync::Mutex<Option<String>>,
+    /// The clients registered dynamically, by the issuer of the authorization server that
+    /// registered them.
+    registered: std::sync::Mutex<std::collections::HashMap<String, oauth::FlowClient>>,
+    /// Configured for 2025-03-26: without Protected Resource Metadata, the authorization
+    /// server is looked for at the MCP server's origin.
+    legacy_discovery: bool,
     /// Test-only rule switches.
     hooks: crate::TestHooks,
     /// `TokenCachedAtConnect`: the one token ever asked for.
@@ -202,6 +210,9 @@ impl Endpoint {
                     .filter_map(|(_, v)| v.to_str().ok().map(str::to_string))
                     .collect(),
             ),
+            last_scope: std::sync::Mutex::default(),
+            registered: std::sync::Mutex::default(),
+            legacy_discovery: config.revision.as_deref() == Some(oauth::LEGACY_DISCOVERY_REVISION),
             hooks: config.hooks.clone(),
             cached_token: std::sync::Mutex::new(None),
         })

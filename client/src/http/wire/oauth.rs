@@ -5,7 +5,7 @@ use base64::Engine;
 use hyper::body::Bytes;
 use hyper::header::{self, HeaderMap, HeaderValue};
 use hyper::{Method, StatusCode};
-use serde_json::Value;
+use serde_json::{json, Value};
 use url::Url;
 
 use crate::http::oauth::{OAuthSettings, OAuthTokens};
@@ -175,6 +175,44 @@ pub(crate) fn select_scope(
     (!scopes.is_empty()).then(|| scopes.join(" "))
 }
 
+/// The scope that asks for a refresh token (OpenID Connect Core 1.0 section 11).
+const OFFLINE_ACCESS: &str = "offline_access";
+
+/// `scope` with `offline_access` added when the authorization server's metadata lists it in
+/// `scopes_supported`; no scope stays none.
+pub(crate) fn with_offline_access(
+    scope: Option<String>,
+    metadata: &Value,
+    broken: impl Fn(Breakage) -> bool,
+) -> Option<String> {
+    let listed = metadata
+        .get("scopes_supported")
+        .and_then(Value::as_array)
+        .is_some_and(|s| s.iter().any(|s| s.as_str() == Some(OFFLINE_ACCESS)));
+    let scope = scope?;
+    if !(listed || broken(Breakage::OfflineAccessAlways))
+        || scope.split_whitespace().any(|s| s == OFFLINE_ACCESS)
+    {
+        return Some(scope);
+    }
+    Some(format!("{scope} {OFFLINE_ACCESS}"))
+}
+
+/// The scopes of `previous` and then of `added`, each once; none when both are empty.
+pub(crate) fn scope_union(previous: Option<&str>, added: Option<&str>) -> Option<String> {
+    let mut scopes: Vec<&str> = Vec::new();
+    for scope in [previous, added]
+        .into_iter()
+        .flatten()
+        .flat_map(str::split_whitespace)
+    {
+        if !scopes.contains(&scope) {
+            scopes.push(scope);
+        }
+    }
+    (!scopes.is_empty()).then(|| scopes.join(" "))
+}
+
 /// A random base64url string of `bytes` random bytes.
 fn random(bytes: usize) -> Result<String, McpError> {
     use ring::rand::SecureRandom;
@@ -189,6 +227,63 @@ fn random(bytes: usize) -> Result<String, McpError> {
 pub(crate) fn s256(verifier: &str) -> String {
     let digest = ring::digest::digest(&ring::digest::SHA256, verifier.as_bytes());
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(digest.as_ref())
+}
+
+/// Whether the Protected Resource Metadata's `resource` is `resource`, the MCP server's
+/// canonical URI (RFC 9728 section 3.3; scheme and host without regard to case).
+pub(crate) fn prm_names_resource(prm: &Value, resource: &str) -> bool {
+    prm.get("resource")
+        .and_then(Value::as_str)
+        .and_then(|r| Url::parse(r).ok())
+        .is_some_and(|r| r.as_str() == resource)
+}
+
+/// The client the flow runs as at one authorization server: pre-registered or registered.
+#[derive(Clone)]
+pub(crate) struct FlowClient {
+    /// The client id.
+    id: String,
+    /// Its secret, for a confidential client.
+    secret: Option<String>,
+}
+
+/// The client metadata document's URL, to use as the client id where the authorization
+/// server's metadata says `client_id_metadata_document_supported`.
+fn metadata_document(
+    oauth: &OAuthSettings,
+    metadata: &Value,
+    broken: impl Fn(Breakage) -> bool,
+) -> Option<String> {
+    let supported = metadata
+        .get("client_id_metadata_document_supported")
+        .and_then(Value::as_bool)
+        == Some(true);
+    oauth
+        .client_metadata_url
+        .clone()
+        .filter(|_| supported && !broken(Breakage::MetadataDocumentIgnored))
+}
+
+/// The revision whose clients, finding no Protected Resource Metadata, take the MCP server's
+/// origin for the authorization server, and its default endpoints when it has no metadata.
+pub(crate) const LEGACY_DISCOVERY_REVISION: &str = "2025-03-26";
+
+/// The 2025-03-26 authorization base URL: the MCP server's URL without its path.
+pub(crate) fn authorization_base(url: &Url) -> String {
+    url.origin().ascii_serialization()
+}
+
+/// The metadata of a 2025-03-26 authorization server without any: its default endpoints
+/// at the authorization base URL `base`. PKCE `S256` is taken as supported: OAuth 2.1
+/// requires it of every authorization server.
+pub(crate) fn default_endpoints(base: &str) -> Value {
+    json!({
+        "issuer": base,
+        "authorization_endpoint": format!("{base}/authorize"),
+        "token_endpoint": format!("{base}/token"),
+        "registration_endpoint": format!("{base}/register"),
+        "code_challenge_methods_supported": ["S256"],
+    })
 }
 
 /// `url` as the canonical URI of the MCP server: no query, no fragment.
@@ -224,8 +319,12 @@ impl Endpoint {
             let challenge = Challenge::parse(&reply.headers);
             let insufficient = reply.status == StatusCode::FORBIDDEN
                 && challenge.error.as_deref() == Some("insufficient_scope");
+            let mut refresh = None;
             match (reply.status, insufficient) {
-                (StatusCode::UNAUTHORIZED, _) if !authorized => authorized = true,
+                (StatusCode::UNAUTHORIZED, _) if !authorized => {
+                    authorized = true;
+                    refresh = self.refresh_token_of(oauth, &resource);
+                }
                 (_, true) if step_ups < limit && !self.broken(Breakage::NoStepUp) => {
                     step_ups += 1;
                 }
@@ -233,11 +332,44 @@ impl Endpoint {
             }
             drop(reply);
             tracing::debug!(target: "mcp_refclient", origin = %self.origin, step_ups, "authorizing");
-            let tokens = self.authorize(oauth, &challenge, &resource, ctx).await?;
+            let tokens = self
+                .authorize(oauth, &challenge, refresh, &resource, ctx)
+                .await?;
             let token = self.bearer_of(tokens.access_token.clone(), ctx)?;
             oauth.store.save(&resource, tokens);
             reply = self.send_with_token(out, Some(&token), ctx).await?;
         }
+    }
+
+    /// Whether the authorization response's `iss` is `issuer`: a plain string comparison,
+    /// nothing normalized (`IssNormalized`: a trailing slash ignored).
+    fn same_issuer(&self, iss: &str, issuer: &str) -> bool {
+        match self.broken(Breakage::IssNormalized) {
+            true => iss.trim_end_matches('/') == issuer.trim_end_matches('/'),
+            false => iss == issuer,
+        }
+    }
+
+    /// The scope to ask for: on a step-up (`insufficient_scope`), the one asked for last
+    /// with the challenge's added; it becomes the one asked for last.
+    fn step_up_scope(&self, challenge: &Challenge, scope: Option<String>) -> Option<String> {
+        let mut last = self.last_scope.lock().unwrap_or_else(|e| e.into_inner());
+        let step_up = challenge.error.as_deref() == Some("insufficient_scope")
+            && !self.broken(Breakage::StepUpScopesReplaced);
+        let scope = match step_up {
+            true => scope_union(last.as_deref(), scope.as_deref()),
+            false => scope,
+        };
+        last.clone_from(&scope);
+        scope
+    }
+
+    /// The refresh token kept for `resource`, to try before a new authorization.
+    fn refresh_token_of(&self, oauth: &OAuthSettings, resource: &str) -> Option<String> {
+        if self.broken(Breakage::NoRefresh) {
+            return None;
+        }
+        oauth.store.load(resource)?.refresh_token
     }
 
     async fn send_with_token(
@@ -269,11 +401,13 @@ impl Endpoint {
         Ok(value)
     }
 
-    /// The flow: metadata, PKCE, the user agent, the token.
+    /// The flow: metadata, then the `refresh_token` grant when there is a refresh token to
+    /// try, else (or when it is refused) PKCE, the user agent, the token.
     async fn authorize(
         &self,
         oauth: &OAuthSettings,
         challenge: &Challenge,
+        refresh: Option<String>,
         resource: &str,
         ctx: &Ctx,
     ) -> Result<OAuthTokens, McpError> {
@@ -294,12 +428,26 @@ impl Endpoint {
                 break;
             }
         }
-        let prm = prm.ok_or_else(|| {
-            fail(format!(
-                "no protected resource metadata found (tried {})",
-                tried.join(", ")
-            ))
-        })?;
+        let legacy = self.legacy_discovery && prm.is_none();
+        let prm = match prm {
+            Some(prm) => prm,
+            // 2025-03-26: the authorization server at the MCP server's origin.
+            None if legacy => json!({ "authorization_servers": [authorization_base(&self.url)] }),
+            None => {
+                return Err(fail(format!(
+                    "no protected resource metadata found (tried {})",
+                    tried.join(", ")
+                )))
+            }
+        };
+        if !legacy
+            && !prm_names_resource(&prm, resource)
+            && !self.broken(Breakage::PrmResourceUnchecked)
+        {
+            return Err(fail(
+                "refused: the protected resource metadata is for another resource than this MCP server (RFC 9728 section 3.3)".into(),
+            ));
+        }
         let issuer = prm
             .get("authorization_servers")
             .and_then(Value::as_array)
@@ -315,20 +463,30 @@ impl Endpoint {
         // Authorization server metadata, in the spec's priority order.
         let mut metadata = None;
         let mut tried = Vec::new();
-        for url in server_metadata_urls(&issuer_url, broken) {
+        let urls = match legacy && self.broken(Breakage::LegacyMetadataSkipped) {
+            true => Vec::new(),
+            false => server_metadata_urls(&issuer_url, broken),
+        };
+        for url in urls {
             tried.push(url.path().to_string());
             if let Some(doc) = self.get_json(&url, ctx).await? {
                 metadata = Some(doc);
                 break;
             }
         }
-        let metadata = metadata.ok_or_else(|| {
-            fail(format!(
-                "no authorization server metadata found at {} (tried {})",
-                origin_of(&issuer_url),
-                tried.join(", ")
-            ))
-        })?;
+        let metadata = match metadata {
+            Some(metadata) => metadata,
+            None if legacy && !self.broken(Breakage::NoDefaultEndpoints) => {
+                default_endpoints(&issuer)
+            }
+            None => {
+                return Err(fail(format!(
+                    "no authorization server metadata found at {} (tried {})",
+                    origin_of(&issuer_url),
+                    tried.join(", ")
+                )))
+            }
+        };
         let named = metadata.get("issuer").and_then(Value::as_str);
         if named != Some(issuer.as_str()) && !self.broken(Breakage::IssuerUnchecked) {
             return Err(fail(format!(
@@ -354,7 +512,29 @@ impl Endpoint {
         };
         let authorization_endpoint = endpoint("authorization_endpoint")?;
         let token_endpoint = endpoint("token_endpoint")?;
-        let scope = select_scope(challenge, &prm, broken);
+        let client = self.client_at(oauth, &issuer, &metadata, ctx).await?;
+        if let Some(refresh) = refresh {
+            let refreshed = self
+                .refreshed(&client, &metadata, &token_endpoint, &refresh, resource, ctx)
+                .await?;
+            if let Some(tokens) = refreshed {
+                return Ok(tokens);
+            }
+        }
+        let scope = with_offline_access(select_scope(challenge, &prm, broken), &metadata, broken);
+        let scope = self.step_up_scope(challenge, scope);
+        if oauth.client_credentials && !self.broken(Breakage::ClientCredentialsIgnored) {
+            return self
+                .client_credentials(
+                    &client,
+                    &metadata,
+                    &token_endpoint,
+                    scope.as_deref(),
+                    resource,
+                    ctx,
+                )
+                .await;
+        }
         let verifier = random(32)?;
         self.remember_text(&verifier);
         let state = random(16)?;
@@ -364,7 +544,7 @@ impl Endpoint {
         {
             let mut query = url.query_pairs_mut();
             query.append_pair("response_type", "code");
-            query.append_pair("client_id", &oauth.client_id);
+            query.append_pair("client_id", &client.id);
             query.append_pair("redirect_uri", &oauth.redirect_uri);
             if pkce {
                 query.append_pair("code_challenge", &s256(&verifier));
@@ -398,9 +578,20 @@ impl Endpoint {
             .get("authorization_response_iss_parameter_supported")
             .and_then(Value::as_bool)
             == Some(true);
+        let refused = || {
+            param("error").map(|error| {
+                fail(format!(
+                    "the authorization server refused: {}",
+                    error_code(&error)
+                ))
+            })
+        };
+        if let (true, Some(refused)) = (self.broken(Breakage::ErrorActedBeforeIss), refused()) {
+            return Err(refused);
+        }
         if !self.broken(Breakage::IssUnchecked) {
             match (iss_advertised, param("iss")) {
-                (_, Some(iss)) if iss != issuer => {
+                (_, Some(iss)) if !self.same_issuer(&iss, &issuer) => {
                     return Err(fail(
                         "the authorization response's iss is not the authorization server's issuer; refused"
                             .into(),
@@ -415,11 +606,8 @@ impl Endpoint {
                 _ => {}
             }
         }
-        if let Some(error) = param("error") {
-            return Err(fail(format!(
-                "the authorization server refused: {}",
-                error_code(&error)
-            )));
+        if let Some(refused) = refused() {
+            return Err(refused);
         }
         let code = param("code").ok_or_else(|| fail("the redirect carries no code".into()))?;
         self.remember_text(&code);
@@ -435,46 +623,49 @@ impl Endpoint {
             if send_resource {
                 form.append_pair("resource", resource);
             }
-            let mut headers = HeaderMap::new();
-            // RFC 8414: without token_endpoint_auth_methods_supported, client_secret_basic.
-            let methods: Vec<&str> = metadata
-                .get("token_endpoint_auth_methods_supported")
-                .and_then(Value::as_array)
-                .map(|m| m.iter().filter_map(Value::as_str).collect())
-                .unwrap_or_else(|| vec!["client_secret_basic"]);
-            let post = !methods.contains(&"client_secret_basic")
-                && methods.contains(&"client_secret_post")
-                && !self.broken(Breakage::SecretAlwaysBasic);
-            match &oauth.client_secret {
-                Some(secret) if post => {
-                    form.append_pair("client_id", &oauth.client_id);
-                    form.append_pair("client_secret", secret);
-                }
-                Some(secret) => {
-                    let pair = format!("{}:{}", form_encode(&oauth.client_id), form_encode(secret));
-                    let basic = base64::engine::general_purpose::STANDARD.encode(pair);
-                    let value = HeaderValue::from_str(&format!("Basic {basic}")).map_err(|_| {
-                        fail(
-                            "the client credentials are not a valid header value (not shown)"
-                                .into(),
-                        )
-                    })?;
-                    self.remember_secret(&value);
-                    headers.insert(header::AUTHORIZATION, value);
-                }
-                None => {
-                    form.append_pair("client_id", &oauth.client_id);
-                }
-            }
-            headers.insert(
-                header::CONTENT_TYPE,
-                HeaderValue::from_static("application/x-www-form-urlencoded"),
-            );
-            headers.insert(header::ACCEPT, HeaderValue::from_static("application/json"));
-            (Bytes::from(form.finish()), headers)
+            self.client_authenticated(&client, &metadata, form)?
         };
+        let tokens = self.exchange(&token_endpoint, body, headers, ctx).await?;
+        tracing::debug!(target: "mcp_refclient", origin = %self.origin, "authorized");
+        Ok(tokens)
+    }
+
+    /// The client-credentials grant (the OAuth Client Credentials extension): the token
+    /// asked for with the client's own credentials, `resource` and `scope`, no user agent.
+    async fn client_credentials(
+        &self,
+        client: &FlowClient,
+        metadata: &Value,
+        token_endpoint: &Url,
+        scope: Option<&str>,
+        resource: &str,
+        ctx: &Ctx,
+    ) -> Result<OAuthTokens, McpError> {
+        let (body, headers) = {
+            let mut form = form_urlencoded_pairs(&[
+                ("grant_type", "client_credentials"),
+                ("resource", resource),
+            ]);
+            if let Some(scope) = scope {
+                form.append_pair("scope", scope);
+            }
+            self.client_authenticated(client, metadata, form)?
+        };
+        self.exchange(token_endpoint, body, headers, ctx).await
+    }
+
+    /// A token request and its answer: the tokens, or an error naming the status and the
+    /// OAuth error code alone.
+    async fn exchange(
+        &self,
+        token_endpoint: &Url,
+        body: Bytes,
+        headers: HeaderMap,
+        ctx: &Ctx,
+    ) -> Result<OAuthTokens, McpError> {
+        let fail = |what: String| self.flow_error(&what);
         let mut reply = self
-            .send_once(&token_endpoint, &Method::POST, Some(body), headers, ctx)
+            .send_once(token_endpoint, &Method::POST, Some(body), headers, ctx)
             .await?;
         let status = reply.status;
         let text = self.read_to_end(&mut reply, ctx).await?;
@@ -498,6 +689,180 @@ impl Endpoint {
                 status.as_u16()
             )));
         }
+        self.tokens_of(json, &fail)
+    }
+
+    /// The token request's body and headers: `form` with the client's authentication, the
+    /// way the authorization server's metadata lists in `token_endpoint_auth_methods_supported`.
+    fn client_authenticated(
+        &self,
+        client: &FlowClient,
+        metadata: &Value,
+        mut form: url::form_urlencoded::Serializer<'static, String>,
+    ) -> Result<(Bytes, HeaderMap), McpError> {
+        let mut headers = HeaderMap::new();
+        // RFC 8414: without token_endpoint_auth_methods_supported, client_secret_basic.
+        let methods: Vec<&str> = metadata
+            .get("token_endpoint_auth_methods_supported")
+            .and_then(Value::as_array)
+            .map(|m| m.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_else(|| vec!["client_secret_basic"]);
+        let post = !methods.contains(&"client_secret_basic")
+            && methods.contains(&"client_secret_post")
+            && !self.broken(Breakage::SecretAlwaysBasic);
+        match &client.secret {
+            Some(secret) if post => {
+                form.append_pair("client_id", &client.id);
+                form.append_pair("client_secret", secret);
+            }
+            Some(secret) => {
+                let pair = format!("{}:{}", form_encode(&client.id), form_encode(secret));
+                let basic = base64::engine::general_purpose::STANDARD.encode(pair);
+                let value = HeaderValue::from_str(&format!("Basic {basic}")).map_err(|_| {
+                    McpError::Transport(format!(
+                        "authorization for {}: the client credentials are not a valid header value (not shown)",
+                        self.origin
+                    ))
+                })?;
+                self.remember_secret(&value);
+                headers.insert(header::AUTHORIZATION, value);
+            }
+            None => {
+                form.append_pair("client_id", &client.id);
+            }
+        }
+        headers.insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/x-www-form-urlencoded"),
+        );
+        headers.insert(header::ACCEPT, HeaderValue::from_static("application/json"));
+        Ok((Bytes::from(form.finish()), headers))
+    }
+
+    /// The client to authorize as at `issuer`, in the specification's priority order: the
+    /// pre-registered one, else the client metadata document's URL where the authorization
+    /// server supports it, else the client registered there before, else one registered now
+    /// at its `registration_endpoint`.
+    async fn client_at(
+        &self,
+        oauth: &OAuthSettings,
+        issuer: &str,
+        metadata: &Value,
+        ctx: &Ctx,
+    ) -> Result<FlowClient, McpError> {
+        if let Some(id) = &oauth.client_id {
+            return Ok(FlowClient {
+                id: id.clone(),
+                secret: oauth.client_secret.clone(),
+            });
+        }
+        if let Some(url) = metadata_document(oauth, metadata, |b| self.broken(b)) {
+            return Ok(FlowClient {
+                id: url,
+                secret: None,
+            });
+        }
+        if let Some(client) = self.registered_at(issuer) {
+            return Ok(client);
+        }
+        let endpoint = metadata
+            .get("registration_endpoint")
+            .and_then(Value::as_str)
+            .and_then(|s| Url::parse(s).ok())
+            .ok_or_else(|| {
+                self.flow_error(
+                    "no client id for this authorization server, which offers no dynamic client registration",
+                )
+            })?;
+        let client = self.register(oauth, &endpoint, ctx).await?;
+        let mut known = self.registered.lock().unwrap_or_else(|e| e.into_inner());
+        known.insert(issuer.to_string(), client.clone());
+        Ok(client)
+    }
+
+    /// The client registered at `issuer` before (`RegistrationReused`: at any issuer).
+    fn registered_at(&self, issuer: &str) -> Option<FlowClient> {
+        let known = self.registered.lock().unwrap_or_else(|e| e.into_inner());
+        match self.broken(Breakage::RegistrationReused) {
+            true => known.values().next().cloned(),
+            false => known.get(issuer).cloned(),
+        }
+    }
+
+    /// Dynamic client registration (RFC 7591): a public client with the flow's redirect URI.
+    async fn register(
+        &self,
+        oauth: &OAuthSettings,
+        endpoint: &Url,
+        ctx: &Ctx,
+    ) -> Result<FlowClient, McpError> {
+        let mut request = json!({
+            "client_name": env!("CARGO_PKG_NAME"),
+            "redirect_uris": [oauth.redirect_uri],
+            "grant_types": ["authorization_code", "refresh_token"],
+            "response_types": ["code"],
+            "token_endpoint_auth_method": "none",
+        });
+        // The reference client runs on the user's machine, its redirect URI a loopback one.
+        if !self.broken(Breakage::NoApplicationType) {
+            request["application_type"] = json!("native");
+        }
+        let mut headers = HeaderMap::new();
+        headers.insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
+        headers.insert(header::ACCEPT, HeaderValue::from_static("application/json"));
+        let body = Bytes::from(request.to_string());
+        let mut reply = self
+            .send_once(endpoint, &Method::POST, Some(body), headers, ctx)
+            .await?;
+        let status = reply.status;
+        let text = self.read_to_end(&mut reply, ctx).await?;
+        let json: Value = serde_json::from_slice(&text).unwrap_or_default();
+        if !status.is_success() && self.broken(Breakage::RegistrationRefusalIgnored) {
+            return Ok(FlowClient {
+                id: String::new(),
+                secret: None,
+            });
+        }
+        if !status.is_success() {
+            let code = json.get("error").and_then(Value::as_str).map(error_code);
+            return Err(self.flow_error(&format!(
+                "the dynamic client registration was refused: {} ({})",
+                status.as_u16(),
+                code.unwrap_or_else(|| "no error code".into())
+            )));
+        }
+        let id = json
+            .get("client_id")
+            .and_then(Value::as_str)
+            .ok_or_else(|| self.flow_error("the registration response has no client_id"))?;
+        let secret = json
+            .get("client_secret")
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        if let Some(secret) = &secret {
+            self.remember_text(secret);
+        }
+        let secret = secret.filter(|_| !self.broken(Breakage::RegistrationSecretDropped));
+        Ok(FlowClient {
+            id: id.to_string(),
+            secret,
+        })
+    }
+
+    /// An error of the authorization flow, naming the MCP server by origin.
+    fn flow_error(&self, what: &str) -> McpError {
+        McpError::Transport(format!("authorization for {}: {what}", self.origin))
+    }
+
+    /// The tokens of a successful token response, remembered as secrets.
+    fn tokens_of(
+        &self,
+        json: Option<Value>,
+        fail: &impl Fn(String) -> McpError,
+    ) -> Result<OAuthTokens, McpError> {
         let json = json.ok_or_else(|| fail("the token response is not JSON".into()))?;
         let access_token = json
             .get("access_token")
@@ -512,11 +877,52 @@ impl Endpoint {
         if let Some(refresh) = &refresh_token {
             self.remember_text(refresh);
         }
-        tracing::debug!(target: "mcp_refclient", origin = %self.origin, "authorized");
         Ok(OAuthTokens {
             access_token,
             refresh_token,
         })
+    }
+
+    /// The `refresh_token` grant (RFC 6749 section 6) with `resource`: the new tokens, the
+    /// refresh token used kept when no other is issued; `None` when the grant is refused.
+    async fn refreshed(
+        &self,
+        client: &FlowClient,
+        metadata: &Value,
+        token_endpoint: &Url,
+        refresh_token: &str,
+        resource: &str,
+        ctx: &Ctx,
+    ) -> Result<Option<OAuthTokens>, McpError> {
+        self.remember_text(refresh_token);
+        let (body, headers) = {
+            let mut form = form_urlencoded_pairs(&[
+                ("grant_type", "refresh_token"),
+                ("refresh_token", refresh_token),
+            ]);
+            if !self.broken(Breakage::NoResourceParameter) {
+                form.append_pair("resource", resource);
+            }
+            self.client_authenticated(client, metadata, form)?
+        };
+        let mut reply = self
+            .send_once(token_endpoint, &Method::POST, Some(body), headers, ctx)
+            .await?;
+        let status = reply.status;
+        let text = self.read_to_end(&mut reply, ctx).await?;
+        if !status.is_success() {
+            tracing::debug!(target: "mcp_refclient", origin = %self.origin, status = status.as_u16(), "refresh refused");
+            return Ok(None);
+        }
+        let fail = |what: String| {
+            McpError::Transport(format!("authorization for {}: {what}", self.origin))
+        };
+        let mut tokens = self.tokens_of(serde_json::from_slice(&text).ok(), &fail)?;
+        if tokens.refresh_token.is_none() || self.broken(Breakage::RotationIgnored) {
+            tokens.refresh_token = Some(refresh_token.to_string());
+        }
+        tracing::debug!(target: "mcp_refclient", origin = %self.origin, "refreshed");
+        Ok(Some(tokens))
     }
 
     /// GETs a metadata document: `Some` for a 200 with a JSON object, `None` for anything
@@ -524,6 +930,13 @@ impl Endpoint {
     async fn get_json(&self, url: &Url, ctx: &Ctx) -> Result<Option<Value>, McpError> {
         let mut headers = HeaderMap::new();
         headers.insert(header::ACCEPT, HeaderValue::from_static("application/json"));
+        // 2025-03-26: the protocol version goes along, so the server may answer by it.
+        if self.legacy_discovery && !self.broken(Breakage::NoDiscoveryVersionHeader) {
+            headers.insert(
+                "mcp-protocol-version",
+                HeaderValue::from_static(LEGACY_DISCOVERY_REVISION),
+            );
+        }
         if let (true, Some(token)) = (
             self.broken(Breakage::BearerToAuthorizationServer),
             self.oauth
@@ -629,6 +1042,61 @@ mod tests {
         );
         let issuer = Url::parse("https://auth.ex.com").unwrap();
         assert_eq!(server_metadata_urls(&issuer, none).len(), 2);
+    }
+
+    #[test]
+    fn offline_access_is_added_only_where_the_authorization_server_lists_it() {
+        let listed = serde_json::json!({"scopes_supported": ["mcp", "offline_access"]});
+        let unlisted = serde_json::json!({"scopes_supported": ["mcp"]});
+        let add = |scope: Option<&str>, metadata: &Value| {
+            with_offline_access(scope.map(str::to_string), metadata, none)
+        };
+        assert_eq!(
+            add(Some("mcp"), &listed).as_deref(),
+            Some("mcp offline_access")
+        );
+        assert_eq!(
+            add(Some("mcp offline_access"), &listed).as_deref(),
+            Some("mcp offline_access")
+        );
+        assert_eq!(add(Some("mcp"), &unlisted).as_deref(), Some("mcp"));
+        assert_eq!(add(None, &listed), None);
+    }
+
+    #[test]
+    fn the_2025_03_26_authorization_base_drops_the_path_and_its_endpoints_are_at_its_root() {
+        let base = authorization_base(&Url::parse("https://api.example.com/v1/mcp?x=1").unwrap());
+        assert_eq!(base, "https://api.example.com");
+        let metadata = default_endpoints(&base);
+        assert_eq!(metadata["issuer"], "https://api.example.com");
+        assert_eq!(
+            metadata["authorization_endpoint"],
+            "https://api.example.com/authorize"
+        );
+        assert_eq!(metadata["token_endpoint"], "https://api.example.com/token");
+    }
+
+    #[test]
+    fn a_step_up_asks_for_the_scopes_asked_before_and_the_challenged_ones() {
+        assert_eq!(
+            scope_union(Some("a b"), Some("b c")).as_deref(),
+            Some("a b c")
+        );
+        assert_eq!(scope_union(None, Some("c")).as_deref(), Some("c"));
+        assert_eq!(scope_union(Some("a"), None).as_deref(), Some("a"));
+        assert_eq!(scope_union(None, None), None);
+    }
+
+    #[test]
+    fn the_metadata_must_name_this_resource() {
+        let resource = canonical_resource(&Url::parse("http://127.0.0.1:8/mcp?x=1").unwrap());
+        let named = |r: &str| prm_names_resource(&serde_json::json!({ "resource": r }), &resource);
+        assert!(named("http://127.0.0.1:8/mcp"));
+        assert!(named("HTTP://127.0.0.1:8/mcp"));
+        assert!(!named("https://evil.example.com/mcp"));
+        assert!(!named("http://127.0.0.1:8/other/mcp"));
+        assert!(!named("http://127.0.0.1:8/mcp?x=1"));
+        assert!(!prm_names_resource(&serde_json::json!({}), &resource));
     }
 
     #[test]

@@ -7,10 +7,14 @@ use serde_json::{json, Value};
 
 use crate::http::body::MockBody;
 use crate::http::server::Incoming;
-use crate::script::{AuthSettings, IssMode, MetadataAt, Origin};
+use crate::script::{AuthSettings, IssMode, MetadataAt, Origin, Registration};
 use crate::wire_log::summarize;
 
 use super::{Head, Player};
+
+/// How many granted authorizations wait for their token requests at most; past it, the
+/// oldest is forgotten.
+const MAX_GRANTS: usize = 8;
 
 /// An authorization the authorization endpoint granted, waiting for its token request.
 #[derive(Clone, Debug, Default)]
@@ -19,6 +23,33 @@ pub(super) struct Grant {
     resource: Option<String>,
     redirect_uri: String,
     client_id: String,
+}
+
+/// What the `refresh_token` grants changed: the tokens the last one left valid (none
+/// before the first, or after an authorization-code grant: then the settings' own), and how
+/// many were answered.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Refreshed {
+    live: Option<(String, Option<String>)>,
+    count: usize,
+}
+
+impl Refreshed {
+    /// The access token the MCP endpoint accepts.
+    fn access_token<'a>(&'a self, auth: &'a AuthSettings) -> &'a str {
+        match &self.live {
+            Some((access, _)) => access,
+            None => &auth.access_token,
+        }
+    }
+
+    /// The refresh token a `refresh_token` grant must carry.
+    fn refresh_token<'a>(&'a self, auth: &'a AuthSettings) -> Option<&'a str> {
+        match &self.live {
+            Some((_, refresh)) => refresh.as_deref(),
+            None => auth.refresh_token.as_deref(),
+        }
+    }
 }
 
 /// An answer of the authorization side.
@@ -131,11 +162,17 @@ impl Player {
                     return Some(self.server_metadata(auth, *at));
                 }
             }
-            if incoming.method == "GET" && path == format!("{}/authorize", auth.issuer_path) {
+            let endpoints = format!("{}{}", auth.issuer_path, auth.endpoints_path);
+            if incoming.method == "GET" && path == format!("{endpoints}/authorize") {
                 return Some(self.authorize(auth, &query));
             }
-            if incoming.method == "POST" && path == format!("{}/token", auth.issuer_path) {
+            if incoming.method == "POST" && path == format!("{endpoints}/token") {
                 return Some(self.token(auth, incoming));
+            }
+            if let (Some(registration), "POST") = (&auth.registration, incoming.method.as_str()) {
+                if path == format!("{endpoints}/register") {
+                    return Some(self.register(registration, incoming));
+                }
             }
         }
         if path.contains("/.well-known/") {
@@ -164,8 +201,11 @@ impl Player {
             .find(|(n, _)| n == "authorization")
             .map(|(_, v)| v.as_str());
         let token = bearer.and_then(|b| b.strip_prefix("Bearer "));
-        if token == Some(auth.access_token.as_str())
-            || auth.any_token_served && token.is_some()
+        if token == Some(self.refreshed.access_token(auth)) {
+            self.served(auth);
+            return None;
+        }
+        if auth.any_token_served && token.is_some()
             || token.is_some() && token == auth.audience_unchecked_token.as_deref()
         {
             return None;
@@ -243,15 +283,16 @@ impl Player {
     /// 8414's (`jwks_uri`, `subject_types_supported`, `id_token_signing_alg_values_supported`).
     fn server_metadata(&self, auth: &AuthSettings, at: MetadataAt) -> Answer {
         let issuer = self.issuer(auth);
+        let endpoints = format!("{issuer}{}", auth.endpoints_path);
         let mut doc = json!({
             "issuer": match auth.wrong_issuer {
                 true => "http://issuer.invalid".to_string(),
                 false => issuer.clone(),
             },
-            "authorization_endpoint": format!("{issuer}/authorize"),
-            "token_endpoint": format!("{issuer}/token"),
+            "authorization_endpoint": format!("{endpoints}/authorize"),
+            "token_endpoint": format!("{endpoints}/token"),
             "response_types_supported": ["code"],
-            "grant_types_supported": ["authorization_code", "refresh_token"],
+            "grant_types_supported": ["authorization_code", "refresh_token", "client_credentials"],
             "token_endpoint_auth_methods_supported": auth.token_auth_methods,
         });
         if !auth.no_pkce_methods {
@@ -260,13 +301,20 @@ impl Player {
         if auth.iss.advertised() {
             doc["authorization_response_iss_parameter_supported"] = json!(true);
         }
-        if let Some(scopes) = &auth.scopes_supported {
+        let scopes = auth.server_scopes_supported.as_ref();
+        if let Some(scopes) = scopes.or(auth.scopes_supported.as_ref()) {
             doc["scopes_supported"] = json!(scopes);
         }
         if at != MetadataAt::Oauth {
             doc["jwks_uri"] = json!(format!("{issuer}/jwks"));
             doc["subject_types_supported"] = json!(["public"]);
             doc["id_token_signing_alg_values_supported"] = json!(["RS256"]);
+        }
+        if auth.registration.is_some() {
+            doc["registration_endpoint"] = json!(format!("{endpoints}/register"));
+        }
+        if auth.client_metadata_document.is_some() {
+            doc["client_id_metadata_document_supported"] = json!(true);
         }
         Answer::json(200, &doc)
     }
@@ -280,10 +328,14 @@ impl Player {
             return Answer::error(400, "invalid_request", "redirect_uri is missing");
         };
         let state = get("state");
+        let iss = self.iss_of(auth);
         let refuse = |error: &str, description: &str| {
             let mut to = form_urlencoded::Serializer::new(String::new());
             to.append_pair("error", error);
             to.append_pair("error_description", description);
+            if let Some(iss) = &iss {
+                to.append_pair("iss", iss);
+            }
             if let Some(state) = &state {
                 to.append_pair("state", state);
             }
@@ -296,9 +348,11 @@ impl Player {
         if get("response_type").as_deref() != Some("code") {
             return refuse("unsupported_response_type", "response_type must be code");
         }
-        if get("client_id").as_deref() != Some(auth.client_id.as_str()) {
+        let Some(client_id) =
+            get("client_id").filter(|id| self.client_secret_of(auth, id).is_some())
+        else {
             return refuse("unauthorized_client", "unknown client_id");
-        }
+        };
         let Some(challenge) = get("code_challenge") else {
             return refuse(
                 "invalid_request",
@@ -327,22 +381,19 @@ impl Player {
                 return refuse("invalid_scope", "not the scope this server grants");
             }
         }
-        self.grant = Some(Grant {
+        if self.grants.len() >= MAX_GRANTS {
+            self.grants.remove(0);
+        }
+        self.grants.push(Grant {
             challenge,
             resource,
             redirect_uri: redirect_uri.clone(),
-            client_id: auth.client_id.clone(),
+            client_id,
         });
         let mut to = form_urlencoded::Serializer::new(String::new());
         to.append_pair("code", &auth.code);
-        match auth.iss {
-            IssMode::Supported | IssMode::Unadvertised => {
-                to.append_pair("iss", &self.issuer(auth));
-            }
-            IssMode::Wrong => {
-                to.append_pair("iss", "http://issuer.invalid");
-            }
-            IssMode::None | IssMode::SupportedMissing => {}
+        if let Some(iss) = &iss {
+            to.append_pair("iss", iss);
         }
         match (&state, auth.wrong_state) {
             (_, true) => {
@@ -360,7 +411,18 @@ impl Player {
         ))
     }
 
-    /// The token endpoint: the authorization-code grant, checked against its grant.
+    /// The `iss` of an authorization response, its error responses included (RFC 9207).
+    fn iss_of(&self, auth: &AuthSettings) -> Option<String> {
+        match auth.iss {
+            IssMode::Supported | IssMode::Unadvertised => Some(self.issuer(auth)),
+            IssMode::Wrong => Some("http://issuer.invalid".into()),
+            IssMode::Normalized => Some(format!("{}/", self.issuer(auth))),
+            IssMode::None | IssMode::SupportedMissing => None,
+        }
+    }
+
+    /// The token endpoint: the authorization-code grant, checked against its grant, and the
+    /// refresh-token grant.
     fn token(&mut self, auth: &AuthSettings, incoming: &Incoming) -> Answer {
         let form = Form::parse(&incoming.body);
         let get = |name: &str| form.get(name);
@@ -391,20 +453,55 @@ impl Player {
             );
             return Answer::error(400, "invalid_grant", &echoed);
         }
-        if get("grant_type").as_deref() != Some("authorization_code") {
-            return Answer::error(
-                400,
-                "unsupported_grant_type",
-                "grant_type must be authorization_code",
-            );
-        }
-        let Some(grant) = self.grant.take() else {
-            return Answer::error(400, "invalid_grant", "no authorization was granted");
+        let client = ClientAuth {
+            basic: basic.is_some(),
+            client_id,
+            secret,
         };
+        match get("grant_type").as_deref() {
+            Some("authorization_code") => {}
+            Some("client_credentials") => {
+                let secret = client
+                    .client_id
+                    .as_deref()
+                    .and_then(|id| self.client_secret_of(auth, id));
+                return client
+                    .check(auth, secret.clone())
+                    .and_then(|()| self.client_credentials(auth, &form, secret))
+                    .map_or_else(|refused| refused, |doc| Answer::json(200, &doc));
+            }
+            Some("refresh_token") => {
+                let secret = client
+                    .client_id
+                    .as_deref()
+                    .and_then(|id| self.client_secret_of(auth, id));
+                return client
+                    .check(auth, secret)
+                    .and_then(|()| self.refresh(auth, &form))
+                    .map_or_else(|refused| refused, |doc| Answer::json(200, &doc));
+            }
+            _ => {
+                return Answer::error(
+                    400,
+                    "unsupported_grant_type",
+                    "grant_type must be authorization_code, refresh_token or client_credentials",
+                );
+            }
+        }
+        if self.grants.is_empty() {
+            return Answer::error(400, "invalid_grant", "no authorization was granted");
+        }
+        // The grant whose challenge the verifier answers, else the oldest: used up either way.
+        let verifier = get("code_verifier");
+        let at = verifier
+            .as_ref()
+            .and_then(|v| self.grants.iter().position(|g| g.challenge == s256(v)))
+            .unwrap_or(0);
+        let grant = self.grants.remove(at);
         if get("code").as_deref() != Some(auth.code.as_str()) {
             return Answer::error(400, "invalid_grant", "unknown code");
         }
-        let Some(verifier) = get("code_verifier") else {
+        let Some(verifier) = verifier else {
             return Answer::error(400, "invalid_grant", "code_verifier is missing (PKCE)");
         };
         if s256(&verifier) != grant.challenge {
@@ -428,24 +525,13 @@ impl Player {
                 "resource missing or not the authorization request's (RFC 8707)",
             );
         }
-        let method = match (&basic, get("client_secret")) {
-            (Some(_), _) => "client_secret_basic",
-            (None, Some(_)) => "client_secret_post",
-            (None, None) => "none",
-        };
-        if !auth.token_auth_methods.iter().any(|m| m == method) {
-            return Answer::error(
-                401,
-                "invalid_client",
-                &format!("{method} is not a client authentication method of this server"),
-            );
+        if let Err(refused) = client.check(auth, self.client_secret_of(auth, &grant.client_id)) {
+            return refused;
         }
-        if client_id.as_deref() != Some(grant.client_id.as_str()) {
+        if client.client_id.as_deref() != Some(grant.client_id.as_str()) {
             return Answer::error(401, "invalid_client", "unknown client");
         }
-        if auth.client_secret.is_some() && secret != auth.client_secret {
-            return Answer::error(401, "invalid_client", "client authentication failed");
-        }
+        self.refreshed.live = None;
         let mut doc = json!({
             "access_token": auth.access_token,
             "token_type": "Bearer",
@@ -455,6 +541,173 @@ impl Player {
             doc["refresh_token"] = json!(refresh);
         }
         Answer::json(200, &doc)
+    }
+}
+
+impl Player {
+    /// Counts an MCP request served with the issued token; the `migration`'s count reached,
+    /// the resource moves to the new authorization server (the next request sees it).
+    fn served(&mut self, auth: &AuthSettings) {
+        self.served += 1;
+        let Some(migration) = auth.migration.as_ref().filter(|m| self.served >= m.after) else {
+            return;
+        };
+        if let Some(script_auth) = self.script.auth.as_mut() {
+            *script_auth = auth.migrated(migration);
+        }
+        self.grants.clear();
+        self.refreshed = Refreshed::default();
+        self.registered = false;
+        self.served = 0;
+    }
+
+    /// The secret of a client the authorization server knows (`Some(None)`: a public one):
+    /// the pre-registered client, and the one registered dynamically once it is.
+    fn client_secret_of(&self, auth: &AuthSettings, client_id: &str) -> Option<Option<String>> {
+        if client_id == auth.client_id {
+            return Some(auth.client_secret.clone());
+        }
+        if Some(client_id) == auth.client_metadata_document.as_deref() {
+            return Some(None);
+        }
+        let registered = auth.registration.as_ref().filter(|_| self.registered)?;
+        (client_id == registered.client_id).then(|| registered.client_secret.clone())
+    }
+
+    /// Dynamic client registration: `registration`'s client, for a request with
+    /// `redirect_uris` (and the `application_type` required, if any).
+    fn register(&mut self, registration: &Registration, incoming: &Incoming) -> Answer {
+        let request: Value = serde_json::from_slice(&incoming.body).unwrap_or_default();
+        let uris = request.get("redirect_uris").and_then(Value::as_array);
+        if uris.is_none_or(|u| u.is_empty()) {
+            return Answer::error(400, "invalid_redirect_uri", "redirect_uris is missing");
+        }
+        let kind = request.get("application_type").and_then(Value::as_str);
+        if let Some(required) = registration.application_type.as_deref() {
+            if kind != Some(required) {
+                return Answer::error(
+                    400,
+                    "invalid_client_metadata",
+                    "application_type missing or not one this server registers with these redirect_uris",
+                );
+            }
+        }
+        self.registered = true;
+        let mut doc = json!({
+            "client_id": registration.client_id,
+            "redirect_uris": uris,
+            "token_endpoint_auth_method": "none",
+        });
+        if let Some(secret) = &registration.client_secret {
+            doc["client_secret"] = json!(secret);
+            doc["token_endpoint_auth_method"] = json!("client_secret_basic");
+        }
+        Answer::json(201, &doc)
+    }
+
+    /// The client-credentials grant: for a confidential client (`secret`, checked already),
+    /// its token for the MCP endpoint.
+    fn client_credentials(
+        &mut self,
+        auth: &AuthSettings,
+        form: &Form,
+        secret: Option<Option<String>>,
+    ) -> Result<Value, Answer> {
+        if !matches!(secret, Some(Some(_))) {
+            return Err(Answer::error(
+                400,
+                "unauthorized_client",
+                "client_credentials is for confidential clients",
+            ));
+        }
+        if form.get("resource").as_deref() != Some(self.resource().as_str()) {
+            return Err(Answer::error(
+                400,
+                "invalid_target",
+                "resource missing or not the MCP server (RFC 8707)",
+            ));
+        }
+        self.refreshed.live = None;
+        Ok(json!({
+            "access_token": auth.access_token,
+            "token_type": "Bearer",
+            "expires_in": 3600,
+        }))
+    }
+
+    /// The `refresh_token` grant: the next of `refreshes`, for the refresh token issued last.
+    fn refresh(&mut self, auth: &AuthSettings, form: &Form) -> Result<Value, Answer> {
+        let current = self.refreshed.refresh_token(auth).map(str::to_string);
+        if current.is_none() || form.get("refresh_token") != current {
+            return Err(Answer::error(
+                400,
+                "invalid_grant",
+                "unknown, replaced or missing refresh_token",
+            ));
+        }
+        if form.get("resource").as_deref() != Some(self.resource().as_str()) {
+            return Err(Answer::error(
+                400,
+                "invalid_target",
+                "resource missing or not the MCP server (RFC 8707)",
+            ));
+        }
+        let Some(next) = auth.refreshes.get(self.refreshed.count) else {
+            return Err(Answer::error(
+                400,
+                "invalid_grant",
+                "the refresh token expired",
+            ));
+        };
+        self.refreshed.count += 1;
+        let refresh = next.refresh_token.clone().or(current);
+        self.refreshed.live = Some((next.access_token.clone(), refresh));
+        let mut doc = json!({
+            "access_token": next.access_token,
+            "token_type": "Bearer",
+            "expires_in": 3600,
+        });
+        if let Some(rotated) = &next.refresh_token {
+            doc["refresh_token"] = json!(rotated);
+        }
+        Ok(doc)
+    }
+}
+
+/// How a token request authenticated its client.
+struct ClientAuth {
+    basic: bool,
+    client_id: Option<String>,
+    secret: Option<String>,
+}
+
+impl ClientAuth {
+    /// Refused unless the client is a known one (`known`: its secret, `Some(None)` for a
+    /// public client), authenticated a way the server accepts.
+    fn check(&self, auth: &AuthSettings, known: Option<Option<String>>) -> Result<(), Answer> {
+        let method = match (self.basic, &self.secret) {
+            (true, _) => "client_secret_basic",
+            (false, Some(_)) => "client_secret_post",
+            (false, None) => "none",
+        };
+        if !auth.token_auth_methods.iter().any(|m| m == method) {
+            return Err(Answer::error(
+                401,
+                "invalid_client",
+                &format!("{method} is not a client authentication method of this server"),
+            ));
+        }
+        let Some(secret) = known else {
+            return Err(Answer::error(401, "invalid_client", "unknown client"));
+        };
+        if secret.is_some() && self.secret != secret {
+            return Err(Answer::error(
+                401,
+                "invalid_client",
+                "client authentication failed",
+            ));
+        }
+        Ok(())
     }
 }
 

@@ -174,8 +174,16 @@ pub struct Player {
     watch: Arc<Watch>,
     stop: watch::Sender<bool>,
     refusals: Option<mpsc::UnboundedSender<Refusal>>,
-    /// `[server.auth]`: the authorization granted and not yet exchanged for a token.
-    grant: Option<auth::Grant>,
+    /// `[server.auth]`: the authorizations granted and not yet exchanged for a token (two
+    /// flows may run at once).
+    grants: Vec<auth::Grant>,
+    /// `[server.auth]`: the tokens the last `refresh_token` grant left valid, and how many
+    /// such grants were answered; none until the first.
+    refreshed: auth::Refreshed,
+    /// `[server.auth]`: whether a client registered dynamically.
+    registered: bool,
+    /// `[server.auth]`: how many MCP requests the issued token was served for.
+    served: usize,
 }
 
 impl Player {
@@ -201,7 +209,10 @@ impl Player {
             watch,
             stop,
             refusals: None,
-            grant: None,
+            grants: Vec::new(),
+            refreshed: auth::Refreshed::default(),
+            registered: false,
+            served: 0,
         }
     }
 
