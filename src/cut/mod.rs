@@ -182,6 +182,16 @@ pub enum Capability {
     /// The MCP authorization flow (OAuth 2.1) as a pre-registered client, on a 401 from an
     /// HTTP server (`HttpTarget::oauth`).
     Authorization,
+    /// In the authorization flow, a client that holds no client id registers with the
+    /// authorization server (dynamic client registration, RFC 7591; `OAuthClient::pre_registered`
+    /// false).
+    DynamicRegistration,
+    /// In the authorization flow, a client whose id is the URL of its Client ID Metadata
+    /// Document (`OAuthClient::client_metadata_url`).
+    ClientIdMetadataDocument,
+    /// A machine-to-machine client: its token from the client-credentials grant, no user agent
+    /// (`OAuthClient::client_credentials`).
+    ClientCredentials,
     /// The driver serves scenario after scenario: between two it answers `reset` once it
     /// holds no connection. Never needed by a scenario; it spares a start per scenario.
     Reusable,

@@ -68,8 +68,17 @@ pub fn of(scenario: &Scenario) -> Needs {
     if http.tokens.is_some() {
         needs.add(Capability::TokenProvider);
     }
-    if http.oauth.is_some() {
+    if let Some(oauth) = &http.oauth {
         needs.add(Capability::Authorization);
+        if !oauth.pre_registered {
+            needs.add(Capability::DynamicRegistration);
+        }
+        if oauth.client_metadata_url.is_some() {
+            needs.add(Capability::ClientIdMetadataDocument);
+        }
+        if oauth.client_credentials {
+            needs.add(Capability::ClientCredentials);
+        }
     }
     if http.max_body_bytes.is_some() {
         needs.add(Capability::BodyCap);
