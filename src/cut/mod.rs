@@ -192,6 +192,10 @@ pub enum Capability {
     /// A machine-to-machine client: its token from the client-credentials grant, no user agent
     /// (`OAuthClient::client_credentials`).
     ClientCredentials,
+    /// The client can be set to offer an older protocol revision than its newest
+    /// (`Settings::revision` other than 2026-07-28, which is `stateless`): where that revision's
+    /// rules differ (the 2025-03-26 authorization fallbacks), only a client set to it is bound.
+    PinnedRevision,
     /// The driver serves scenario after scenario: between two it answers `reset` once it
     /// holds no connection. Never needed by a scenario; it spares a start per scenario.
     Reusable,

@@ -49,8 +49,10 @@ pub fn of(scenario: &Scenario) -> Needs {
     {
         needs.add(Capability::ConfigurableTimeouts);
     }
-    if client.revision.as_deref() == Some("2026-07-28") {
-        needs.add(Capability::Stateless);
+    match client.revision.as_deref() {
+        Some("2026-07-28") => needs.add(Capability::Stateless),
+        Some(_) => needs.add(Capability::PinnedRevision),
+        None => {}
     }
     if client.own_process_group {
         needs.add(Capability::ProcessGroup);

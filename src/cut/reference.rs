@@ -92,6 +92,7 @@ const ALL_CAPABILITIES: &[Capability] = &[
     Capability::DynamicRegistration,
     Capability::ClientIdMetadataDocument,
     Capability::ClientCredentials,
+    Capability::PinnedRevision,
     Capability::RedirectPolicy,
     Capability::TrustedRoots,
     Capability::BodyCap,
