@@ -197,6 +197,14 @@ class DriverOAuthProvider {
   saveDiscoveryState(state) {
     this._discovery = state;
   }
+  /** What the SDK finds no longer good (a refused refresh: `tokens`) is dropped, as its docs
+   * ask of an application; the pre-registered client itself is kept (there is no registration
+   * to redo). */
+  invalidateCredentials(scope) {
+    if (scope === 'all' || scope === 'tokens') this._tokens = undefined;
+    if (scope === 'all' || scope === 'verifier') this._verifier = undefined;
+    if (scope === 'all' || scope === 'discovery') this._discovery = undefined;
+  }
   discoveryState() {
     return this._discovery;
   }
