@@ -620,19 +620,25 @@ impl Player {
                 "client_credentials is for confidential clients",
             ));
         }
-        if form.get("resource").as_deref() != Some(self.resource().as_str()) {
-            return Err(Answer::error(
-                400,
-                "invalid_target",
-                "resource missing or not the MCP server (RFC 8707)",
-            ));
-        }
+        self.resource_named(form)?;
         self.refreshed.live = None;
         Ok(json!({
             "access_token": auth.access_token,
             "token_type": "Bearer",
             "expires_in": 3600,
         }))
+    }
+
+    /// A token request's `resource` names the MCP server (RFC 8707), else the refusal.
+    fn resource_named(&self, form: &Form) -> Result<(), Answer> {
+        if form.get("resource").as_deref() == Some(self.resource().as_str()) {
+            return Ok(());
+        }
+        Err(Answer::error(
+            400,
+            "invalid_target",
+            "resource missing or not the MCP server (RFC 8707)",
+        ))
     }
 
     /// The `refresh_token` grant: the next of `refreshes`, for the refresh token issued last.
@@ -645,13 +651,7 @@ impl Player {
                 "unknown, replaced or missing refresh_token",
             ));
         }
-        if form.get("resource").as_deref() != Some(self.resource().as_str()) {
-            return Err(Answer::error(
-                400,
-                "invalid_target",
-                "resource missing or not the MCP server (RFC 8707)",
-            ));
-        }
+        self.resource_named(form)?;
         let Some(next) = auth.refreshes.get(self.refreshed.count) else {
             return Err(Answer::error(
                 400,
