@@ -3,9 +3,9 @@
 //! fail exactly their rules' scenarios (`broken`).
 //!
 //! Each test runs whole folders of scenarios with timing bounds, several scenarios at once,
-//! and mostly waits (on a 2-core machine a row keeps the cores about 40 % busy, a broken
-//! driver's folders about 30 %): two run beside each other ([`lane`]), never more, so the
-//! bounds they check are not loaded by a third. A binary of their own keeps them off the
+//! and mostly waits (on a 2-core machine two of them keep the cores about 60 % busy): three
+//! run beside each other ([`lane`]), never more, so the bounds they check are not loaded by a
+//! fourth (libtest runs four tests at once, `.cargo/config.toml`). A binary of their own keeps them off the
 //! integration tests' memory and leak checks.
 
 #[path = "../support/matrix_row.rs"]
@@ -22,7 +22,7 @@ mod rows;
 use std::sync::{Condvar, Mutex};
 
 /// How many of these tests run at once, whatever `--test-threads` says.
-const LANES: usize = 2;
+const LANES: usize = 3;
 
 /// A place among the [`LANES`]: held for the whole test, given back on drop (a panic too).
 pub struct Lane;

@@ -130,6 +130,40 @@ pub fn judge_within(log: &[Value], declared: &Value) -> Finding {
     ))
 }
 
+/// A `ping` sent once every request the server sent so far has its answer: one the server
+/// sent while the ping was on its way (read, and so answered, only after the ping went out)
+/// reached the server after the ping, so the ping is sent again. The answer to the last one
+/// is what shows the session still serves.
+async fn fence(peer: &mut impl Peer) -> Exchange {
+    const ROUNDS: usize = 3;
+    let mut round = 0;
+    loop {
+        if let Some(why) = peer.stalled() {
+            return Exchange {
+                sent: String::new(),
+                reply: Err(why),
+                unanswered_status: None,
+            };
+        }
+        let mark = peer_log_len(peer);
+        let exchange = peer.request("ping", None).await;
+        round += 1;
+        let raced = since(peer, mark).iter().any(is_client_request);
+        if !raced || exchange.result().is_none() || round == ROUNDS {
+            return exchange;
+        }
+    }
+}
+
+/// How many messages the server has sent so far.
+fn peer_log_len(peer: &impl Peer) -> usize {
+    peer.shared_log()
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .seen
+        .len()
+}
+
 /// On the declaring session, after its other checks: a ping as a fence (what the server
 /// sent before answering it is in the log, and it shows the session still serves), then the
 /// `wanted` checks over the whole session. `declared` is what the session declared.
@@ -144,14 +178,7 @@ pub async fn run(
     if wanted.is_empty() {
         return out;
     }
-    let fence = match peer.stalled() {
-        Some(why) => Exchange {
-            sent: String::new(),
-            reply: Err(why),
-            unanswered_status: None,
-        },
-        None => peer.request("ping", None).await,
-    };
+    let fence = fence(peer).await;
     let log = since(peer, 0);
     let revision = peer
         .shared_log()
