@@ -7,7 +7,7 @@
 //! probe session. The withheld side (a session declaring none) is
 //! `server.requests.declared` (see [`super::lifecycle`]).
 
-use super::session::peer::{since, Peer};
+use super::session::peer::{mark, since, Peer};
 use crate::declared::{answer, beyond_declared, CLIENT_REQUESTS};
 use crate::outcome::{excerpt, Failure, Finding};
 use crate::stdio::Exchange;
@@ -145,23 +145,14 @@ async fn fence(peer: &mut impl Peer) -> Exchange {
                 unanswered_status: None,
             };
         }
-        let mark = peer_log_len(peer);
+        let before = mark(peer);
         let exchange = peer.request("ping", None).await;
         round += 1;
-        let raced = since(peer, mark).iter().any(is_client_request);
+        let raced = since(peer, before).iter().any(is_client_request);
         if !raced || exchange.result().is_none() || round == ROUNDS {
             return exchange;
         }
     }
-}
-
-/// How many messages the server has sent so far.
-fn peer_log_len(peer: &impl Peer) -> usize {
-    peer.shared_log()
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .seen
-        .len()
 }
 
 /// On the declaring session, after its other checks: a ping as a fence (what the server
