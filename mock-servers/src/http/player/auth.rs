@@ -532,15 +532,10 @@ impl Player {
             return Answer::error(401, "invalid_client", "unknown client");
         }
         self.refreshed.live = None;
-        let mut doc = json!({
-            "access_token": auth.access_token,
-            "token_type": "Bearer",
-            "expires_in": 3600,
-        });
-        if let Some(refresh) = &auth.refresh_token {
-            doc["refresh_token"] = json!(refresh);
-        }
-        Answer::json(200, &doc)
+        Answer::json(
+            200,
+            &token_response(&auth.access_token, auth.refresh_token.as_deref()),
+        )
     }
 }
 
@@ -622,11 +617,7 @@ impl Player {
         }
         self.resource_named(form)?;
         self.refreshed.live = None;
-        Ok(json!({
-            "access_token": auth.access_token,
-            "token_type": "Bearer",
-            "expires_in": 3600,
-        }))
+        Ok(token_response(&auth.access_token, None))
     }
 
     /// A token request's `resource` names the MCP server (RFC 8707), else the refusal.
@@ -662,16 +653,25 @@ impl Player {
         self.refreshed.count += 1;
         let refresh = next.refresh_token.clone().or(current);
         self.refreshed.live = Some((next.access_token.clone(), refresh));
-        let mut doc = json!({
-            "access_token": next.access_token,
-            "token_type": "Bearer",
-            "expires_in": 3600,
-        });
-        if let Some(rotated) = &next.refresh_token {
-            doc["refresh_token"] = json!(rotated);
-        }
-        Ok(doc)
+        Ok(token_response(
+            &next.access_token,
+            next.refresh_token.as_deref(),
+        ))
     }
+}
+
+/// A token endpoint's success (RFC 6749 section 5.1): a Bearer `access_token` for an hour,
+/// and a `refresh_token` where one is issued.
+fn token_response(access_token: &str, refresh_token: Option<&str>) -> Value {
+    let mut doc = json!({
+        "access_token": access_token,
+        "token_type": "Bearer",
+        "expires_in": 3600,
+    });
+    if let Some(refresh) = refresh_token {
+        doc["refresh_token"] = json!(refresh);
+    }
+    doc
 }
 
 /// How a token request authenticated its client.
