@@ -15,9 +15,9 @@ pub const MOSTLY_WAITING_MS: u64 = 500;
 pub fn least_ms(scenario: &Scenario) -> u64 {
     let expected = scenario.expect.tables().map(at_least).max().unwrap_or(0);
     let polled: u64 = scenario.client.steps.iter().map(polled_ms).sum();
-    let server = &scenario.server;
-    let scripts = std::iter::once(&server.steps).chain(&server.relaunch);
-    let stalled = scripts
+    let stalled = scenario
+        .server
+        .launch_steps()
         .map(|steps| steps.iter().map(stall_ms).sum::<u64>())
         .max()
         .unwrap_or(0);

@@ -381,9 +381,9 @@ const BULK_BYTES_PER_SEC: usize = 1 << 20;
 /// not taken for a client that hangs.
 pub(super) fn bulk_allowance(scenario: &Scenario) -> Duration {
     use mcp_mock_servers::script::Step;
-    let server = &scenario.server;
-    let bytes = std::iter::once(&server.steps)
-        .chain(&server.relaunch)
+    let bytes = scenario
+        .server
+        .launch_steps()
         .map(|steps| {
             steps
                 .iter()

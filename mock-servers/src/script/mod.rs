@@ -77,6 +77,13 @@ pub struct Script {
     pub auth: Option<AuthSettings>,
 }
 
+impl Script {
+    /// The steps of each launch, the first launch's first.
+    pub fn launch_steps(&self) -> impl Iterator<Item = &Vec<Step>> {
+        std::iter::once(&self.steps).chain(&self.relaunch)
+    }
+}
+
 /// In an `incidental` list: the HTTP GET a Streamable HTTP client may send to open a stream
 /// for server messages, answered 405 (this server offers none) where the script waits for
 /// something else.
