@@ -2,6 +2,7 @@
 
 use crate::cut::{self, ClientUnderTest, Described};
 use crate::report::evidence::Evidence;
+use crate::runner::auth_flow::FLOW_CREDENTIAL;
 use crate::runner::{self, check::Failure, Judged, MockLauncher, Outcome, RunOptions};
 use crate::scenario::{Expectations, LoadedScenario};
 use mcp_refclient::{Profile, TestHooks};
@@ -104,8 +105,9 @@ pub fn judge(scenario: &LoadedScenario, outcome: &Outcome, not_held: &[NotHeld])
             if failures.is_empty() {
                 return Verdict::Pass;
             }
+            let general = general_rules(scenario, &held);
             for failure in failures.iter_mut().filter(|f| f.rules.is_empty()) {
-                failure.rules = held.clone();
+                failure.rules = general.clone();
             }
             Verdict::Fail { failures }
         }
@@ -115,15 +117,41 @@ pub fn judge(scenario: &LoadedScenario, outcome: &Outcome, not_held: &[NotHeld])
 
 /// The redaction rules a failed secret check falls under, the closest first: a key-like
 /// part of the URL is `redaction.key-like-parts`' (then `redaction.origin-only`'s, an error
-/// naming the server by its origin alone: promises of yoagent's document), a header value
-/// or a token `redaction.credentials`'.
+/// naming the server by its origin alone: promises of yoagent's document), a credential of
+/// the authorization flow `auth.oauth.credentials-redacted`' (then, at a revision that rule
+/// does not reach, `redaction.credentials`'), a header value or a token
+/// `redaction.credentials`'.
 fn secret_rules(failure: &Failure) -> &'static [&'static str] {
     match failure.what.as_str() {
         "secret" if failure.expected.contains("a key-like part of the URL") => {
             &["redaction.key-like-parts", "redaction.origin-only"]
         }
+        "secret" if failure.expected.contains(FLOW_CREDENTIAL) => &FLOW_REDACTION,
         "secret" => &["redaction.credentials"],
         _ => &[],
+    }
+}
+
+/// The rules a leak of the authorization flow's credentials counts against, the closest
+/// first (`redaction.credentials` where the scenario's revision predates the other).
+const FLOW_REDACTION: [&str; 2] = ["auth.oauth.credentials-redacted", "redaction.credentials"];
+
+/// The rules an expectation that names none counts against: every rule held, but in a
+/// scenario with an authorization server the flow's redaction rule is there for the leaks
+/// of its credentials alone, unless it is all the scenario checks.
+fn general_rules(scenario: &LoadedScenario, held: &[String]) -> Vec<String> {
+    if scenario.scenario.server.auth.is_none() {
+        return held.to_vec();
+    }
+    let others: Vec<String> = held
+        .iter()
+        .filter(|rule| !FLOW_REDACTION.contains(&rule.as_str()))
+        .cloned()
+        .collect();
+    if others.is_empty() {
+        held.to_vec()
+    } else {
+        others
     }
 }
 
@@ -461,6 +489,34 @@ mod tests {
             capabilities: needs.capabilities,
             profile: profile.into(),
         }
+    }
+
+    #[test]
+    fn a_leaked_secret_counts_against_the_redaction_rule_closest_to_its_kind() {
+        let failure = |source: &str| Failure {
+            what: "secret".into(),
+            expected: format!("no trace of {source} in what the client produced"),
+            actual: "found in a DEBUG log line".into(),
+            rules: Vec::new(),
+        };
+        let flow = format!("{FLOW_CREDENTIAL} authorization code");
+        assert_eq!(
+            secret_rules(&failure(&flow)),
+            ["auth.oauth.credentials-redacted", "redaction.credentials"]
+        );
+        assert_eq!(
+            secret_rules(&failure("a key-like part of the URL")),
+            ["redaction.key-like-parts", "redaction.origin-only"]
+        );
+        assert_eq!(
+            secret_rules(&failure("the value of header `x-api-key`")),
+            ["redaction.credentials"]
+        );
+        let other = Failure {
+            what: "step 2".into(),
+            ..failure(&flow)
+        };
+        assert!(secret_rules(&other).is_empty());
     }
 
     #[test]

@@ -12,6 +12,11 @@ use crate::scenario::HttpClientPart;
 /// Values shorter than this are not taken for secrets.
 const MIN_CHARS: usize = 4;
 
+/// How every credential of the flow is named in a failure (`no trace of the authorization
+/// flow's access token`): a leak of one is the business of the flow's redaction rule, not of
+/// the rule the scenario is about.
+pub const FLOW_CREDENTIAL: &str = "the authorization flow's";
+
 /// The flow's secrets, and the redactions of the values that differ run to run.
 pub(super) fn credentials(
     wire: &[Record],
@@ -19,45 +24,45 @@ pub(super) fn credentials(
     part: &HttpClientPart,
 ) -> (Vec<GivenSecret>, Vec<(String, String)>) {
     let mut secrets = Vec::new();
-    let mut add = |source: &str, value: &str| {
+    let mut add = |what: &str, value: &str| {
         if value.len() >= MIN_CHARS && !secrets.iter().any(|s: &GivenSecret| s.value == value) {
             secrets.push(GivenSecret {
-                source: source.into(),
+                source: format!("{FLOW_CREDENTIAL} {what}"),
                 value: value.into(),
             });
         }
     };
     if let Some(auth) = auth {
-        add("the authorization code", &auth.code);
-        add("the access token", &auth.access_token);
+        add("authorization code", &auth.code);
+        add("access token", &auth.access_token);
         if let Some(refresh) = &auth.refresh_token {
-            add("the refresh token", refresh);
+            add("refresh token", refresh);
         }
         if let Some(secret) = &auth.client_secret {
-            add("the client secret", secret);
+            add("client secret", secret);
         }
         if let Some(secret) = auth
             .registration
             .as_ref()
             .and_then(|r| r.client_secret.as_ref())
         {
-            add("the registered client's secret", secret);
+            add("registered client secret", secret);
         }
         if let Some(migration) = &auth.migration {
             add(
-                "the new authorization server's access token",
+                "access token from the new authorization server",
                 &migration.access_token,
             );
         }
         for refresh in &auth.refreshes {
-            add("a refreshed access token", &refresh.access_token);
+            add("refreshed access token", &refresh.access_token);
             if let Some(rotated) = &refresh.refresh_token {
-                add("a rotated refresh token", rotated);
+                add("rotated refresh token", rotated);
             }
         }
     }
     if let Some(secret) = part.oauth.as_ref().and_then(|o| o.client_secret.as_ref()) {
-        add("the client secret", secret);
+        add("client secret", secret);
     }
     let mut redactions = Vec::new();
     for record in wire {
@@ -75,7 +80,7 @@ pub(super) fn credentials(
                     _ => continue,
                 };
                 if name == "code_verifier" {
-                    add("the code_verifier", &value);
+                    add("code_verifier", &value);
                 }
                 if value.len() >= MIN_CHARS
                     && !redactions

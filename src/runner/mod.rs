@@ -1,7 +1,7 @@
 //! The runner: plays a scenario's server, drives a client under test through its steps
 //! (the reference client or any other, through one seam) and gathers the outcome.
 
-mod auth_flow;
+pub(crate) mod auth_flow;
 pub mod bound;
 pub mod check;
 pub mod estimate;

@@ -176,6 +176,25 @@ fn there_are_at_least_45_scenarios_and_each_names_only_known_rules() {
     }
 }
 
+/// A scenario with an authorization server names the flow's redaction rule, so that a
+/// credential of the flow found in the client's output counts against that rule alone and a
+/// known leak never hides a failure of the rule the scenario is about.
+#[test]
+fn every_scenario_with_an_authorization_server_names_the_flow_redaction_rule() {
+    for s in all_scenarios() {
+        if s.scenario.server.auth.is_none() {
+            continue;
+        }
+        let named = |rule: &str| s.scenario.rules.iter().any(|r| r == rule);
+        assert!(
+            named("auth.oauth.credentials-redacted") || named("redaction.credentials"),
+            "{} scripts an authorization server but names neither \
+             auth.oauth.credentials-redacted nor (at 2025-03-26) redaction.credentials",
+            s.name
+        );
+    }
+}
+
 #[test]
 fn every_snapshot_belongs_to_a_scenario_and_every_scenario_has_one() {
     let names: BTreeSet<String> = all_scenarios().into_iter().map(|s| s.name).collect();
