@@ -1271,6 +1271,161 @@ fn oauth_obtains_the_token_headless_and_every_check_runs_with_it() {
     assert_flow_secrets_hidden(&shown, &report);
 }
 
+/// One plain-HTTP GET of `url` from a test playing the browser: the status and the
+/// `Location` of the answer.
+fn browser_get(url: &str) -> (u16, Option<String>) {
+    use std::io::{Read, Write};
+    let url = url::Url::parse(url).unwrap();
+    let mut tcp =
+        std::net::TcpStream::connect((url.host_str().unwrap(), url.port().unwrap())).unwrap();
+    tcp.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let target = &url[url::Position::BeforePath..];
+    write!(
+        tcp,
+        "GET {target} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut answer = String::new();
+    tcp.read_to_string(&mut answer).unwrap();
+    let status = answer[9..12].parse().unwrap();
+    let location = answer
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("location: ")
+                .or_else(|| l.strip_prefix("Location: "))
+        })
+        .map(str::to_string);
+    (status, location)
+}
+
+#[test]
+fn oauth_browser_prints_the_url_and_takes_the_code_at_its_loopback_redirect() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = oauth_mock(dir.path(), "challenge_scope = \"mcp:read\"");
+    let json = dir.path().join("report.json");
+    let mut child = Command::new(BIN)
+        .args([
+            "validate",
+            "--json",
+            json.to_str().unwrap(),
+            "--timeout",
+            "3s",
+        ])
+        .args([
+            "--revision",
+            "2025-11-25",
+            "--only",
+            "server.initialize.result",
+        ])
+        .args([
+            "--oauth",
+            "mcp-conformance-client",
+            "--oauth-browser",
+            "--oauth-wait",
+            "20s",
+        ])
+        .args(["--url", &server.url])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut said = String::new();
+    let url = loop {
+        let mut line = String::new();
+        assert_ne!(
+            stderr.read_line(&mut line).unwrap(),
+            0,
+            "no URL printed: {said}"
+        );
+        said.push_str(&line);
+        if let Some(url) = line.trim().strip_prefix("http://") {
+            break format!("http://{url}");
+        }
+    };
+    assert!(said.contains("open this URL in a browser"), "{said}");
+    // The browser: the authorization endpoint redirects to the loopback redirect URI it was
+    // given, which answers with a page once it has the code.
+    let redirect_uri = url::Url::parse(&url)
+        .unwrap()
+        .query_pairs()
+        .find(|(k, _)| k == "redirect_uri")
+        .map(|(_, v)| v.into_owned())
+        .unwrap();
+    assert!(
+        redirect_uri.starts_with("http://127.0.0.1:") && redirect_uri.ends_with("/callback"),
+        "{redirect_uri}"
+    );
+    let (status, location) = browser_get(&url);
+    let location = location.unwrap_or_else(|| panic!("HTTP {status} without a redirect"));
+    assert!(location.starts_with(&redirect_uri), "{location}");
+    assert_eq!(browser_get(&location).0, 200);
+    let status = child.wait().unwrap();
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut stderr, &mut rest).unwrap();
+    let report: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(status.code(), Some(0), "{said}{rest}");
+    assert_eq!(
+        notes(&report),
+        [(
+            "server.initialize.result".to_string(),
+            "pass".to_string(),
+            String::new()
+        )]
+    );
+    assert_flow_secrets_hidden(&format!("{said}{rest}"), &report);
+}
+
+#[test]
+fn oauth_browser_that_never_comes_back_ends_the_wait_saying_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = oauth_mock(dir.path(), "");
+    let output = validate(
+        &[
+            "--timeout",
+            "3s",
+            "--oauth",
+            "mcp-conformance-client",
+            "--oauth-browser",
+            "--oauth-wait",
+            "200ms",
+            "--url",
+            &server.url,
+        ],
+        &[],
+    );
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(4), "{stderr}");
+    assert!(
+        stderr.contains(
+            "cannot obtain a token with --oauth: no browser came back to http://127.0.0.1:"
+        ) && stderr.contains("/callback within 200ms"),
+        "{stderr}"
+    );
+    for (args, says) in [
+        (
+            vec!["--oauth-browser", "--url", "http://127.0.0.1:9/mcp"],
+            "--oauth-browser applies to --oauth CLIENT_ID with --url",
+        ),
+        (
+            vec![
+                "--oauth",
+                "c",
+                "--url",
+                "http://127.0.0.1:9/mcp",
+                "--oauth-redirect-port",
+                "8123",
+            ],
+            "--oauth-redirect-port applies to --oauth-browser",
+        ),
+    ] {
+        let (code, stderr) = bad_input(&args, &[]);
+        assert_eq!(code, 2, "{stderr}");
+        assert!(stderr.contains(says), "{stderr}");
+    }
+}
+
 #[test]
 fn oauth_obtains_a_token_from_the_python_sdks_authorization_server() {
     // The SDK's own authorization and token endpoints (PKCE and the redirect URI checked by

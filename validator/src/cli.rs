@@ -42,10 +42,25 @@ pub struct ValidateArgs {
     /// With --url: obtain the access token through the authorization-code grant with PKCE,
     /// headless, as the pre-registered public client CLIENT_ID, for a test authorization
     /// server that approves at once (its redirect to http://127.0.0.1/callback is read, never
-    /// opened); every check then runs with it, as with --header 'Authorization: Bearer …'.
+    /// opened; --oauth-browser for a person instead); every check then runs with it, as with
+    /// --header 'Authorization: Bearer …'.
     /// With --authorization-server: the grant is judged (server.auth.authorization-code-grant).
     #[arg(long, value_name = "CLIENT_ID")]
     pub oauth: Option<String>,
+    /// With --oauth and --url: a person plays the user agent. The authorization URL is
+    /// printed on stderr to be opened in a browser, and the redirect URI is
+    /// http://127.0.0.1:PORT/callback, a listener on a loopback port (RFC 8252), which the
+    /// browser comes back to with the code. For an authorization server that asks a person
+    /// to sign in.
+    #[arg(long = "oauth-browser")]
+    pub oauth_browser: bool,
+    /// With --oauth-browser: the loopback port of the redirect URI, for an authorization
+    /// server that registered the client's redirect URI with its port (default: any free port).
+    #[arg(long = "oauth-redirect-port", value_name = "PORT")]
+    pub oauth_redirect_port: Option<u16>,
+    /// With --oauth-browser: the longest wait for the browser to come back.
+    #[arg(long = "oauth-wait", value_name = "DURATION", default_value = "300s", value_parser = parse_duration)]
+    pub oauth_wait: Duration,
     /// With --url: an access token the server's authorization server issued for another
     /// resource (a secret, never shown); `server.auth.audience` checks that the server refuses
     /// it with 401.

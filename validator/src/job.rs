@@ -20,6 +20,8 @@ pub(crate) struct Job {
     pub(crate) config: Option<std::path::PathBuf>,
     /// `--oauth`: the public client id the token is obtained as.
     pub(crate) oauth: Option<String>,
+    /// Who plays the user agent of `--oauth`'s grant (`--oauth-browser`: a person).
+    pub(crate) user_agent: crate::oauth::UserAgent,
     /// `--authorization-server`: the one target is an authorization server, judged on its own.
     pub(crate) authorization_server: bool,
 }
@@ -77,6 +79,12 @@ pub(crate) fn prepare(args: &ValidateArgs) -> Result<Job, String> {
                     .into(),
             );
         }
+    }
+    if args.oauth_browser && (args.oauth.is_none() || args.url.is_none()) {
+        return Err("--oauth-browser applies to --oauth CLIENT_ID with --url".into());
+    }
+    if args.oauth_redirect_port.is_some() && !args.oauth_browser {
+        return Err("--oauth-redirect-port applies to --oauth-browser".into());
     }
     for (option, token) in [
         ("--token-for-other-resource", &args.token_for_other_resource),
@@ -225,6 +233,13 @@ pub(crate) fn prepare(args: &ValidateArgs) -> Result<Job, String> {
         auto,
         config: args.config.clone(),
         oauth: args.oauth.clone(),
+        user_agent: match args.oauth_browser {
+            true => crate::oauth::UserAgent::Browser {
+                port: args.oauth_redirect_port.unwrap_or(0),
+                wait: args.oauth_wait,
+            },
+            false => crate::oauth::UserAgent::Headless,
+        },
         authorization_server: args.authorization_server.is_some(),
     })
 }

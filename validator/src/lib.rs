@@ -33,6 +33,7 @@ pub mod fixtures;
 pub mod http;
 mod job;
 pub mod log;
+pub mod loopback;
 pub mod oauth;
 pub mod outcome;
 pub mod patience;

@@ -33,6 +33,22 @@ pub const REDIRECT_URI: &str = "http://127.0.0.1/callback";
 /// [`REDIRECT_URI`].
 pub const MAX_HOPS: usize = 5;
 
+/// Who plays the user agent: opens the authorization URL and comes back to the redirect URI.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum UserAgent {
+    /// No one: a test authorization server that approves at once, its redirects followed up
+    /// to [`REDIRECT_URI`], which is read, never opened.
+    Headless,
+    /// A person (`--oauth-browser`): the URL printed, the redirect URI a listener on a
+    /// loopback port (`0`: any free one), waited on at most `wait` (see [`crate::loopback`]).
+    Browser {
+        /// The loopback port listened on.
+        port: u16,
+        /// The longest wait for the browser.
+        wait: std::time::Duration,
+    },
+}
+
 /// Why no token was obtained: one line, lowercase, no credential in it.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum GrantError {
@@ -56,6 +72,22 @@ pub enum GrantError {
     /// The authorization endpoint did not send the browser back to the redirect URI.
     #[error("the authorization endpoint did not redirect to {REDIRECT_URI}: {0}")]
     NoRedirect(String),
+    /// `--oauth-browser`: the redirect listener could not be opened.
+    #[error("cannot listen for the browser on 127.0.0.1:{port}: {why}")]
+    NoListener {
+        /// The port asked for (`0`: any).
+        port: u16,
+        /// The system's reason.
+        why: String,
+    },
+    /// `--oauth-browser`: no browser came back to the redirect URI within the wait.
+    #[error("no browser came back to {redirect_uri} within {waited}")]
+    NoBrowser {
+        /// The loopback redirect URI listened on.
+        redirect_uri: String,
+        /// The wait, as given.
+        waited: String,
+    },
     /// The authorization response is an error, or not the request's (`state`, `iss`).
     #[error("the authorization response is refused: {0}")]
     Refused(String),
@@ -96,7 +128,11 @@ fn pair<'a>(pairs: &'a [(String, String)], name: &str) -> Option<&'a str> {
 
 /// Obtains an access token for `prober.url` as the public client `client_id` (see the module
 /// documentation). The token is registered as a secret.
-pub async fn obtain_token(prober: &Prober, client_id: &str) -> Result<String, GrantError> {
+pub async fn obtain_token(
+    prober: &Prober,
+    client_id: &str,
+    agent: &UserAgent,
+) -> Result<String, GrantError> {
     let url = Url::parse(&prober.url).map_err(|e| GrantError::NotAsked(e.to_string()))?;
     let challenge = match prober.gate().await {
         Gate::Closed(reply) => reply,
@@ -182,6 +218,7 @@ pub async fn obtain_token(prober: &Prober, client_id: &str) -> Result<String, Gr
         &metadata,
         Some(&resource),
         scope.as_deref(),
+        agent,
     )
     .await?;
     Ok(answer
@@ -192,8 +229,8 @@ pub async fn obtain_token(prober: &Prober, client_id: &str) -> Result<String, Gr
 }
 
 /// The authorization-code grant with PKCE (S256) at the authorization server `issuer` whose
-/// metadata is `metadata`, as the public client `client_id`, headless (see the module
-/// documentation); `resource` goes into both requests and `scope` into the authorization
+/// metadata is `metadata`, as the public client `client_id`, the user agent played by
+/// `agent` (see the module documentation); `resource` goes into both requests and `scope` into the authorization
 /// request, when given. The answer is
 /// the token endpoint's JSON object, a `200` carrying a non-empty `access_token`, which is
 /// registered as a secret.
@@ -204,6 +241,7 @@ pub async fn authorization_code_grant(
     metadata: &Value,
     resource: Option<&str>,
     scope: Option<&str>,
+    agent: &UserAgent,
 ) -> Result<serde_json::Map<String, Value>, GrantError> {
     let field = |name: &str| metadata.get(name).and_then(Value::as_str);
     let no_metadata = |why: String| GrantError::NoServerMetadata {
@@ -217,6 +255,14 @@ pub async fn authorization_code_grant(
             "no `authorization_endpoint` or no `token_endpoint`".into(),
         ));
     };
+    let loopback = match agent {
+        UserAgent::Browser { port, .. } => Some(crate::loopback::Loopback::bind(*port).await?),
+        UserAgent::Headless => None,
+    };
+    let redirect_uri = loopback
+        .as_ref()
+        .map_or(REDIRECT_URI, |l| l.redirect_uri())
+        .to_string();
     let verifier = random(32)?;
     redact::header_value(&verifier);
     let state = random(16)?;
@@ -226,7 +272,7 @@ pub async fn authorization_code_grant(
         query
             .append_pair("response_type", "code")
             .append_pair("client_id", client_id)
-            .append_pair("redirect_uri", REDIRECT_URI)
+            .append_pair("redirect_uri", &redirect_uri)
             .append_pair("code_challenge", &s256(&verifier))
             .append_pair("code_challenge_method", "S256")
             .append_pair("state", &state);
@@ -237,7 +283,12 @@ pub async fn authorization_code_grant(
             query.append_pair("scope", scope);
         }
     }
-    let back = follow_to_redirect_uri(prober, request).await?;
+    let back = match (loopback, agent) {
+        (Some(loopback), UserAgent::Browser { wait, .. }) => {
+            loopback.wait_for_browser(&request, *wait).await?
+        }
+        _ => follow_to_redirect_uri(prober, request).await?,
+    };
     let pairs = query_pairs(&back);
     if let Some(code) = pair(&pairs, "code") {
         redact::header_value(code);
@@ -280,7 +331,7 @@ pub async fn authorization_code_grant(
     let mut body = form_urlencoded::Serializer::new(String::new());
     body.append_pair("grant_type", "authorization_code")
         .append_pair("code", code)
-        .append_pair("redirect_uri", REDIRECT_URI)
+        .append_pair("redirect_uri", &redirect_uri)
         .append_pair("code_verifier", &verifier)
         .append_pair("client_id", client_id);
     if let Some(resource) = resource {

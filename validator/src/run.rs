@@ -35,7 +35,7 @@ pub(crate) async fn validate_one(
     let authorized = match (&job.oauth, target) {
         (Some(client_id), Target::Http { url, headers }) => {
             let prober = plan::auth::prober(url, headers, &plan);
-            match crate::oauth::obtain_token(&prober, client_id).await {
+            match crate::oauth::obtain_token(&prober, client_id, &job.user_agent).await {
                 Ok(token) => Ok(Target::Http {
                     url: url.clone(),
                     headers: crate::http::with(

@@ -208,8 +208,16 @@ async fn grant(prober: &Prober, client_id: &str, issuer: &str, metadata: &Value)
         "an access token (`token_type` `Bearer`) for the client `{}` through the authorization-code grant with PKCE (S256)",
         excerpt(client_id)
     );
-    match crate::oauth::authorization_code_grant(prober, client_id, issuer, metadata, None, None)
-        .await
+    match crate::oauth::authorization_code_grant(
+        prober,
+        client_id,
+        issuer,
+        metadata,
+        None,
+        None,
+        &crate::oauth::UserAgent::Headless,
+    )
+    .await
     {
         Err(e) => Finding::Fail(Failure::new(expected, e.to_string())),
         Ok(answer) => {
