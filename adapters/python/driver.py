@@ -28,13 +28,29 @@ only what the SDK can express:
   authorization URL and follows the authorization server's redirects up to the redirect URI,
   without requesting it, and the `callback_handler` hands the SDK that redirect's `code`,
   `state` and `iss` (the SDK checks `state` and `iss` itself);
+- `dynamic_registration`: the same provider over a storage holding no client record: the
+  SDK registers at the authorization server's `registration_endpoint` with the
+  `client_metadata` (name and redirect URI; `application_type` is the SDK's default,
+  `native`) and keeps what it was given through `set_client_info`; the SDK binds the record
+  to its issuer and registers again at another authorization server;
+- `client_id_metadata_document`: `OAuthClientProvider(..., client_metadata_url=...)`, taken
+  for the client id where the authorization server's metadata says
+  `client_id_metadata_document_supported`, registering otherwise;
+- `client_credentials`: the SDK's
+  `mcp.client.auth.extensions.client_credentials.ClientCredentialsOAuthProvider` (client id
+  and secret, `client_secret_basic`, its default), the `client_credentials` grant with no
+  user agent; built without `issuer` (the scenario names none: the SDK then warns that the
+  credentials go to whichever authorization server the MCP server names);
 - `stateless`: revision 2026-07-28 — `mcp.Client`'s default `mode="auto"` probes
   `server/discover` and falls back to `initialize`, in every scenario; spoken at 2026-07-28
   with a server that declares tool-list changes, the driver opens `Client.listen` as the
   SDK's docs show and counts that stream's changes.
 
 Not declared (so those scenarios are not applicable): `exited`, `reconnect`, a token provider, a redirect policy (the
-SDK's is fixed: same origin, method kept), a body cap, a process group, a tool layer.
+SDK's is fixed: same origin, method kept), a body cap, a process group, a tool layer, and
+`pinned_revision`: the `initialize` handshake always offers the SDK's newest handshake
+revision (`ClientSession.initialize`, `protocol_version=LATEST_HANDSHAKE_VERSION`), and
+`Client(mode=...)` takes `legacy`, `auto` or a 2026-07-28-or-later revision only.
 
 `drop` (declared) cancels the task that holds the client's `async with` block: what becomes
 of a client whose owner is cancelled; Python has no other way to forget one, and leaving the
@@ -65,7 +81,21 @@ HELLO = {
         "name": "python-sdk",
         "version": importlib.metadata.version("mcp"),
         "transports": ["stdio", "http", "legacy-sse"],
-        "capabilities": ["call_timeout", "configurable_timeouts", "custom_headers", "trusted_roots", "cancel", "list_changed_count", "authorization", "stateless", "drop", "reusable"],
+        "capabilities": [
+            "call_timeout",
+            "configurable_timeouts",
+            "custom_headers",
+            "trusted_roots",
+            "cancel",
+            "list_changed_count",
+            "authorization",
+            "dynamic_registration",
+            "client_id_metadata_document",
+            "client_credentials",
+            "stateless",
+            "drop",
+            "reusable",
+        ],
         "profile": "strict",
     }
 }
@@ -164,7 +194,8 @@ class UserAgent:
 
 
 class MemoryStorage:
-    """The SDK's `TokenStorage`, in memory, holding the pre-registered client's record."""
+    """The SDK's `TokenStorage`, in memory, holding the pre-registered client's record, or
+    none until the SDK registers one."""
 
     def __init__(self, client_info):
         self.tokens = None
@@ -184,11 +215,33 @@ class MemoryStorage:
 
 
 def oauth_provider(url, oauth):
-    """The SDK's OAuth client for a pre-registered client, as an application configures it."""
+    """The SDK's OAuth client as an application configures it: for a pre-registered client,
+    one that registers (with its metadata document's URL, if given), or a machine-to-machine
+    one."""
     from mcp.client.auth import OAuthClientProvider
     from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata
 
+    if oauth.get("client_credentials"):
+        from mcp.client.auth.extensions.client_credentials import ClientCredentialsOAuthProvider
+
+        return ClientCredentialsOAuthProvider(
+            server_url=url,
+            storage=MemoryStorage(None),
+            client_id=oauth.get("client_id") or "mcp-conformance-client",
+            client_secret=oauth.get("client_secret"),
+        )
     redirect_uri = oauth.get("redirect_uri") or "http://127.0.0.1/callback"
+    agent = UserAgent(redirect_uri)
+    handlers = {"redirect_handler": agent.redirect, "callback_handler": agent.callback}
+    if oauth.get("pre_registered") is False:
+        metadata = OAuthClientMetadata(client_name="mcp-conformance-driver", redirect_uris=[redirect_uri])
+        return OAuthClientProvider(
+            server_url=url,
+            client_metadata=metadata,
+            storage=MemoryStorage(None),
+            client_metadata_url=oauth.get("client_metadata_url"),
+            **handlers,
+        )
     secret = oauth.get("client_secret")
     method = "none" if secret is None else "client_secret_basic"
     client = OAuthClientInformationFull(
@@ -198,13 +251,12 @@ def oauth_provider(url, oauth):
         token_endpoint_auth_method=method,
     )
     metadata = OAuthClientMetadata(client_name="mcp-conformance-driver", redirect_uris=[redirect_uri], token_endpoint_auth_method=method)
-    agent = UserAgent(redirect_uri)
     return OAuthClientProvider(
         server_url=url,
         client_metadata=metadata,
         storage=MemoryStorage(client),
-        redirect_handler=agent.redirect,
-        callback_handler=agent.callback,
+        client_metadata_url=oauth.get("client_metadata_url"),
+        **handlers,
     )
 
 

@@ -33,7 +33,24 @@
 //   SDK documents, the application then hands the callback's parameters to
 //   `transport.finishAuth(params)` (which checks `iss` and redeems the code) and tries again:
 //   the driver does so once per step — a connect on a new transport, a call or listing on the
-//   same client.
+//   same client;
+// - `dynamic_registration`: the same provider holding no client: `clientInformation()` gives
+//   `undefined` until `auth()` registers at the authorization server's `registration_endpoint`
+//   (`registerClient`) and hands the result to `saveClientInformation()`, which keeps it
+//   verbatim (the SDK stamps it with its issuer and reads a record stamped for another
+//   authorization server as absent, so it registers again there); the registration's
+//   metadata is `clientMetadata` (name and redirect URI; the SDK fills in `grant_types` and
+//   `application_type`, `resolveClientMetadata`);
+// - `client_id_metadata_document`: the provider's `clientMetadataUrl`, which `auth()` takes for
+//   the client id where the authorization server's metadata says
+//   `client_id_metadata_document_supported`, registering otherwise;
+// - `client_credentials`: the SDK's `ClientCredentialsProvider({ clientId, clientSecret })` (its
+//   client auth extensions) as the `authProvider`, the `client_credentials` grant with no user
+//   agent; built without `expectedIssuer` (the scenario names no issuer: the SDK then warns
+//   that the credentials go to whichever authorization server the MCP server names);
+// - `pinned_revision`: `new Client(info, { supportedProtocolVersions })`, the SDK's list of the
+//   revisions it speaks, cut to the scenario's revision and the older ones it supports: the
+//   `initialize` handshake offers the first of them (`_legacyHandshake`).
 //
 // Not declared (so those scenarios are not applicable): the client's bounds from the
 // scenario's settings (it has a per-request `timeout`, not a handshake, list and call bound
@@ -79,7 +96,20 @@ const HELLO = {
     name: 'typescript-sdk',
     version,
     transports: ['stdio', 'http', 'legacy-sse'],
-    capabilities: ['call_timeout', 'cancel', 'custom_headers', 'token_provider', 'redirect_policy', 'list_changed_count', 'authorization', 'reusable'],
+    capabilities: [
+      'call_timeout',
+      'cancel',
+      'custom_headers',
+      'token_provider',
+      'redirect_policy',
+      'list_changed_count',
+      'authorization',
+      'dynamic_registration',
+      'client_id_metadata_document',
+      'client_credentials',
+      'pinned_revision',
+      'reusable',
+    ],
     profile: 'strict',
   },
 };
@@ -154,13 +184,22 @@ async function followRedirects(url, redirectUri) {
   throw new Error('the authorization server never redirected to the redirect URI');
 }
 
-/** A pre-registered client as the SDK's `OAuthClientProvider`, everything kept in memory;
- * `redirectToAuthorization` plays the user agent and keeps where it landed for `finishAuth`. */
+/** The client as the SDK's `OAuthClientProvider`, everything kept in memory: a pre-registered
+ * one, or one holding no client that the SDK registers (with its metadata document's URL, if
+ * given, as `clientMetadataUrl`); `redirectToAuthorization` plays the user agent and keeps
+ * where it landed for `finishAuth`. */
 class DriverOAuthProvider {
   constructor(oauth) {
     this._redirectUri = oauth.redirect_uri ?? 'http://127.0.0.1/callback';
-    this._client = { client_id: oauth.client_id ?? 'mcp-conformance-client' };
-    if (oauth.client_secret != null) this._client.client_secret = oauth.client_secret;
+    // Whether the client is the SDK's to register (none pre-registered).
+    this._registers = oauth.pre_registered === false;
+    if (this._registers) {
+      this._client = undefined;
+    } else {
+      this._client = { client_id: oauth.client_id ?? 'mcp-conformance-client' };
+      if (oauth.client_secret != null) this._client.client_secret = oauth.client_secret;
+    }
+    if (oauth.client_metadata_url != null) this.clientMetadataUrl = oauth.client_metadata_url;
     this._tokens = undefined;
     this._verifier = undefined;
     this._discovery = undefined;
@@ -198,9 +237,10 @@ class DriverOAuthProvider {
     this._discovery = state;
   }
   /** What the SDK finds no longer good (a refused refresh: `tokens`) is dropped, as its docs
-   * ask of an application; the pre-registered client itself is kept (there is no registration
-   * to redo). */
+   * ask of an application; a pre-registered client itself is kept (there is no registration
+   * to redo), a registered one goes with `client`. */
   invalidateCredentials(scope) {
+    if ((scope === 'all' || scope === 'client') && this._registers) this._client = undefined;
     if (scope === 'all' || scope === 'tokens') this._tokens = undefined;
     if (scope === 'all' || scope === 'verifier') this._verifier = undefined;
     if (scope === 'all' || scope === 'discovery') this._discovery = undefined;
@@ -220,13 +260,28 @@ class DriverOAuthProvider {
   }
 }
 
+/** The OAuth client the scenario sets up: the SDK's `ClientCredentialsProvider` for a
+ * machine-to-machine client, the driver's `OAuthClientProvider` otherwise. */
+function oauthProvider(oauth) {
+  if (!oauth.client_credentials) return new DriverOAuthProvider(oauth);
+  return new sdk.ClientCredentialsProvider({ clientId: oauth.client_id ?? 'mcp-conformance-client', clientSecret: oauth.client_secret });
+}
+
+/** The client's options from the scenario's settings: a pinned revision (one before
+ * 2026-07-28) cuts the SDK's supported revisions to it and the older ones. */
+function clientOptions(settings) {
+  const revision = settings?.revision;
+  if (revision == null || revision >= '2026-07-28') return undefined;
+  return { supportedProtocolVersions: sdk.SUPPORTED_PROTOCOL_VERSIONS.filter((v) => v <= revision) };
+}
+
 /** `attempt()`, and once more after `finishAuth` when it ended in an authorization the user
  * agent went through (the SDK's interactive flow: see the capabilities above). */
 async function authorized(state, attempt) {
   try {
     return await attempt();
   } catch (error) {
-    const callback = state.oauth?.callbackFor(error);
+    const callback = state.oauth?.callbackFor?.(error);
     if (!callback) throw error;
     await state.transport.finishAuth(callback);
     return await attempt();
@@ -281,7 +336,7 @@ async function step(request) {
       const state = { listChanged: 0 };
       // A failed connect closes its client: a connect tried again is on a new one.
       const open = () => {
-        const client = new sdk.Client({ name: 'mcp-conformance-driver', version });
+        const client = new sdk.Client({ name: 'mcp-conformance-driver', version }, clientOptions(request.settings));
         client.setNotificationHandler('notifications/tools/list_changed', () => {
           state.listChanged += 1;
         });
@@ -292,7 +347,7 @@ async function step(request) {
       };
       connection = state;
       const oauth = request.target.http?.oauth;
-      state.oauth = oauth ? new DriverOAuthProvider(oauth) : undefined;
+      state.oauth = oauth ? oauthProvider(oauth) : undefined;
       await authorized(state, open);
       return { protocolVersion: state.client.getNegotiatedProtocolVersion() ?? null };
     }
