@@ -5,8 +5,9 @@
 //! HTTP; a per-call bound (`McpToolAdapter::with_call_timeout`, the bound yoagent applies to a
 //! call: `McpClient::call_tool` itself has none); `exited()`; the count of
 //! `notifications/tools/list_changed` (`tools_list_changes`); headers
-//! (`HttpTransport::with_header`); the redirect policy (`with_redirects`); a process group of
-//! the server's own (`StdioOptions::own_process_group`). The client is held as yoagent's docs
+//! (`HttpTransport::with_header`); the redirect policy (`with_redirects`); a bearer-token
+//! provider (`HttpTransport::with_authorization`, an `AuthorizationSource`); a process group
+//! of the server's own (`StdioOptions::own_process_group`). The client is held as yoagent's docs
 //! hold it, in an `Arc<tokio::sync::Mutex<McpClient>>`. The tool layer is yoagent's own: an
 //! `McpToolSource` over the connected client, asked as its agent loop asks it (the tools at
 //! the start of a run, again when `generation()` moved), and `McpToolAdapter`s for a tool
@@ -16,15 +17,19 @@ use mcp_conformance::cut::{
     Capability, ClientUnderTest, Described, Settings, StepError, StepResult, Target, ToolLayerStep,
     TransportKind,
 };
-use mcp_conformance::scenario::RedirectPolicy;
+use mcp_conformance::scenario::{RedirectPolicy, Tokens};
 use serde_json::{json, Value};
 use std::cell::RefCell;
+use std::future::Future;
+use std::pin::Pin;
 use std::rc::Rc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::Mutex;
 use yoagent::mcp::{
-    HttpTransport, McpClient, McpToolAdapter, McpToolInfo, McpToolSource, Redirects, StdioOptions,
+    AuthChallenge, AuthorizationSource, HttpTransport, McpClient, McpError, McpToolAdapter,
+    McpToolInfo, McpToolSource, Redirects, StdioOptions,
 };
 use yoagent::{AgentTool, Content, ToolContext, ToolError, ToolSource};
 
@@ -103,6 +108,66 @@ async fn call_among(tools: &[Arc<dyn AgentTool>], name: &str, arguments: Value) 
     }
 }
 
+type Answer<'a> = Pin<Box<dyn Future<Output = Result<Option<String>, McpError>> + Send + 'a>>;
+
+/// The scenario's scripted tokens as yoagent's `AuthorizationSource`: `Bearer <token>`, the
+/// first token until a 401, then one more per refusal; with `rotate`, every ask gets a token
+/// of its own (`<token>-1`, `<token>-2`). A refusal past the last token gives up (`None`), as
+/// a source with nothing better to offer does.
+#[derive(Debug)]
+struct ScriptedTokens {
+    tokens: Vec<String>,
+    current: AtomicUsize,
+    /// `rotate`: how many times `authorization()` was asked.
+    asks: Option<AtomicUsize>,
+}
+
+impl ScriptedTokens {
+    fn new(tokens: &Tokens) -> Self {
+        let mut all = vec![tokens.token.clone()];
+        all.extend(tokens.refreshed.iter().cloned());
+        ScriptedTokens {
+            tokens: all,
+            current: AtomicUsize::new(0),
+            asks: tokens.rotate.then(|| AtomicUsize::new(0)),
+        }
+    }
+}
+
+// yoagent declares the trait with `#[async_trait]`: these are the methods it expands to.
+impl AuthorizationSource for ScriptedTokens {
+    fn authorization<'a, 'b>(&'a self) -> Answer<'b>
+    where
+        'a: 'b,
+        Self: 'b,
+    {
+        let token = self
+            .tokens
+            .get(self.current.load(Ordering::SeqCst))
+            .cloned();
+        let token = match &self.asks {
+            Some(asks) => token.map(|t| format!("{t}-{}", asks.fetch_add(1, Ordering::SeqCst) + 1)),
+            None => token,
+        };
+        Box::pin(async move { Ok(token.map(|t| format!("Bearer {t}"))) })
+    }
+
+    fn challenged<'a, 'c, 'b>(&'a self, challenge: &'c AuthChallenge) -> Answer<'b>
+    where
+        'a: 'b,
+        'c: 'b,
+        Self: 'b,
+    {
+        let token = (challenge.status == 401)
+            .then(|| {
+                let next = self.current.fetch_add(1, Ordering::SeqCst) + 1;
+                self.tokens.get(next).cloned()
+            })
+            .flatten();
+        Box::pin(async move { Ok(token.map(|t| format!("Bearer {t}"))) })
+    }
+}
+
 fn text(error: impl std::fmt::Display) -> StepError {
     StepError::new(error.to_string())
 }
@@ -137,6 +202,10 @@ impl ClientUnderTest for Adapter {
                 Capability::RedirectPolicy,
                 Capability::ProcessGroup,
                 Capability::Drop,
+                // `HttpTransport::with_authorization(Arc<dyn AuthorizationSource>)`:
+                // `authorization()` before each request, `challenged()` once on a 401 (a new
+                // value sends the request once more).
+                Capability::TokenProvider,
                 // `McpToolSource::new(client)` (mcp/source.rs) over the connected client, and
                 // `McpToolAdapter::with_prefix` for a tool set.
                 Capability::ToolLayer,
@@ -167,6 +236,11 @@ impl ClientUnderTest for Adapter {
                         RedirectPolicy::Any => Redirects::Any,
                     };
                     transport = transport.with_redirects(redirects).map_err(text)?;
+                }
+                if let Some(tokens) = &http.tokens {
+                    transport = transport
+                        .with_authorization(Arc::new(ScriptedTokens::new(tokens)))
+                        .map_err(text)?;
                 }
                 McpClient::connect_http_with(transport)
                     .await

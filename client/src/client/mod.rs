@@ -295,8 +295,8 @@ impl McpClient {
     }
 
     /// `tools/call`. `timeout`: `None` = the client's bound (`timeouts().call`, itself `None`
-    /// for unbounded); `Some(d)` overrides it for this call only. Over HTTP, yoagent has no
-    /// whole-call bound (the idle timeout only), strict only the override, kova both. A
+    /// for unbounded); `Some(d)` overrides it for this call only. Over HTTP, strict and
+    /// yoagent have only the override (else the idle timeout), kova both. A
     /// result with `isError` is data, not an error. kova: on a dead transport the call is
     /// sent again over a new connection only if it never reached the server; otherwise the
     /// error says it may have run.

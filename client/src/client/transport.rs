@@ -99,8 +99,9 @@ impl Transport {
     }
 
     /// The bound of a tool call: over stdio the override or the client's call bound; over
-    /// HTTP none in yoagent (the idle timeout only), the override in strict, the override
-    /// or the call bound in kova.
+    /// HTTP the override in strict and yoagent (yoagent's own is its tool adapter's,
+    /// `McpToolAdapter::with_call_timeout`, on any transport; without one, the idle timeout
+    /// only), the override or the call bound in kova.
     pub(super) fn call_bound(
         &self,
         config: &ClientConfig,
@@ -124,8 +125,7 @@ impl Transport {
                     .or(config.timeouts().list)
             }
             (Transport::Stdio(_), _) | (_, Profile::Kova) => timeout.or(config.timeouts().call),
-            (_, Profile::Strict) => timeout,
-            (_, Profile::Yoagent) => None,
+            (_, Profile::Strict | Profile::Yoagent) => timeout,
         }
     }
 
