@@ -344,10 +344,13 @@ impl Endpoint {
     /// Whether the authorization response's `iss` is `issuer`: a plain string comparison,
     /// nothing normalized (`IssNormalized`: a trailing slash ignored).
     fn same_issuer(&self, iss: &str, issuer: &str) -> bool {
-        match self.broken(Breakage::IssNormalized) {
-            true => iss.trim_end_matches('/') == issuer.trim_end_matches('/'),
-            false => iss == issuer,
-        }
+        iss == issuer || self.broken_iss_normalized(iss, issuer)
+    }
+
+    /// `IssNormalized`: `iss` taken for `issuer` when they differ by a trailing slash.
+    fn broken_iss_normalized(&self, iss: &str, issuer: &str) -> bool {
+        self.broken(Breakage::IssNormalized)
+            && iss.trim_end_matches('/') == issuer.trim_end_matches('/')
     }
 
     /// The scope to ask for: on a step-up (`insufficient_scope`), the one asked for last
@@ -820,7 +823,7 @@ impl Endpoint {
         let status = reply.status;
         let text = self.read_to_end(&mut reply, ctx).await?;
         let json: Value = serde_json::from_slice(&text).unwrap_or_default();
-        if !status.is_success() && self.broken(Breakage::RegistrationRefusalIgnored) {
+        if self.broken_refusal_ignored(status) {
             return Ok(FlowClient {
                 id: String::new(),
                 secret: None,
@@ -850,6 +853,11 @@ impl Endpoint {
             id: id.to_string(),
             secret,
         })
+    }
+
+    /// `RegistrationRefusalIgnored`: a refused registration taken for an empty client.
+    fn broken_refusal_ignored(&self, status: StatusCode) -> bool {
+        self.broken(Breakage::RegistrationRefusalIgnored) && !status.is_success()
     }
 
     /// An error of the authorization flow, naming the MCP server by origin.
