@@ -1,6 +1,7 @@
 //! One HTTP/1.1 exchange at a time over a fresh connection (TCP, or TLS trusting only the
 //! configured roots), with redirects, caller headers and the bearer token handled here.
 
+pub(crate) mod assertion;
 mod body;
 mod oauth;
 mod send;
