@@ -142,8 +142,10 @@ fn now() -> u64 {
 
 impl Endpoint {
     /// `private_key_jwt`: where a key is held for the pre-registered `client` and
-    /// [`assertion_chosen`], adds `client_id`, `client_assertion_type` and a new
-    /// `client_assertion` to `form` (remembered as a secret) and returns `true`.
+    /// [`assertion_chosen`], adds `client_assertion_type` and a new `client_assertion` to
+    /// `form` (remembered as a secret) and returns `true`. No `client_id`: the assertion's
+    /// `sub` names the client (RFC 7523 section 3, as the Client Credentials extension's
+    /// example has it).
     pub(super) fn assertion_authenticated(
         &self,
         client: &FlowClient,
@@ -173,7 +175,6 @@ impl Endpoint {
         let jti = super::oauth::random(16)?;
         let assertion = key.sign(&claims(&client.id, audience, now(), &jti))?;
         self.remember_text(&assertion);
-        form.append_pair("client_id", &client.id);
         form.append_pair("client_assertion_type", JWT_BEARER);
         form.append_pair("client_assertion", &assertion);
         Ok(true)
@@ -326,13 +327,9 @@ mod tests {
         let metadata = json!({"issuer": "http://127.0.0.1:8", "token_endpoint_auth_methods_supported": ["private_key_jwt"]});
         let first = form_of(&endpoint, &client, &metadata).unwrap();
         let names: Vec<&str> = first.iter().map(|(k, _)| k.as_str()).collect();
-        assert_eq!(
-            names,
-            ["client_id", "client_assertion_type", "client_assertion"]
-        );
-        assert_eq!(first[0].1, "client-1");
-        assert_eq!(first[1].1, JWT_BEARER);
-        let jws = &first[2].1;
+        assert_eq!(names, ["client_assertion_type", "client_assertion"]);
+        assert_eq!(first[0].1, JWT_BEARER);
+        let jws = &first[1].1;
         let claims: Value = serde_json::from_slice(&part(jws, 1)).unwrap();
         assert_eq!(claims["iss"], "client-1");
         assert_eq!(claims["sub"], "client-1");
@@ -352,8 +349,8 @@ mod tests {
             "echoed [redacted]"
         );
         let second = form_of(&endpoint, &client, &metadata).unwrap();
-        let again: Value = serde_json::from_slice(&part(&second[2].1, 1)).unwrap();
-        assert_ne!(second[2].1, *jws);
+        let again: Value = serde_json::from_slice(&part(&second[1].1, 1)).unwrap();
+        assert_ne!(second[1].1, *jws);
         assert_ne!(again["jti"], claims["jti"]);
         assert!(claims["jti"].as_str().unwrap().len() >= 16);
     }
