@@ -172,12 +172,35 @@ impl Endpoint {
                     self.origin
                 ))
             })?;
+        let audience = self.broken_assertion_audience(audience);
         let jti = super::oauth::random(16)?;
-        let assertion = key.sign(&claims(&client.id, audience, now(), &jti))?;
+        let assertion = key.sign(&claims(&client.id, &audience, now(), &jti))?;
+        let assertion = self.broken_assertion_reused(assertion);
         self.remember_text(&assertion);
         form.append_pair("client_assertion_type", JWT_BEARER);
         form.append_pair("client_assertion", &assertion);
         Ok(true)
+    }
+
+    /// The assertion's audience: the issuer (`AssertionAudienceResource`: the MCP server's
+    /// URL).
+    fn broken_assertion_audience(&self, issuer: &str) -> String {
+        match self.broken(crate::Breakage::AssertionAudienceResource) {
+            true => super::oauth::canonical_resource(&self.url),
+            false => issuer.to_string(),
+        }
+    }
+
+    /// The assertion to send: `fresh` (`AssertionReused`: the first one ever signed).
+    fn broken_assertion_reused(&self, fresh: String) -> String {
+        if !self.broken(crate::Breakage::AssertionReused) {
+            return fresh;
+        }
+        let mut first = self
+            .first_assertion
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        first.get_or_insert(fresh).clone()
     }
 }
 

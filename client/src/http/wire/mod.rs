@@ -148,6 +148,8 @@ pub(crate) struct Endpoint {
     hooks: crate::TestHooks,
     /// `TokenCachedAtConnect`: the one token ever asked for.
     cached_token: std::sync::Mutex<Option<String>>,
+    /// `AssertionReused`: the first client assertion signed.
+    first_assertion: std::sync::Mutex<Option<String>>,
 }
 
 impl Endpoint {
@@ -216,6 +218,7 @@ impl Endpoint {
             legacy_discovery: config.revision.as_deref() == Some(oauth::LEGACY_DISCOVERY_REVISION),
             hooks: config.hooks.clone(),
             cached_token: std::sync::Mutex::new(None),
+            first_assertion: std::sync::Mutex::new(None),
         })
     }
 
