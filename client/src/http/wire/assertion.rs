@@ -379,6 +379,27 @@ mod tests {
     }
 
     #[test]
+    fn the_settings_show_that_a_key_is_held_and_nothing_of_it() {
+        let pem = pem_key();
+        let key = ClientKey::from_pem(&pem).unwrap();
+        let authorizer = Arc::new(crate::oauth::FollowRedirects {
+            redirect_uri: "http://127.0.0.1:9/cb".into(),
+        });
+        let mut oauth =
+            crate::oauth::OAuthSettings::new("client-1", "http://127.0.0.1:9/cb", authorizer);
+        assert!(format!("{oauth:?}").contains("private_key: None"));
+        oauth.private_key = Some(key);
+        let shown = format!("{oauth:?}");
+        assert!(
+            shown.contains(r#"private_key: Some("[sensitive]")"#),
+            "{shown}"
+        );
+        for line in pem.lines().filter(|l| !l.starts_with("-----")) {
+            assert!(!shown.contains(line));
+        }
+    }
+
+    #[test]
     fn the_key_is_for_the_pre_registered_client_and_its_chosen_method_only() {
         let key = ClientKey::from_pem(&pem_key()).unwrap();
         let endpoint = endpoint(&key);

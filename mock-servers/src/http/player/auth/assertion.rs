@@ -57,38 +57,16 @@ impl Player {
             .get("client_assertion")
             .ok_or_else(|| refuse("client_assertion is missing"))?;
         let claims = verified_claims(auth, &assertion).map_err(&refuse)?;
-        let text = |name: &str| claims.get(name).and_then(Value::as_str).map(str::to_string);
-        let client_id = auth.client_id.as_str();
-        if text("iss").as_deref() != Some(client_id) || text("sub").as_deref() != Some(client_id) {
-            return Err(refuse("iss and sub must both be the client id"));
-        }
-        if form.get("client_id").is_some_and(|id| id != client_id) {
-            return Err(refuse("client_id is not the assertion's sub"));
-        }
-        let issuer = self.issuer(auth);
-        let audience_ok = |aud: &Value| {
-            aud.as_str()
-                .is_some_and(|a| a.trim_end_matches('/') == issuer.trim_end_matches('/'))
-        };
-        let aud = claims.get("aud").cloned().unwrap_or_default();
-        let named = match &aud {
-            Value::Array(all) => all.iter().any(audience_ok),
-            one => audience_ok(one),
-        };
-        if !named {
-            return Err(refuse("aud is not this authorization server's issuer"));
-        }
         let now = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| d.as_secs());
-        if claims
-            .get("exp")
-            .and_then(Value::as_u64)
-            .is_none_or(|exp| exp <= now)
-        {
-            return Err(refuse("exp is missing or past"));
-        }
-        let jti = text("jti").ok_or_else(|| refuse("jti is missing"))?;
+        let expected = Expected {
+            client_id: &auth.client_id,
+            form_client_id: form.get("client_id"),
+            issuer: self.issuer(auth),
+            now,
+        };
+        let jti = checked_jti(&claims, &expected).map_err(&refuse)?;
         if self.jtis.contains(&jti) {
             return Err(refuse("jti was seen before: a replayed assertion"));
         }
@@ -96,8 +74,57 @@ impl Player {
             self.jtis.remove(0);
         }
         self.jtis.push(jti);
-        Ok(client_id.to_string())
+        Ok(auth.client_id.clone())
     }
+}
+
+/// What an assertion's claims must say.
+struct Expected<'a> {
+    /// The pre-registered client's id: `iss` and `sub`.
+    client_id: &'a str,
+    /// The token request's `client_id`, when it carries one: the same.
+    form_client_id: Option<String>,
+    /// The authorization server's issuer: `aud` (or one of `aud`), a trailing `/` aside.
+    issuer: String,
+    /// Seconds since the epoch: `exp` must be later.
+    now: u64,
+}
+
+/// The `jti` of `claims` when they say what `expected` asks; else the cause.
+fn checked_jti(claims: &Value, expected: &Expected) -> Result<String, &'static str> {
+    let text = |name: &str| claims.get(name).and_then(Value::as_str);
+    let client_id = Some(expected.client_id);
+    if text("iss") != client_id || text("sub") != client_id {
+        return Err("iss and sub must both be the client id");
+    }
+    if expected
+        .form_client_id
+        .as_deref()
+        .is_some_and(|id| Some(id) != client_id)
+    {
+        return Err("client_id is not the assertion's sub");
+    }
+    let issuer = expected.issuer.trim_end_matches('/');
+    let audience_ok = |aud: &Value| {
+        aud.as_str()
+            .is_some_and(|a| a.trim_end_matches('/') == issuer)
+    };
+    let named = match claims.get("aud") {
+        Some(Value::Array(all)) => all.iter().any(audience_ok),
+        Some(one) => audience_ok(one),
+        None => false,
+    };
+    if !named {
+        return Err("aud is not this authorization server's issuer");
+    }
+    if claims
+        .get("exp")
+        .and_then(Value::as_u64)
+        .is_none_or(|exp| exp <= expected.now)
+    {
+        return Err("exp is missing or past");
+    }
+    text("jti").map(str::to_string).ok_or("jti is missing")
 }
 
 /// The claims of `assertion`, an ES256 compact JWS whose signature `auth.client_jwk`
@@ -234,10 +261,75 @@ mod tests {
             verified_claims(&auth, "a.b"),
             Err("not a compact JWS of three parts")
         );
+        assert_eq!(
+            verified_claims(&auth, &format!("{header}.{claims}.!!")),
+            Err("a part is not base64url")
+        );
+        let plain = sign(&format!("{}.{claims}", b64("ES256")));
+        assert_eq!(
+            verified_claims(&auth, &plain),
+            Err("the header is not JSON")
+        );
+        let list = sign(&format!("{header}.{}", b64("[1]")));
+        assert_eq!(
+            verified_claims(&auth, &list),
+            Err("the claims are not a JSON object")
+        );
         let unkeyed: AuthSettings = serde_json::from_str("{}").unwrap();
         assert_eq!(
             verified_claims(&unkeyed, &good),
             Err("no public key is registered for the client")
         );
+    }
+
+    #[test]
+    fn the_claims_must_name_the_client_the_issuer_a_later_exp_and_a_jti() {
+        let expected = Expected {
+            client_id: "c",
+            form_client_id: None,
+            issuer: "http://as".into(),
+            now: 1000,
+        };
+        let good = serde_json::json!({"iss": "c", "sub": "c", "aud": "http://as", "exp": 1001, "jti": "j"});
+        assert_eq!(checked_jti(&good, &expected), Ok("j".into()));
+        let with = |key: &str, value: Value| {
+            let mut claims = good.clone();
+            claims[key] = value;
+            checked_jti(&claims, &expected)
+        };
+        let without = |key: &str| {
+            let mut claims = good.clone();
+            claims.as_object_mut().unwrap().remove(key);
+            checked_jti(&claims, &expected)
+        };
+        let client = Err("iss and sub must both be the client id");
+        assert_eq!(with("iss", "d".into()), client);
+        assert_eq!(with("sub", "d".into()), client);
+        assert_eq!(without("sub"), client);
+        let aud = Err("aud is not this authorization server's issuer");
+        assert_eq!(with("aud", "http://as/".into()), Ok("j".into()));
+        assert_eq!(
+            with("aud", serde_json::json!(["x", "http://as"])),
+            Ok("j".into())
+        );
+        assert_eq!(with("aud", serde_json::json!(["x"])), aud);
+        assert_eq!(with("aud", "http://as/token".into()), aud);
+        assert_eq!(with("aud", "http://127.0.0.1:1/mcp".into()), aud);
+        assert_eq!(without("aud"), aud);
+        let exp = Err("exp is missing or past");
+        assert_eq!(with("exp", 1000.into()), exp);
+        assert_eq!(with("exp", 999.into()), exp);
+        assert_eq!(without("exp"), exp);
+        assert_eq!(without("jti"), Err("jti is missing"));
+        let named = |id: &str| {
+            let expected = Expected {
+                form_client_id: Some(id.into()),
+                issuer: "http://as/".into(),
+                ..expected
+            };
+            checked_jti(&good, &expected)
+        };
+        assert_eq!(named("c"), Ok("j".into()));
+        assert_eq!(named("d"), Err("client_id is not the assertion's sub"));
     }
 }
