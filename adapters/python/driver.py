@@ -28,6 +28,15 @@ only what the SDK can express:
   authorization URL and follows the authorization server's redirects up to the redirect URI,
   without requesting it, and the `callback_handler` hands the SDK that redirect's `code`,
   `state` and `iss` (the SDK checks `state` and `iss` itself);
+- `client_credentials`: the SDK's machine-to-machine providers in
+  `mcp.client.auth.extensions.client_credentials` — `ClientCredentialsOAuthProvider`
+  (`client_secret_basic`) or, with a private key, `PrivateKeyJWTOAuthProvider` signing with
+  `SignedJWTParameters` (ES256) — no user agent; without `issuer`, which the scenario's client
+  is not told (deprecated, the SDK warns);
+- `private_key_jwt`: the key signs the client-credentials exchange's assertion as above; the
+  SDK's authorization-code flow holds no key (`oauth2.py`: "only `PrivateKeyJWTOAuthProvider`
+  signs the assertion, and only in its client-credentials exchange"), so a key given there is
+  not used;
 - `stateless`: revision 2026-07-28 — `mcp.Client`'s default `mode="auto"` probes
   `server/discover` and falls back to `initialize`, in every scenario; spoken at 2026-07-28
   with a server that declares tool-list changes, the driver opens `Client.listen` as the
@@ -65,7 +74,7 @@ HELLO = {
         "name": "python-sdk",
         "version": importlib.metadata.version("mcp"),
         "transports": ["stdio", "http", "legacy-sse"],
-        "capabilities": ["call_timeout", "configurable_timeouts", "custom_headers", "trusted_roots", "cancel", "list_changed_count", "authorization", "stateless", "drop", "reusable"],
+        "capabilities": ["call_timeout", "configurable_timeouts", "custom_headers", "trusted_roots", "cancel", "list_changed_count", "authorization", "client_credentials", "private_key_jwt", "stateless", "drop", "reusable"],
         "profile": "strict",
     }
 }
@@ -190,6 +199,8 @@ def oauth_provider(url, oauth):
 
     redirect_uri = oauth.get("redirect_uri") or "http://127.0.0.1/callback"
     secret = oauth.get("client_secret")
+    if oauth.get("client_credentials"):
+        return machine_provider(url, oauth)
     method = "none" if secret is None else "client_secret_basic"
     client = OAuthClientInformationFull(
         client_id=oauth.get("client_id") or "mcp-conformance-client",
@@ -205,6 +216,32 @@ def oauth_provider(url, oauth):
         storage=MemoryStorage(client),
         redirect_handler=agent.redirect,
         callback_handler=agent.callback,
+    )
+
+
+def machine_provider(url, oauth):
+    """The SDK's client-credentials provider: a signed JWT with a private key, else the secret."""
+    from mcp.client.auth.extensions.client_credentials import (
+        ClientCredentialsOAuthProvider,
+        PrivateKeyJWTOAuthProvider,
+        SignedJWTParameters,
+    )
+
+    client_id = oauth.get("client_id") or "mcp-conformance-client"
+    key = oauth.get("private_key_pem")
+    if key is not None:
+        signed = SignedJWTParameters(issuer=client_id, subject=client_id, signing_key=key, signing_algorithm="ES256")
+        return PrivateKeyJWTOAuthProvider(
+            server_url=url,
+            storage=MemoryStorage(None),
+            client_id=client_id,
+            assertion_provider=signed.create_assertion_provider(),
+        )
+    return ClientCredentialsOAuthProvider(
+        server_url=url,
+        storage=MemoryStorage(None),
+        client_id=client_id,
+        client_secret=oauth.get("client_secret") or "",
     )
 
 

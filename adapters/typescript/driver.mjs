@@ -34,6 +34,13 @@
 //   `transport.finishAuth(params)` (which checks `iss` and redeems the code) and tries again:
 //   the driver does so once per step — a connect on a new transport, a call or listing on the
 //   same client.
+// - `client_credentials`: the SDK's machine-to-machine providers — `ClientCredentialsProvider`
+//   (`client_secret_basic`) or, with a private key, `PrivateKeyJwtProvider` (ES256) — as the
+//   `authProvider`; no user agent. Without `expectedIssuer`, which the scenario's client is not
+//   told (the SDK warns of it on stderr).
+// - `private_key_jwt`: the client's PEM key signs each token request's assertion — the
+//   `PrivateKeyJwtProvider` above, or, for the authorization-code flow, the SDK's
+//   `createPrivateKeyJwtAuth` as the provider's `addClientAuthentication`.
 //
 // Not declared (so those scenarios are not applicable): the client's bounds from the
 // scenario's settings (it has a per-request `timeout`, not a handshake, list and call bound
@@ -79,7 +86,7 @@ const HELLO = {
     name: 'typescript-sdk',
     version,
     transports: ['stdio', 'http', 'legacy-sse'],
-    capabilities: ['call_timeout', 'cancel', 'custom_headers', 'token_provider', 'redirect_policy', 'list_changed_count', 'authorization', 'reusable'],
+    capabilities: ['call_timeout', 'cancel', 'custom_headers', 'token_provider', 'redirect_policy', 'list_changed_count', 'authorization', 'client_credentials', 'private_key_jwt', 'reusable'],
     profile: 'strict',
   },
 };
@@ -220,6 +227,25 @@ class DriverOAuthProvider {
   }
 }
 
+/** The SDK's provider for the scenario's client (see the capabilities above). */
+function oauthProvider(oauth) {
+  const clientId = oauth.client_id ?? 'mcp-conformance-client';
+  const key = oauth.private_key_pem;
+  if (oauth.client_credentials) {
+    const provider = key != null
+      ? new sdk.PrivateKeyJwtProvider({ clientId, privateKey: key, algorithm: 'ES256' })
+      : new sdk.ClientCredentialsProvider({ clientId, clientSecret: oauth.client_secret });
+    // No user agent, so no callback to finish an authorization with.
+    provider.callbackFor = () => undefined;
+    return provider;
+  }
+  const provider = new DriverOAuthProvider(oauth);
+  if (key != null) {
+    provider.addClientAuthentication = sdk.createPrivateKeyJwtAuth({ issuer: clientId, subject: clientId, privateKey: key, alg: 'ES256' });
+  }
+  return provider;
+}
+
 /** `attempt()`, and once more after `finishAuth` when it ended in an authorization the user
  * agent went through (the SDK's interactive flow: see the capabilities above). */
 async function authorized(state, attempt) {
@@ -292,7 +318,7 @@ async function step(request) {
       };
       connection = state;
       const oauth = request.target.http?.oauth;
-      state.oauth = oauth ? new DriverOAuthProvider(oauth) : undefined;
+      state.oauth = oauth ? oauthProvider(oauth) : undefined;
       await authorized(state, open);
       return { protocolVersion: state.client.getNegotiatedProtocolVersion() ?? null };
     }
