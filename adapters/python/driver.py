@@ -36,11 +36,15 @@ only what the SDK can express:
 - `client_id_metadata_document`: `OAuthClientProvider(..., client_metadata_url=...)`, taken
   for the client id where the authorization server's metadata says
   `client_id_metadata_document_supported`, registering otherwise;
-- `client_credentials`: the SDK's
-  `mcp.client.auth.extensions.client_credentials.ClientCredentialsOAuthProvider` (client id
-  and secret, `client_secret_basic`, its default), the `client_credentials` grant with no
-  user agent; built without `issuer` (the scenario names none: the SDK then warns that the
-  credentials go to whichever authorization server the MCP server names);
+- `client_credentials`: the SDK's machine-to-machine providers in
+  `mcp.client.auth.extensions.client_credentials` — `ClientCredentialsOAuthProvider`
+  (`client_secret_basic`) or, with a private key, `PrivateKeyJWTOAuthProvider` signing with
+  `SignedJWTParameters` (ES256) — no user agent; without `issuer`, which the scenario's client
+  is not told (deprecated, the SDK warns);
+- `private_key_jwt`: the key signs the client-credentials exchange's assertion as above; the
+  SDK's authorization-code flow holds no key (`oauth2.py`: "only `PrivateKeyJWTOAuthProvider`
+  signs the assertion, and only in its client-credentials exchange"), so a key given there is
+  not used;
 - `stateless`: revision 2026-07-28 — `mcp.Client`'s default `mode="auto"` probes
   `server/discover` and falls back to `initialize`, in every scenario; spoken at 2026-07-28
   with a server that declares tool-list changes, the driver opens `Client.listen` as the
@@ -92,6 +96,7 @@ HELLO = {
             "dynamic_registration",
             "client_id_metadata_document",
             "client_credentials",
+            "private_key_jwt",
             "stateless",
             "drop",
             "reusable",
@@ -222,14 +227,7 @@ def oauth_provider(url, oauth):
     from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata
 
     if oauth.get("client_credentials"):
-        from mcp.client.auth.extensions.client_credentials import ClientCredentialsOAuthProvider
-
-        return ClientCredentialsOAuthProvider(
-            server_url=url,
-            storage=MemoryStorage(None),
-            client_id=oauth.get("client_id") or "mcp-conformance-client",
-            client_secret=oauth.get("client_secret"),
-        )
+        return machine_provider(url, oauth)
     redirect_uri = oauth.get("redirect_uri") or "http://127.0.0.1/callback"
     agent = UserAgent(redirect_uri)
     handlers = {"redirect_handler": agent.redirect, "callback_handler": agent.callback}
@@ -257,6 +255,32 @@ def oauth_provider(url, oauth):
         storage=MemoryStorage(client),
         client_metadata_url=oauth.get("client_metadata_url"),
         **handlers,
+    )
+
+
+def machine_provider(url, oauth):
+    """The SDK's client-credentials provider: a signed JWT with a private key, else the secret."""
+    from mcp.client.auth.extensions.client_credentials import (
+        ClientCredentialsOAuthProvider,
+        PrivateKeyJWTOAuthProvider,
+        SignedJWTParameters,
+    )
+
+    client_id = oauth.get("client_id") or "mcp-conformance-client"
+    key = oauth.get("private_key_pem")
+    if key is not None:
+        signed = SignedJWTParameters(issuer=client_id, subject=client_id, signing_key=key, signing_algorithm="ES256")
+        return PrivateKeyJWTOAuthProvider(
+            server_url=url,
+            storage=MemoryStorage(None),
+            client_id=client_id,
+            assertion_provider=signed.create_assertion_provider(),
+        )
+    return ClientCredentialsOAuthProvider(
+        server_url=url,
+        storage=MemoryStorage(None),
+        client_id=client_id,
+        client_secret=oauth.get("client_secret") or "",
     )
 
 

@@ -44,10 +44,15 @@
 // - `client_id_metadata_document`: the provider's `clientMetadataUrl`, which `auth()` takes for
 //   the client id where the authorization server's metadata says
 //   `client_id_metadata_document_supported`, registering otherwise;
-// - `client_credentials`: the SDK's `ClientCredentialsProvider({ clientId, clientSecret })` (its
-//   client auth extensions) as the `authProvider`, the `client_credentials` grant with no user
-//   agent; built without `expectedIssuer` (the scenario names no issuer: the SDK then warns
-//   that the credentials go to whichever authorization server the MCP server names);
+// - `client_credentials`: the SDK's machine-to-machine providers (its client auth extensions)
+//   — `ClientCredentialsProvider({ clientId, clientSecret })` (`client_secret_basic`) or, with
+//   a private key, `PrivateKeyJwtProvider` (ES256) — as the `authProvider`, the
+//   `client_credentials` grant with no user agent; built without `expectedIssuer` (the
+//   scenario names no issuer: the SDK then warns that the credentials go to whichever
+//   authorization server the MCP server names);
+// - `private_key_jwt`: the client's PEM key signs each token request's assertion — the
+//   `PrivateKeyJwtProvider` above, or, for the authorization-code flow, the SDK's
+//   `createPrivateKeyJwtAuth` as the provider's `addClientAuthentication`;
 // - `pinned_revision`: `new Client(info, { supportedProtocolVersions })`, the SDK's list of the
 //   revisions it speaks, cut to the scenario's revision and the older ones it supports: the
 //   `initialize` handshake offers the first of them (`_legacyHandshake`).
@@ -107,6 +112,7 @@ const HELLO = {
       'dynamic_registration',
       'client_id_metadata_document',
       'client_credentials',
+      'private_key_jwt',
       'pinned_revision',
       'reusable',
     ],
@@ -260,11 +266,23 @@ class DriverOAuthProvider {
   }
 }
 
-/** The OAuth client the scenario sets up: the SDK's `ClientCredentialsProvider` for a
- * machine-to-machine client, the driver's `OAuthClientProvider` otherwise. */
+/** The SDK's provider for the scenario's client (see the capabilities above). */
 function oauthProvider(oauth) {
-  if (!oauth.client_credentials) return new DriverOAuthProvider(oauth);
-  return new sdk.ClientCredentialsProvider({ clientId: oauth.client_id ?? 'mcp-conformance-client', clientSecret: oauth.client_secret });
+  const clientId = oauth.client_id ?? 'mcp-conformance-client';
+  const key = oauth.private_key_pem;
+  if (oauth.client_credentials) {
+    const provider = key != null
+      ? new sdk.PrivateKeyJwtProvider({ clientId, privateKey: key, algorithm: 'ES256' })
+      : new sdk.ClientCredentialsProvider({ clientId, clientSecret: oauth.client_secret });
+    // No user agent, so no callback to finish an authorization with.
+    provider.callbackFor = () => undefined;
+    return provider;
+  }
+  const provider = new DriverOAuthProvider(oauth);
+  if (key != null) {
+    provider.addClientAuthentication = sdk.createPrivateKeyJwtAuth({ issuer: clientId, subject: clientId, privateKey: key, alg: 'ES256' });
+  }
+  return provider;
 }
 
 /** The client's options from the scenario's settings: a pinned revision (one before

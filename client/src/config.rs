@@ -332,6 +332,12 @@ pub enum Breakage {
     /// Authorization: a client set for the client-credentials grant runs the
     /// authorization-code flow instead.
     ClientCredentialsIgnored,
+    /// Authorization: the first `private_key_jwt` assertion is sent again in every later
+    /// token request (one `jti`, a replay the authorization server may refuse).
+    AssertionReused,
+    /// Authorization: the `private_key_jwt` assertion's `aud` is the MCP server's URL, not
+    /// the authorization server's issuer.
+    AssertionAudienceResource,
     /// Authorization: the redirect's `state` is not compared with the one sent.
     StateUnchecked,
     /// Authorization: a `401` to a token held with a refresh token runs the whole flow

@@ -106,7 +106,7 @@ pub fn redact(text: &str, url: &Url) -> String {
 /// `text`, cut short by a reader's cap, without a tail that begins one of `secrets`: a secret
 /// cut in two is no longer found whole by a redaction, so the start of it is hidden here
 /// (`[redacted]` in its place). Tails shorter than `min_chars` are left (they tell nothing).
-pub(crate) fn hide_cut_secret<'a>(
+pub fn hide_cut_secret<'a>(
     text: &str,
     secrets: impl IntoIterator<Item = &'a str>,
     min_chars: usize,

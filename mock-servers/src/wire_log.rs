@@ -104,7 +104,8 @@ pub enum Record {
         path: String,
         /// Every header in the order received, names lowercased.
         headers: Vec<(String, String)>,
-        /// The body: its JSON, else its text (summarized past 200 characters), `null` when empty.
+        /// The body: its JSON, else its text (summarized past 200 characters; a form body of
+        /// at most 8 KiB whole, for the credentials it carries), `null` when empty.
         body: Value,
     },
     /// The client closed the connection of a streamed response the server held open (an

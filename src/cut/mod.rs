@@ -192,6 +192,10 @@ pub enum Capability {
     /// A machine-to-machine client: its token from the client-credentials grant, no user agent
     /// (`OAuthClient::client_credentials`).
     ClientCredentials,
+    /// In the authorization flow, a client that authenticates at the token endpoint with a
+    /// JWT signed with its private key (`private_key_jwt`, RFC 7523 section 2.2;
+    /// `OAuthClient::private_key_pem`).
+    PrivateKeyJwt,
     /// The client can be set to offer an older protocol revision than its newest
     /// (`Settings::revision` other than 2026-07-28, which is `stateless`): where that revision's
     /// rules differ (the 2025-03-26 authorization fallbacks), only a client set to it is bound.

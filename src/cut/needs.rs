@@ -81,6 +81,9 @@ pub fn of(scenario: &Scenario) -> Needs {
         if oauth.client_credentials {
             needs.add(Capability::ClientCredentials);
         }
+        if oauth.private_key_pem.is_some() {
+            needs.add(Capability::PrivateKeyJwt);
+        }
     }
     if http.max_body_bytes.is_some() {
         needs.add(Capability::BodyCap);

@@ -92,6 +92,7 @@ const ALL_CAPABILITIES: &[Capability] = &[
     Capability::DynamicRegistration,
     Capability::ClientIdMetadataDocument,
     Capability::ClientCredentials,
+    Capability::PrivateKeyJwt,
     Capability::PinnedRevision,
     Capability::RedirectPolicy,
     Capability::TrustedRoots,
@@ -318,6 +319,17 @@ fn http_server(target: &HttpTarget) -> Result<HttpServer, McpError> {
         .tokens
         .as_ref()
         .map(|t| Arc::new(ScriptedTokens::new(t)) as Arc<dyn TokenProvider>);
+    let private_key = match target
+        .oauth
+        .as_ref()
+        .and_then(|c| c.private_key_pem.as_deref())
+    {
+        Some(pem) => Some(
+            mcp_refclient::oauth::ClientKey::from_pem(pem)
+                .map_err(|e| McpError::Transport(format!("the OAuth client's private key: {e}")))?,
+        ),
+        None => None,
+    };
     server.oauth = target.oauth.as_ref().map(|client| {
         let authorizer = mcp_refclient::oauth::FollowRedirects {
             redirect_uri: client.redirect_uri.clone(),
@@ -330,9 +342,11 @@ fn http_server(target: &HttpTarget) -> Result<HttpServer, McpError> {
         settings.client_secret = client.client_secret.clone();
         settings.client_metadata_url = client.client_metadata_url.clone();
         settings.client_credentials = client.client_credentials;
+        settings.private_key = private_key;
         if !client.pre_registered {
             settings.client_id = None;
             settings.client_secret = None;
+            settings.private_key = None;
         }
         settings
     });

@@ -64,6 +64,20 @@ pub(super) fn credentials(
     if let Some(secret) = part.oauth.as_ref().and_then(|o| o.client_secret.as_ref()) {
         add("client secret", secret);
     }
+    if let Some(pem) = part.oauth.as_ref().and_then(|o| o.private_key_pem.as_ref()) {
+        add("client private key", pem.trim());
+        // Its base64 body as one line, as a client logging the key's bytes would show it,
+        // and each of its lines, however the text around them is escaped.
+        let lines: Vec<&str> = pem
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !l.starts_with("-----"))
+            .collect();
+        add("client private key", &lines.concat());
+        for line in lines {
+            add("client private key", line);
+        }
+    }
     let mut redactions = Vec::new();
     for record in wire {
         let Record::HttpRequest { path, body, .. } = record else {
@@ -77,10 +91,14 @@ pub(super) fn credentials(
                     "code_verifier" => "[CODE_VERIFIER]",
                     "code_challenge" => "[CODE_CHALLENGE]",
                     "state" => "[STATE]",
+                    "client_assertion" => "[CLIENT_ASSERTION]",
                     _ => continue,
                 };
                 if name == "code_verifier" {
                     add("code_verifier", &value);
+                }
+                if name == "client_assertion" {
+                    add("client assertion", &value);
                 }
                 if value.len() >= MIN_CHARS
                     && !redactions

@@ -7,7 +7,7 @@
 
 use super::outcome::Outcome;
 use crate::text::cut;
-use mcp_mock_servers::wire_log::Record;
+use mcp_mock_servers::wire_log::{summarize, Record};
 use std::fmt::Write;
 
 /// Renders one run's transcript.
@@ -19,6 +19,8 @@ pub fn render(outcome: &Outcome) -> String {
     }
     out.push_str("wire:\n");
     let pids = pid_names(&outcome.wire);
+    // The request just logged is a form, logged whole and shown summarized.
+    let mut form = false;
     for record in &outcome.wire {
         let line = match record {
             Record::Started { launch, pid, .. } => {
@@ -26,6 +28,15 @@ pub fn render(outcome: &Outcome) -> String {
             }
             Record::Spawned { pid, parent } => {
                 format!("  · {} spawned {}", pids.name(*parent), pids.name(*pid))
+            }
+            Record::Received {
+                message: serde_json::Value::String(text),
+            } if form => {
+                let summary = without_cut_secret(outcome, &summarize(text.as_bytes(), text.len()));
+                format!(
+                    "  → {}",
+                    cut(&serde_json::Value::String(summary).to_string(), 400)
+                )
             }
             Record::Received { message } => format!("  → {}", cut(&message.to_string(), 400)),
             Record::Sent { message } => format!("  ← {}", cut(&message.to_string(), 400)),
@@ -59,6 +70,9 @@ pub fn render(outcome: &Outcome) -> String {
                 headers,
                 ..
             } => {
+                form = headers.iter().any(|(n, v)| {
+                    n == "content-type" && v.starts_with("application/x-www-form-urlencoded")
+                });
                 format!("  → {method} {path} ({origin}) {}", shown_headers(headers))
             }
             Record::HttpResponse {
@@ -73,7 +87,7 @@ pub fn render(outcome: &Outcome) -> String {
                 let body = if is_message || summary.is_empty() {
                     String::new()
                 } else {
-                    format!(" {}", cut(summary, 200))
+                    format!(" {}", cut(&without_cut_secret(outcome, summary), 200))
                 };
                 format!("  ← {status} {}{body}", shown_headers(headers))
             }
@@ -175,6 +189,22 @@ impl PidNames {
         }
         text
     }
+}
+
+/// A body summary the wire log cut short (`head … (N bytes)`) with the start of a secret
+/// at the end of its head hidden: a secret cut in two is no longer found whole by
+/// [`Outcome::redact`] (a long client assertion a server echoed).
+fn without_cut_secret(outcome: &Outcome, summary: &str) -> String {
+    let Some((head, tail)) = summary.rsplit_once(" … (") else {
+        return summary.to_string();
+    };
+    let secrets = outcome.secrets.iter().map(|s| s.value.as_str());
+    let head = mcp_refclient::redact::hide_cut_secret(
+        head,
+        secrets,
+        mcp_refclient::redact::KEY_LIKE_CHARS,
+    );
+    format!("{head} … ({tail}")
 }
 
 /// A text of the run as a transcript shows it: redacted before it is cut, so where the cut

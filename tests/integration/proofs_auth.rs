@@ -201,9 +201,27 @@ pub const AUTH_PROOFS: &[Proof] = &[
         "http_none",
     ),
     switch(
+        &["auth.oauth.client-credentials"],
+        Breakage::AssertionAudienceResource,
+        "auth/client-credentials-jwt",
+        "step 1",
+    ),
+    switch(
+        &["auth.oauth.client-credentials"],
+        Breakage::AssertionReused,
+        "auth/client-credentials-jwt-fresh-assertion",
+        "step 2",
+    ),
+    switch(
         &["auth.oauth.credentials-redacted"],
         Breakage::TokenErrorQuoted,
         "auth/token-error-redacted",
+        "secret",
+    ),
+    switch(
+        &["auth.oauth.credentials-redacted"],
+        Breakage::TokenErrorQuoted,
+        "auth/client-assertion-echoed-hidden",
         "secret",
     ),
 ];

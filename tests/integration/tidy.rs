@@ -117,6 +117,12 @@ fn every_knob_of_the_authorization_side_is_used_by_some_scenario_or_validator_se
     let every = serde_json::to_value(AuthSettings {
         refresh_token: Some(String::new()),
         client_secret: Some(String::new()),
+        client_jwk: Some(mcp_mock_servers::script::Jwk {
+            kty: String::new(),
+            crv: String::new(),
+            x: String::new(),
+            y: String::new(),
+        }),
         challenge_scope: Some(String::new()),
         scopes_supported: Some(Vec::new()),
         required_scope: Some(String::new()),

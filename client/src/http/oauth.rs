@@ -5,14 +5,18 @@
 //! authorization server's metadata (RFC 8414, OpenID Connect discovery) in the spec's order,
 //! refuses an authorization server that does not advertise PKCE `S256`, sends `resource`
 //! (RFC 8707) in the authorization and the token request, and retries the request once with
-//! the token. Tokens, codes, the `code_verifier` and the client secret never appear in an
-//! error or a log line.
+//! the token. A client holding a private key ([`ClientKey`]) authenticates at the token
+//! endpoint with a signed assertion (`private_key_jwt`, RFC 7523) instead of a secret.
+//! Tokens, codes, the `code_verifier`, the client secret, the private key and the assertions
+//! never appear in an error or a log line.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use super::BoxFuture;
 use crate::McpError;
+
+pub use super::wire::assertion::{ClientKey, KeyError, ASSERTION_LIFETIME};
 
 /// The user-agent step: given the authorization URL, return the URL of the redirect it ended
 /// at (the client's `redirect_uri` with `code` and `state`, or `error`).
@@ -87,6 +91,12 @@ pub struct OAuthSettings {
     /// The pre-registered client's secret (a confidential client authenticates with
     /// `client_secret_basic`); `None` for a public client.
     pub client_secret: Option<String>,
+    /// The pre-registered client's EC P-256 private key, for `private_key_jwt` (RFC 7523
+    /// section 2.2): each token request then carries a new ES256 `client_assertion` signed
+    /// with it instead of the secret (where the authorization server lists `private_key_jwt`
+    /// in `token_endpoint_auth_methods_supported`, or where no secret is held). A secret:
+    /// never shown, only its signatures are sent.
+    pub private_key: Option<ClientKey>,
     /// The redirect URI registered for the client.
     pub redirect_uri: String,
     /// The user-agent step.
@@ -107,6 +117,7 @@ impl OAuthSettings {
             client_metadata_url: None,
             client_credentials: false,
             client_secret: None,
+            private_key: None,
             redirect_uri: redirect_uri.into(),
             authorizer,
             store: Arc::new(MemoryTokenStore::default()),
@@ -121,6 +132,10 @@ impl std::fmt::Debug for OAuthSettings {
             .field(
                 "client_secret",
                 &self.client_secret.as_ref().map(|_| "[sensitive]"),
+            )
+            .field(
+                "private_key",
+                &self.private_key.as_ref().map(|_| "[sensitive]"),
             )
             .finish_non_exhaustive()
     }

@@ -135,10 +135,20 @@ pub struct AuthSettings {
     /// (`client_secret_basic` or `client_secret_post`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_secret: Option<String>,
+    /// The pre-registered client's public key, an EC P-256 JWK: when given, that client
+    /// authenticates at the token endpoint with `private_key_jwt` alone (RFC 7523 section
+    /// 2.2), a new ES256 assertion each time, which the token endpoint verifies: the
+    /// signature with this key, `iss` and `sub` the client id, `aud` the issuer (with or
+    /// without a trailing `/`), `exp` still ahead, a `jti` never seen before. Any other
+    /// assertion, or another authentication of that client, is refused with
+    /// `401 invalid_client`, its description naming the cause.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_jwk: Option<Jwk>,
     /// The client authentication methods the token endpoint accepts, advertised as
     /// `token_endpoint_auth_methods_supported`: `client_secret_basic`, `client_secret_post`,
-    /// `none` (every one by default). A token request authenticated another way is
-    /// refused with `401 invalid_client`.
+    /// `none` (every one by default), and `private_key_jwt` (then advertised with
+    /// `token_endpoint_auth_signing_alg_values_supported` `ES256`). A token request
+    /// authenticated another way is refused with `401 invalid_client`.
     #[serde(default = "default_auth_methods")]
     pub token_auth_methods: Vec<String>,
     /// The authorization code the authorization endpoint issues.
@@ -160,9 +170,24 @@ pub struct AuthSettings {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub refreshes: Vec<Refresh>,
     /// Every token request is refused with `400 invalid_grant`, its description quoting the
-    /// request's code, `code_verifier` and client secret: a server that echoes credentials.
+    /// request's code, `code_verifier` and client secret (and its `client_assertion`, when
+    /// it carries one): a server that echoes credentials.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub token_error_echoes: bool,
+}
+
+/// An EC P-256 public key as a JSON Web Key (RFC 7517, RFC 7518 section 6.2.1).
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct Jwk {
+    /// The key type: `EC`.
+    pub kty: String,
+    /// The curve: `P-256`.
+    pub crv: String,
+    /// The point's x coordinate, 32 bytes in base64url without padding.
+    pub x: String,
+    /// The point's y coordinate, 32 bytes in base64url without padding.
+    pub y: String,
 }
 
 /// Another authorization server the protected resource moves to, on the same listener.
@@ -191,6 +216,7 @@ impl AuthSettings {
             issuer_path: migration.issuer_path.clone(),
             client_id: String::new(),
             client_secret: None,
+            client_jwk: None,
             registration: Some(Registration {
                 client_id: migration.client_id.clone(),
                 client_secret: None,

@@ -158,7 +158,10 @@ pub fn check(expect: &Expectations, script: &Script, outcome: &Outcome) -> Vec<F
                 .iter()
                 .filter(|e| e.level == log.level)
                 .take(5)
-                .map(|e| format!("{} {}: {}", e.level, e.target, cut(&e.message, 160)))
+                .map(|e| {
+                    let message = cut(&outcome.redact(&e.message), 160);
+                    format!("{} {}: {}", e.level, e.target, message)
+                })
                 .collect();
             fail(
                 "logs",
@@ -264,9 +267,11 @@ fn check_step(expect: &StepExpect, outcome: &Outcome, fail: &mut impl FnMut(&str
         fail(&what, "the step to run".into(), "it did not run".into());
         return;
     };
+    // Redacted before it is cut: a long secret (a client assertion) cut in two is no longer
+    // found whole.
     let describe = |r: &Result<Value, super::ErrorRecord>| match r {
-        Ok(value) => format!("ok {}", cut(&value.to_string(), 300)),
-        Err(e) => format!("{} error: {}", e.kind, cut(&e.text, 300)),
+        Ok(value) => format!("ok {}", cut(&outcome.redact(&value.to_string()), 300)),
+        Err(e) => format!("{} error: {}", e.kind, cut(&outcome.redact(&e.text), 300)),
     };
     if let Some(ok) = expect.ok {
         if record.result.is_ok() != ok {

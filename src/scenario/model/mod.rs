@@ -163,6 +163,12 @@ pub struct OAuthClient {
     /// The client secret of a confidential client; none for a public client.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_secret: Option<String>,
+    /// The client's EC P-256 private key, PEM PKCS#8 (`-----BEGIN PRIVATE KEY-----`), for
+    /// `private_key_jwt` (RFC 7523 section 2.2; capability `private_key_jwt`): the client
+    /// authenticates at the token endpoint with an ES256 assertion signed with it. A secret
+    /// of the scenario: no output may show it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub private_key_pem: Option<String>,
     /// The registered redirect URI (`http://127.0.0.1/callback` unless given); the runner,
     /// as the user agent, stops at it without requesting it.
     #[serde(default = "default_redirect_uri")]

@@ -1,6 +1,7 @@
 //! One HTTP/1.1 exchange at a time over a fresh connection (TCP, or TLS trusting only the
 //! configured roots), with redirects, caller headers and the bearer token handled here.
 
+pub(crate) mod assertion;
 mod body;
 mod oauth;
 mod send;
@@ -147,6 +148,8 @@ pub(crate) struct Endpoint {
     hooks: crate::TestHooks,
     /// `TokenCachedAtConnect`: the one token ever asked for.
     cached_token: std::sync::Mutex<Option<String>>,
+    /// `AssertionReused`: the first client assertion signed.
+    first_assertion: std::sync::Mutex<Option<String>>,
 }
 
 impl Endpoint {
@@ -215,6 +218,7 @@ impl Endpoint {
             legacy_discovery: config.revision.as_deref() == Some(oauth::LEGACY_DISCOVERY_REVISION),
             hooks: config.hooks.clone(),
             cached_token: std::sync::Mutex::new(None),
+            first_assertion: std::sync::Mutex::new(None),
         })
     }
 

@@ -214,7 +214,7 @@ pub(crate) fn scope_union(previous: Option<&str>, added: Option<&str>) -> Option
 }
 
 /// A random base64url string of `bytes` random bytes.
-fn random(bytes: usize) -> Result<String, McpError> {
+pub(super) fn random(bytes: usize) -> Result<String, McpError> {
     use ring::rand::SecureRandom;
     let mut buf = vec![0u8; bytes];
     ring::rand::SystemRandom::new()
@@ -242,9 +242,9 @@ pub(crate) fn prm_names_resource(prm: &Value, resource: &str) -> bool {
 #[derive(Clone)]
 pub(crate) struct FlowClient {
     /// The client id.
-    id: String,
+    pub(super) id: String,
     /// Its secret, for a confidential client.
-    secret: Option<String>,
+    pub(super) secret: Option<String>,
 }
 
 /// The client metadata document's URL, to use as the client id where the authorization
@@ -713,7 +713,9 @@ impl Endpoint {
         let post = !methods.contains(&"client_secret_basic")
             && methods.contains(&"client_secret_post")
             && !self.broken(Breakage::SecretAlwaysBasic);
+        let assertion = self.assertion_authenticated(client, metadata, &mut form)?;
         match &client.secret {
+            _ if assertion => {}
             Some(secret) if post => {
                 form.append_pair("client_id", &client.id);
                 form.append_pair("client_secret", secret);

@@ -12,6 +12,8 @@ use crate::wire_log::summarize;
 
 use super::{Head, Player};
 
+mod assertion;
+
 /// How many granted authorizations wait for their token requests at most; past it, the
 /// oldest is forgotten.
 const MAX_GRANTS: usize = 8;
@@ -295,6 +297,13 @@ impl Player {
             "grant_types_supported": ["authorization_code", "refresh_token", "client_credentials"],
             "token_endpoint_auth_methods_supported": auth.token_auth_methods,
         });
+        if auth
+            .token_auth_methods
+            .iter()
+            .any(|m| m == assertion::PRIVATE_KEY_JWT)
+        {
+            doc["token_endpoint_auth_signing_alg_values_supported"] = json!(["ES256"]);
+        }
         if !auth.no_pkce_methods {
             doc["code_challenge_methods_supported"] = json!(["S256"]);
         }
@@ -444,17 +453,29 @@ impl Player {
             },
             None => (get("client_id"), get("client_secret")),
         };
+        let jwt = assertion::carries_assertion(&form) && !auth.token_error_echoes;
+        let client_id = match jwt {
+            true => match self.assertion_client(auth, &form) {
+                Ok(id) => Some(id),
+                Err(refused) => return refused,
+            },
+            false => client_id,
+        };
         if auth.token_error_echoes {
-            let echoed = format!(
+            let mut echoed = format!(
                 "refused code={} code_verifier={} client_secret={}",
                 get("code").unwrap_or_default(),
                 get("code_verifier").unwrap_or_default(),
                 secret.clone().unwrap_or_default()
             );
+            if let Some(assertion) = get("client_assertion") {
+                echoed.push_str(&format!(" client_assertion={assertion}"));
+            }
             return Answer::error(400, "invalid_grant", &echoed);
         }
         let client = ClientAuth {
             basic: basic.is_some(),
+            jwt,
             client_id,
             secret,
         };
@@ -465,9 +486,10 @@ impl Player {
                     .client_id
                     .as_deref()
                     .and_then(|id| self.client_secret_of(auth, id));
+                let confidential = matches!(secret, Some(Some(_))) || client.jwt;
                 return client
-                    .check(auth, secret.clone())
-                    .and_then(|()| self.client_credentials(auth, &form, secret))
+                    .check(auth, secret)
+                    .and_then(|()| self.client_credentials(auth, &form, confidential))
                     .map_or_else(|refused| refused, |doc| Answer::json(200, &doc));
             }
             Some("refresh_token") => {
@@ -600,15 +622,15 @@ impl Player {
         Answer::json(201, &doc)
     }
 
-    /// The client-credentials grant: for a confidential client (`secret`, checked already),
-    /// its token for the MCP endpoint.
+    /// The client-credentials grant: for a confidential client (authenticated already by
+    /// its secret or its assertion), its token for the MCP endpoint.
     fn client_credentials(
         &mut self,
         auth: &AuthSettings,
         form: &Form,
-        secret: Option<Option<String>>,
+        confidential: bool,
     ) -> Result<Value, Answer> {
-        if !matches!(secret, Some(Some(_))) {
+        if !confidential {
             return Err(Answer::error(
                 400,
                 "unauthorized_client",
@@ -677,6 +699,8 @@ fn token_response(access_token: &str, refresh_token: Option<&str>) -> Value {
 /// How a token request authenticated its client.
 struct ClientAuth {
     basic: bool,
+    /// Authenticated by a `private_key_jwt` assertion, verified already.
+    jwt: bool,
     client_id: Option<String>,
     secret: Option<String>,
 }
@@ -686,6 +710,7 @@ impl ClientAuth {
     /// public client), authenticated a way the server accepts.
     fn check(&self, auth: &AuthSettings, known: Option<Option<String>>) -> Result<(), Answer> {
         let method = match (self.basic, &self.secret) {
+            _ if self.jwt => assertion::PRIVATE_KEY_JWT,
             (true, _) => "client_secret_basic",
             (false, Some(_)) => "client_secret_post",
             (false, None) => "none",
@@ -700,6 +725,15 @@ impl ClientAuth {
         let Some(secret) = known else {
             return Err(Answer::error(401, "invalid_client", "unknown client"));
         };
+        let keyed =
+            auth.client_jwk.is_some() && self.client_id.as_deref() == Some(auth.client_id.as_str());
+        if keyed && !self.jwt {
+            return Err(Answer::error(
+                401,
+                "invalid_client",
+                "this client has a registered key: it authenticates with private_key_jwt",
+            ));
+        }
         if secret.is_some() && self.secret != secret {
             return Err(Answer::error(
                 401,

@@ -184,6 +184,8 @@ pub struct Player {
     registered: bool,
     /// `[server.auth]`: how many MCP requests the issued token was served for.
     served: usize,
+    /// `[server.auth]`: the `jti` of every client assertion accepted (the latest ones).
+    jtis: Vec<String>,
 }
 
 impl Player {
@@ -213,6 +215,7 @@ impl Player {
             refreshed: auth::Refreshed::default(),
             registered: false,
             served: 0,
+            jtis: Vec::new(),
         }
     }
 

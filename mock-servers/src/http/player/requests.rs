@@ -166,6 +166,9 @@ impl Player {
                 (true, _) => Value::String(format!("[a body over the {MAX_BODY}-byte limit]")),
                 (false, Some(json)) => json,
                 (false, None) if incoming.body.is_empty() => Value::Null,
+                (false, None) if is_whole_form(&incoming) => {
+                    Value::String(String::from_utf8_lossy(&incoming.body).into_owned())
+                }
                 (false, None) => Value::String(summarize(&incoming.body, incoming.body.len())),
             };
             self.log.append(&Record::HttpRequest {
@@ -396,4 +399,18 @@ impl Player {
         }
         None
     }
+}
+
+/// The longest form body logged whole; a longer one is summarized as any other text.
+pub const MAX_WHOLE_FORM: usize = 8 * 1024;
+
+/// Whether `incoming`'s body is logged whole: a form (`application/x-www-form-urlencoded`,
+/// a token request) of at most [`MAX_WHOLE_FORM`] bytes, so the credentials it carries (a
+/// long client assertion) are known in full to whoever reads the log for them.
+fn is_whole_form(incoming: &Incoming) -> bool {
+    incoming.body.len() <= MAX_WHOLE_FORM
+        && incoming
+            .headers
+            .iter()
+            .any(|(n, v)| n == "content-type" && v.starts_with("application/x-www-form-urlencoded"))
 }
