@@ -62,11 +62,13 @@ pub mod driver;
 pub(crate) mod host;
 pub mod needs;
 pub mod reference;
+pub mod scripted_tokens;
 pub mod sources;
 pub(crate) mod spawn_lock;
 pub(crate) mod tool_layer;
 
 pub use crate::probe::ServerProbe;
+pub use scripted_tokens::ScriptedTokens;
 
 use crate::scenario::{Faults, OAuthClient, RedirectPolicy, TimeoutOverrides, Tokens};
 use schemars::JsonSchema;

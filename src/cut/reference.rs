@@ -2,10 +2,10 @@
 //! of its three profiles.
 
 use super::{
-    Capability, ClientUnderTest, Described, HttpTarget, ServerProbe, Settings, StdioTarget,
-    StepError, StepResult, Target, ToolLayerStep, TransportKind,
+    Capability, ClientUnderTest, Described, HttpTarget, ScriptedTokens, ServerProbe, Settings,
+    StdioTarget, StepError, StepResult, Target, ToolLayerStep, TransportKind,
 };
-use crate::scenario::{RedirectPolicy, TimeoutOverrides, Tokens};
+use crate::scenario::{RedirectPolicy, TimeoutOverrides};
 use mcp_refclient::{
     BoxFuture, ClientConfig, HeaderList, HttpServer, McpClient, McpError, Profile, Redirects,
     StdioServer, TestHooks, Timeouts, TokenProvider,
@@ -13,7 +13,6 @@ use mcp_refclient::{
 use serde_json::{json, Value};
 use std::cell::RefCell;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -318,7 +317,7 @@ fn http_server(target: &HttpTarget) -> Result<HttpServer, McpError> {
     server.token_provider = target
         .tokens
         .as_ref()
-        .map(|t| Arc::new(ScriptedTokens::new(t)) as Arc<dyn TokenProvider>);
+        .map(|t| Arc::new(ScriptedProvider(ScriptedTokens::new(t))) as Arc<dyn TokenProvider>);
     let private_key = match target
         .oauth
         .as_ref()
@@ -396,45 +395,19 @@ fn not_run() -> StepError {
     }
 }
 
-/// A token provider that gives the scenario's tokens: the first, then one more per refresh;
-/// with `rotate`, every ask gets a token of its own (`<token>-1`, `<token>-2`, …).
-struct ScriptedTokens {
-    tokens: Vec<String>,
-    current: AtomicUsize,
-    /// `rotate`: how many times `token()` was asked.
-    asks: Option<AtomicUsize>,
-}
+/// The scenario's tokens as the reference client's token provider (see [`ScriptedTokens`]).
+struct ScriptedProvider(ScriptedTokens);
 
-impl ScriptedTokens {
-    fn new(tokens: &Tokens) -> Self {
-        let mut all = vec![tokens.token.clone()];
-        all.extend(tokens.refreshed.iter().cloned());
-        ScriptedTokens {
-            tokens: all,
-            current: AtomicUsize::new(0),
-            asks: tokens.rotate.then(|| AtomicUsize::new(0)),
-        }
-    }
-}
-
-impl TokenProvider for ScriptedTokens {
+impl TokenProvider for ScriptedProvider {
     fn token(&self) -> BoxFuture<'_, Result<String, McpError>> {
-        let token = self
-            .tokens
-            .get(self.current.load(Ordering::SeqCst))
-            .cloned();
-        let token = match &self.asks {
-            Some(asks) => token.map(|t| format!("{t}-{}", asks.fetch_add(1, Ordering::SeqCst) + 1)),
-            None => token,
-        };
+        let token = self.0.token();
         Box::pin(async move {
             token.ok_or_else(|| McpError::Transport("the token provider has no token left".into()))
         })
     }
 
     fn refresh(&self) -> BoxFuture<'_, Result<String, McpError>> {
-        let next = self.current.fetch_add(1, Ordering::SeqCst) + 1;
-        let token = self.tokens.get(next).cloned();
+        let token = self.0.refresh();
         Box::pin(async move {
             token.ok_or_else(|| McpError::Transport("the token provider could not refresh".into()))
         })

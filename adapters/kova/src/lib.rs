@@ -17,16 +17,15 @@ use kova_sdk::mcp::tool::McpTool;
 use kova_sdk::mcp::{McpClient, McpTransport, TokenProvider};
 use kova_sdk::tool::Tool;
 use mcp_conformance::cut::{
-    Capability, ClientUnderTest, Described, Settings, StepError, StepResult, Target, ToolLayerStep,
-    TransportKind,
+    Capability, ClientUnderTest, Described, ScriptedTokens, Settings, StepError, StepResult,
+    Target, ToolLayerStep, TransportKind,
 };
-use mcp_conformance::scenario::{TimeoutOverrides, Tokens};
+use mcp_conformance::scenario::TimeoutOverrides;
 use serde_json::{json, Value};
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -147,7 +146,8 @@ impl ClientUnderTest for Adapter {
                         url: http.url.clone(),
                         headers,
                         auth: http.tokens.as_ref().map(|tokens| {
-                            Arc::new(ScriptedTokens::new(tokens)) as Arc<dyn TokenProvider>
+                            Arc::new(ScriptedProvider(ScriptedTokens::new(tokens)))
+                                as Arc<dyn TokenProvider>
                         }),
                     }
                 }
@@ -270,43 +270,18 @@ fn request_timeout(timeouts: &TimeoutOverrides) -> Option<Duration> {
 
 type Answer<'a> = Pin<Box<dyn Future<Output = Result<String, KovaError>> + Send + 'a>>;
 
-/// The scenario's scripted tokens as kova's `TokenProvider`: the first token, then one more
-/// per refresh; with `rotate`, every ask gets a token of its own (`<token>-1`, `<token>-2`).
+/// The scenario's scripted tokens as kova's `TokenProvider` (see [`ScriptedTokens`]).
 #[derive(Debug)]
-struct ScriptedTokens {
-    tokens: Vec<String>,
-    current: AtomicUsize,
-    /// `rotate`: how many times `token()` was asked.
-    asks: Option<AtomicUsize>,
-}
-
-impl ScriptedTokens {
-    fn new(tokens: &Tokens) -> Self {
-        let mut all = vec![tokens.token.clone()];
-        all.extend(tokens.refreshed.iter().cloned());
-        ScriptedTokens {
-            tokens: all,
-            current: AtomicUsize::new(0),
-            asks: tokens.rotate.then(|| AtomicUsize::new(0)),
-        }
-    }
-}
+struct ScriptedProvider(ScriptedTokens);
 
 // kova declares the trait with `#[async_trait]`: these are the methods it expands to.
-impl TokenProvider for ScriptedTokens {
+impl TokenProvider for ScriptedProvider {
     fn token<'a, 'b>(&'a self) -> Answer<'b>
     where
         'a: 'b,
         Self: 'b,
     {
-        let token = self
-            .tokens
-            .get(self.current.load(Ordering::SeqCst))
-            .cloned();
-        let token = match &self.asks {
-            Some(asks) => token.map(|t| format!("{t}-{}", asks.fetch_add(1, Ordering::SeqCst) + 1)),
-            None => token,
-        };
+        let token = self.0.token();
         Box::pin(async move {
             token.ok_or_else(|| KovaError::Mcp("the token provider has no token left".into()))
         })
@@ -317,8 +292,7 @@ impl TokenProvider for ScriptedTokens {
         'a: 'b,
         Self: 'b,
     {
-        let next = self.current.fetch_add(1, Ordering::SeqCst) + 1;
-        let token = self.tokens.get(next).cloned();
+        let token = self.0.refresh();
         Box::pin(async move {
             token.ok_or_else(|| KovaError::Mcp("the token provider could not refresh".into()))
         })

@@ -14,16 +14,15 @@
 //! set. No timeout, retry or redaction of the adapter's own.
 
 use mcp_conformance::cut::{
-    Capability, ClientUnderTest, Described, Settings, StepError, StepResult, Target, ToolLayerStep,
-    TransportKind,
+    Capability, ClientUnderTest, Described, ScriptedTokens, Settings, StepError, StepResult,
+    Target, ToolLayerStep, TransportKind,
 };
-use mcp_conformance::scenario::{RedirectPolicy, Tokens};
+use mcp_conformance::scenario::RedirectPolicy;
 use serde_json::{json, Value};
 use std::cell::RefCell;
 use std::future::Future;
 use std::pin::Pin;
 use std::rc::Rc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::Mutex;
@@ -110,45 +109,21 @@ async fn call_among(tools: &[Arc<dyn AgentTool>], name: &str, arguments: Value) 
 
 type Answer<'a> = Pin<Box<dyn Future<Output = Result<Option<String>, McpError>> + Send + 'a>>;
 
-/// The scenario's scripted tokens as yoagent's `AuthorizationSource`: `Bearer <token>`, the
-/// first token until a 401, then one more per refusal; with `rotate`, every ask gets a token
-/// of its own (`<token>-1`, `<token>-2`). A refusal past the last token gives up (`None`), as
-/// a source with nothing better to offer does.
+/// The scenario's scripted tokens as yoagent's `AuthorizationSource` (see
+/// [`ScriptedTokens`]): `Bearer <token>` until a 401, then the next token per refusal. A
+/// refusal past the last token gives up (`None`), as a source with nothing better to offer
+/// does.
 #[derive(Debug)]
-struct ScriptedTokens {
-    tokens: Vec<String>,
-    current: AtomicUsize,
-    /// `rotate`: how many times `authorization()` was asked.
-    asks: Option<AtomicUsize>,
-}
-
-impl ScriptedTokens {
-    fn new(tokens: &Tokens) -> Self {
-        let mut all = vec![tokens.token.clone()];
-        all.extend(tokens.refreshed.iter().cloned());
-        ScriptedTokens {
-            tokens: all,
-            current: AtomicUsize::new(0),
-            asks: tokens.rotate.then(|| AtomicUsize::new(0)),
-        }
-    }
-}
+struct ScriptedSource(ScriptedTokens);
 
 // yoagent declares the trait with `#[async_trait]`: these are the methods it expands to.
-impl AuthorizationSource for ScriptedTokens {
+impl AuthorizationSource for ScriptedSource {
     fn authorization<'a, 'b>(&'a self) -> Answer<'b>
     where
         'a: 'b,
         Self: 'b,
     {
-        let token = self
-            .tokens
-            .get(self.current.load(Ordering::SeqCst))
-            .cloned();
-        let token = match &self.asks {
-            Some(asks) => token.map(|t| format!("{t}-{}", asks.fetch_add(1, Ordering::SeqCst) + 1)),
-            None => token,
-        };
+        let token = self.0.token();
         Box::pin(async move { Ok(token.map(|t| format!("Bearer {t}"))) })
     }
 
@@ -159,10 +134,7 @@ impl AuthorizationSource for ScriptedTokens {
         Self: 'b,
     {
         let token = (challenge.status == 401)
-            .then(|| {
-                let next = self.current.fetch_add(1, Ordering::SeqCst) + 1;
-                self.tokens.get(next).cloned()
-            })
+            .then(|| self.0.refresh())
             .flatten();
         Box::pin(async move { Ok(token.map(|t| format!("Bearer {t}"))) })
     }
@@ -239,7 +211,7 @@ impl ClientUnderTest for Adapter {
                 }
                 if let Some(tokens) = &http.tokens {
                     transport = transport
-                        .with_authorization(Arc::new(ScriptedTokens::new(tokens)))
+                        .with_authorization(Arc::new(ScriptedSource(ScriptedTokens::new(tokens))))
                         .map_err(text)?;
                 }
                 McpClient::connect_http_with(transport)
