@@ -7,12 +7,14 @@
 //! running: a mutation run asks only whether any scenario fails, and each of its mutants
 //! then costs the scenarios in flight, not the whole suite.
 
+#[path = "support/slots.rs"]
+mod slots;
 #[path = "support/trials.rs"]
 mod trials;
 
 use libtest_mimic::{Failed, Trial};
 use mcp_conformance::error_chain;
-use mcp_conformance::runner::{transcript, MockLauncher};
+use mcp_conformance::runner::{estimate, transcript, MockLauncher};
 use mcp_conformance::scenario::{self, LoadedScenario};
 use mcp_conformance::verdict::{self, Verdict};
 use mcp_refclient::TestHooks;
@@ -22,11 +24,25 @@ use std::sync::atomic::{AtomicBool, Ordering};
 /// Set by the first failed trial when `SCENARIOS_FAIL_FAST` asks to stop there.
 static FAILED: AtomicBool = AtomicBool::new(false);
 
+/// The scenario runs at once, over every trial.
+static SLOTS: std::sync::LazyLock<slots::Slots> =
+    std::sync::LazyLock::new(|| slots::Slots::per_core(8));
+
 fn main() {
-    // The trials wait on servers and bounds far more than they compute.
-    let args = trials::waiting_trials(4);
+    // The trials wait on servers and bounds far more than they compute. A trial runs its
+    // profiles side by side, each in one of SLOTS (eight runs per core at most), and as many
+    // trials as slots keep them busy.
+    let args = trials::waiting_trials(8);
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
-    let paths = scenario::discover(&root).expect("the scenarios folder can be listed");
+    let mut paths = scenario::discover(&root).expect("the scenarios folder can be listed");
+    // The longest first (by what their scripts wait at least), so that no long one starts
+    // last; a file that does not load sorts last and fails in its trial.
+    let least_ms = |path: &std::path::PathBuf| {
+        scenario::load(&root, path).map_or(0, |s| estimate::least_ms(&s.scenario))
+    };
+    let mut timed: Vec<_> = paths.drain(..).map(|p| (least_ms(&p), p)).collect();
+    timed.sort_by_key(|(least, _)| std::cmp::Reverse(*least));
+    let paths: Vec<_> = timed.into_iter().map(|(_, p)| p).collect();
     let fail_fast = std::env::var_os("SCENARIOS_FAIL_FAST").is_some();
     let trials = paths
         .into_iter()
@@ -58,9 +74,30 @@ fn run_trial(root: &Path, path: &Path) -> Result<(), Failed> {
     let launcher = MockLauncher::conformance_binary(env!("CARGO_BIN_EXE_mcp-conformance"));
     let mut transcripts = String::new();
     let mut problems = Vec::new();
-    for profile in loaded.profiles() {
-        let (result, outcome) =
-            verdict::run_one(&loaded, profile, &launcher, &TestHooks::default());
+    // Each profile's run is independent of the others: side by side, in profile order after.
+    let runs: Vec<_> = std::thread::scope(|scope| {
+        let running: Vec<_> = loaded
+            .profiles()
+            .into_iter()
+            .map(|profile| {
+                let (loaded, launcher) = (&loaded, &launcher);
+                scope.spawn(move || {
+                    SLOTS.run(|| {
+                        let hooks = TestHooks::default();
+                        (profile, verdict::run_one(loaded, profile, launcher, &hooks))
+                    })
+                })
+            })
+            .collect();
+        running
+            .into_iter()
+            .map(|run| {
+                run.join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            })
+            .collect()
+    });
+    for (profile, (result, outcome)) in runs {
         transcripts.push_str(&transcript::render(&outcome));
         match result.verdict {
             Verdict::Pass => {}
