@@ -13,8 +13,6 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::time::Instant;
 use url::Url;
 
-use crate::oauth::GrantError;
-
 /// The path the redirect URI ends in.
 pub const CALLBACK_PATH: &str = "/callback";
 
@@ -27,6 +25,27 @@ const HEAD_WAIT: Duration = Duration::from_secs(10);
 /// What the browser shows once it is back.
 const BACK_PAGE: &str = "authorization received by mcp-conformance; this window can be closed\n";
 
+/// Why the browser step gave no redirect: one line, lowercase.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum LoopbackError {
+    /// The redirect listener could not be opened.
+    #[error("cannot listen for the browser on 127.0.0.1:{port}: {why}")]
+    NoListener {
+        /// The port asked for (`0`: any).
+        port: u16,
+        /// The system's reason.
+        why: String,
+    },
+    /// No browser came back to the redirect URI within the wait.
+    #[error("no browser came back to {redirect_uri} within {waited}")]
+    NoBrowser {
+        /// The loopback redirect URI listened on.
+        redirect_uri: String,
+        /// The wait, as given.
+        waited: String,
+    },
+}
+
 /// The redirect listener: bound before the authorization request is made, so that the
 /// request can name its port.
 pub struct Loopback {
@@ -36,17 +55,16 @@ pub struct Loopback {
 
 impl Loopback {
     /// Listens on `127.0.0.1:port` (`0`: a free port the system picks).
-    pub async fn bind(port: u16) -> Result<Self, GrantError> {
-        let listener =
-            TcpListener::bind(("127.0.0.1", port))
-                .await
-                .map_err(|e| GrantError::NoListener {
-                    port,
-                    why: e.to_string(),
-                })?;
+    pub async fn bind(port: u16) -> Result<Self, LoopbackError> {
+        let listener = TcpListener::bind(("127.0.0.1", port)).await.map_err(|e| {
+            LoopbackError::NoListener {
+                port,
+                why: e.to_string(),
+            }
+        })?;
         let port = listener
             .local_addr()
-            .map_err(|e| GrantError::NoListener {
+            .map_err(|e| LoopbackError::NoListener {
                 port,
                 why: e.to_string(),
             })?
@@ -68,7 +86,7 @@ impl Loopback {
         self,
         authorization_url: &Url,
         wait: Duration,
-    ) -> Result<Url, GrantError> {
+    ) -> Result<Url, LoopbackError> {
         crate::terminal::eprint(&format!(
             "to authorize, open this URL in a browser (waiting up to {wait:?} for it to come back to {}):",
             self.redirect_uri
@@ -78,7 +96,7 @@ impl Loopback {
         loop {
             let accepted = tokio::time::timeout_at(deadline, self.listener.accept()).await;
             let Ok(accepted) = accepted else {
-                return Err(GrantError::NoBrowser {
+                return Err(LoopbackError::NoBrowser {
                     redirect_uri: self.redirect_uri.clone(),
                     waited: format!("{wait:?}"),
                 });

@@ -72,22 +72,9 @@ pub enum GrantError {
     /// The authorization endpoint did not send the browser back to the redirect URI.
     #[error("the authorization endpoint did not redirect to {REDIRECT_URI}: {0}")]
     NoRedirect(String),
-    /// `--oauth-browser`: the redirect listener could not be opened.
-    #[error("cannot listen for the browser on 127.0.0.1:{port}: {why}")]
-    NoListener {
-        /// The port asked for (`0`: any).
-        port: u16,
-        /// The system's reason.
-        why: String,
-    },
-    /// `--oauth-browser`: no browser came back to the redirect URI within the wait.
-    #[error("no browser came back to {redirect_uri} within {waited}")]
-    NoBrowser {
-        /// The loopback redirect URI listened on.
-        redirect_uri: String,
-        /// The wait, as given.
-        waited: String,
-    },
+    /// `--oauth-browser`: the browser step failed (no listener, or no browser came back).
+    #[error(transparent)]
+    Browser(#[from] crate::loopback::LoopbackError),
     /// The authorization response is an error, or not the request's (`state`, `iss`).
     #[error("the authorization response is refused: {0}")]
     Refused(String),
