@@ -445,3 +445,52 @@ fn leaks_url_matrix(rows: &Path, json: &Path, scenarios: &str) -> assert_cmd::as
         .timeout(std::time::Duration::from_secs(120))
         .assert()
 }
+
+/// A row is judged on the runs that bind it: a run that holds only another profile's promise
+/// is not applicable and does not count among them (`stdio/exit-error-text` holds yoagent's
+/// documented error text alone), while one the client cannot express does.
+#[test]
+fn the_runs_that_bind_a_row_leave_out_another_profiles_promise() {
+    let dir = tempfile::tempdir().unwrap();
+    let rows = rows_with(
+        dir.path(),
+        "name = \"third\"\nprofile = \"strict\"\ndriver = \"{mcp-conformance} driver --profile strict\"\n",
+    );
+    let json = dir.path().join("matrix.json");
+    let out = Command::cargo_bin("mcp-conformance")
+        .unwrap()
+        .args(["matrix", "--rows", rows.to_str().unwrap(), "--no-build"])
+        .args([
+            "--json",
+            json.to_str().unwrap(),
+            "--markdown",
+            "-",
+            "stdio/exit-",
+        ])
+        .timeout(std::time::Duration::from_secs(120))
+        .assert()
+        .code(0);
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(json).unwrap()).unwrap();
+    let third = &report["rows"][1];
+    let counts = &third["counts"];
+    let judged = counts["pass"].as_u64().unwrap() + counts["baselined"].as_u64().unwrap();
+    let promise = third["not_applicable"]["another profile's promise (yoagent's documentation)"]
+        .as_u64()
+        .unwrap();
+    assert!(judged > 0 && promise > 0, "{report}");
+    assert_eq!(
+        third["binding"],
+        serde_json::json!({"judged": judged, "of": judged + counts["not_applicable"].as_u64().unwrap() - promise}),
+        "{report}"
+    );
+    let markdown = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    assert!(
+        markdown.contains("| third | mcp-refclient 0.1.0 | strict |")
+            && markdown.contains(&format!(
+                "| {judged}/{} |",
+                judged + counts["not_applicable"].as_u64().unwrap() - promise
+            )),
+        "{markdown}"
+    );
+}

@@ -22,7 +22,7 @@ pub fn groups_of(reason: &str) -> Vec<String> {
         .split_once(" is a profile-tier promise of ")
         .and_then(|(_, rest)| rest.split(", not of ").next())
     {
-        return vec![format!("another profile's promise ({promise})")];
+        return vec![format!("{ANOTHER_PROFILES_PROMISE} ({promise})")];
     }
     vec![reason.to_string()]
 }
@@ -43,6 +43,26 @@ pub fn of(column: &Column) -> BTreeMap<String, usize> {
         }
     }
     counts
+}
+
+/// The group every reason of a run that holds another profile's promise falls under starts
+/// with this.
+const ANOTHER_PROFILES_PROMISE: &str = "another profile's promise";
+
+/// A row's runs not applicable only because they hold another profile's promise: runs that
+/// do not bind the client at all, as against the ones it cannot express.
+pub fn not_binding(column: &Column) -> usize {
+    column
+        .cells
+        .iter()
+        .filter(|cell| cell.mark == Mark::NotApplicable)
+        .filter(|cell| match cell.result.as_ref().map(|r| &r.verdict) {
+            Some(Verdict::NotApplicable { reason }) => groups_of(reason)
+                .iter()
+                .all(|g| g.starts_with(ANOTHER_PROFILES_PROMISE)),
+            _ => false,
+        })
+        .count()
 }
 
 /// The reason × row table: its head and one line per reason group, the most frequent

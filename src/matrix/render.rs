@@ -138,9 +138,30 @@ fn tier_table(matrix: &Matrix) -> (Vec<String>, Vec<Vec<String>>) {
     (head, lines)
 }
 
-/// The per-row summary lines' cells: row, client, profile, and the counts.
-fn summary_cells(column: &Column) -> [String; 9] {
+/// How many of a row's runs judged the client, of those that bind it: its profile's runs
+/// less the harness faults and the runs that hold only another profile's promise.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Binding {
+    /// Runs that judged the client.
+    pub judged: usize,
+    /// Runs that bind it: judged, or not applicable for what it cannot express.
+    pub of: usize,
+}
+
+/// A row's [`Binding`].
+pub fn binding(column: &Column) -> Binding {
     let c = counts(column);
+    Binding {
+        judged: c.judged(),
+        of: c.judged() + c.not_applicable - reasons::not_binding(column),
+    }
+}
+
+/// The per-row summary lines' cells: row, client, profile, the counts, and the runs judged
+/// of those that bind the client.
+fn summary_cells(column: &Column) -> [String; 10] {
+    let c = counts(column);
+    let b = binding(column);
     [
         column.row.clone(),
         terminal::line(&column.client.label()),
@@ -151,11 +172,12 @@ fn summary_cells(column: &Column) -> [String; 9] {
         c.not_applicable.to_string(),
         c.stale.to_string(),
         c.harness_faults.to_string(),
+        format!("{}/{}", b.judged, b.of),
     ]
 }
 
-const SUMMARY_HEAD: [&str; 9] = [
-    "row", "client", "profile", "pass", "fail", "known", "n/a", "stale", "harness",
+const SUMMARY_HEAD: [&str; 10] = [
+    "row", "client", "profile", "pass", "fail", "known", "n/a", "stale", "harness", "judged",
 ];
 
 /// The matrix for a terminal: scenario × row, what failed, the per-row summary, and the
@@ -363,12 +385,12 @@ pub fn markdown(matrix: &Matrix) -> String {
     out
 }
 
-/// The matrix as JSON: `{"rows": [{row, client, profile, counts, not_applicable}], "tiers": …, "groups": …, "scenarios": …, "columns": …}`.
+/// The matrix as JSON: `{"rows": [{row, client, profile, counts, binding, not_applicable}], "tiers": …, "groups": …, "scenarios": …, "columns": …}`.
 pub fn json(matrix: &Matrix) -> String {
     let rows: Vec<serde_json::Value> = matrix
         .columns
         .iter()
-        .map(|c| serde_json::json!({"row": c.row, "client": c.client.label(), "profile": c.profile, "counts": counts(c), "not_applicable": reasons::of(c)}))
+        .map(|c| serde_json::json!({"row": c.row, "client": c.client.label(), "profile": c.profile, "counts": counts(c), "binding": binding(c), "not_applicable": reasons::of(c)}))
         .collect();
     let groups: serde_json::Map<String, serde_json::Value> = groups(matrix)
         .into_iter()
