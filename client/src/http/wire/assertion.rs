@@ -126,11 +126,11 @@ pub(crate) fn claims(client_id: &str, audience: &str, now: u64, jti: &str) -> Va
 /// lists `private_key_jwt` in `token_endpoint_auth_methods_supported`, or where the client
 /// has no secret to authenticate with instead.
 pub(crate) fn assertion_chosen(metadata: &Value, has_secret: bool) -> bool {
-    let listed = metadata
-        .get("token_endpoint_auth_methods_supported")
-        .and_then(Value::as_array)
-        .is_some_and(|m| m.iter().any(|m| m.as_str() == Some(PRIVATE_KEY_JWT)));
-    listed || !has_secret
+    super::oauth::metadata_lists(
+        metadata,
+        "token_endpoint_auth_methods_supported",
+        PRIVATE_KEY_JWT,
+    ) || !has_secret
 }
 
 /// Seconds since the epoch.

@@ -256,8 +256,8 @@ impl Endpoint {
         crate::redact::hide_cut_secret(text, all.iter().map(String::as_str), MIN_SECRET_CHARS)
     }
 
-    /// Remembers a credential of the authorization flow (a code, a verifier, a token) so
-    /// that no error text quotes it.
+    /// Remembers a secret (a header value, a credential of the authorization flow: a code, a
+    /// verifier, a token) so that no error text quotes it.
     fn remember_text(&self, text: &str) {
         let mut secrets = self.secrets.lock().unwrap_or_else(|e| e.into_inner());
         if !secrets.iter().any(|s| s == text) {
@@ -267,10 +267,7 @@ impl Endpoint {
 
     fn remember_secret(&self, value: &HeaderValue) {
         if let Ok(text) = value.to_str() {
-            let mut secrets = self.secrets.lock().unwrap_or_else(|e| e.into_inner());
-            if !secrets.iter().any(|s| s == text) {
-                secrets.push(text.to_string());
-            }
+            self.remember_text(text);
         }
     }
 

@@ -175,6 +175,14 @@ pub(crate) fn select_scope(
     (!scopes.is_empty()).then(|| scopes.join(" "))
 }
 
+/// Whether the authorization server's metadata lists `value` in its array `field`.
+pub(crate) fn metadata_lists(metadata: &Value, field: &str, value: &str) -> bool {
+    metadata
+        .get(field)
+        .and_then(Value::as_array)
+        .is_some_and(|list| list.iter().any(|v| v.as_str() == Some(value)))
+}
+
 /// The scope that asks for a refresh token (OpenID Connect Core 1.0 section 11).
 const OFFLINE_ACCESS: &str = "offline_access";
 
@@ -185,10 +193,7 @@ pub(crate) fn with_offline_access(
     metadata: &Value,
     broken: impl Fn(Breakage) -> bool,
 ) -> Option<String> {
-    let listed = metadata
-        .get("scopes_supported")
-        .and_then(Value::as_array)
-        .is_some_and(|s| s.iter().any(|s| s.as_str() == Some(OFFLINE_ACCESS)));
+    let listed = metadata_lists(metadata, "scopes_supported", OFFLINE_ACCESS);
     let scope = scope?;
     if !(listed || broken(Breakage::OfflineAccessAlways))
         || scope.split_whitespace().any(|s| s == OFFLINE_ACCESS)
@@ -497,10 +502,7 @@ impl Endpoint {
                 origin_of(&issuer_url)
             )));
         }
-        let s256_supported = metadata
-            .get("code_challenge_methods_supported")
-            .and_then(Value::as_array)
-            .is_some_and(|m| m.iter().any(|m| m.as_str() == Some("S256")));
+        let s256_supported = metadata_lists(&metadata, "code_challenge_methods_supported", "S256");
         if !s256_supported && !self.broken(Breakage::PkceSupportUnchecked) {
             return Err(fail(
                 "refused: the authorization server does not advertise PKCE S256 in code_challenge_methods_supported".into(),
@@ -724,10 +726,9 @@ impl Endpoint {
                 let pair = format!("{}:{}", form_encode(&client.id), form_encode(secret));
                 let basic = base64::engine::general_purpose::STANDARD.encode(pair);
                 let value = HeaderValue::from_str(&format!("Basic {basic}")).map_err(|_| {
-                    McpError::Transport(format!(
-                        "authorization for {}: the client credentials are not a valid header value (not shown)",
-                        self.origin
-                    ))
+                    self.flow_error(
+                        "the client credentials are not a valid header value (not shown)",
+                    )
                 })?;
                 self.remember_secret(&value);
                 headers.insert(header::AUTHORIZATION, value);
@@ -924,9 +925,7 @@ impl Endpoint {
             tracing::debug!(target: "mcp_refclient", origin = %self.origin, status = status.as_u16(), "refresh refused");
             return Ok(None);
         }
-        let fail = |what: String| {
-            McpError::Transport(format!("authorization for {}: {what}", self.origin))
-        };
+        let fail = |what: String| self.flow_error(&what);
         let mut tokens = self.tokens_of(serde_json::from_slice(&text).ok(), &fail)?;
         if tokens.refresh_token.is_none() || self.broken(Breakage::RotationIgnored) {
             tokens.refresh_token = Some(refresh_token.to_string());
